@@ -1,0 +1,188 @@
+//! Diagnostics: what every pass reports, and how it is rendered (file:line:col, the source line,
+//! labels, help) through miette.
+
+use crate::span::{SourceFile, Span};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A labelled span; the first label of a diagnostic is its primary location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error at `span`, labelled `label`.
+    pub fn error(message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            labels: vec![Label {
+                span,
+                message: label.into(),
+            }],
+            help: None,
+        }
+    }
+
+    pub fn warning(message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(message, span, label)
+        }
+    }
+
+    /// A second location that explains the first (where a thing was declared, opened, …).
+    pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label {
+            span,
+            message: label.into(),
+        });
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The primary location.
+    pub fn span(&self) -> Span {
+        self.labels.first().map_or(Span::default(), |l| l.span)
+    }
+
+    /// Attach the source, making a value miette can render.
+    pub fn with_source(&self, source: &SourceFile) -> SourceDiagnostic {
+        SourceDiagnostic {
+            diag: self.clone(),
+            source: miette::NamedSource::new(source.name.to_string(), source.text.to_string()),
+            location: {
+                let (line, col) = source.line_col(self.span().start);
+                format!("{}:{}:{}", source.name, line, col)
+            },
+        }
+    }
+}
+
+/// A diagnostic with its source text, ready for miette's report handlers.
+#[derive(Debug)]
+pub struct SourceDiagnostic {
+    pub diag: Diagnostic,
+    pub source: miette::NamedSource<String>,
+    /// `file:line:col` of the primary label.
+    pub location: String,
+}
+
+impl fmt::Display for SourceDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.diag.message)
+    }
+}
+
+impl std::error::Error for SourceDiagnostic {}
+
+impl miette::Diagnostic for SourceDiagnostic {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diag.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.diag
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        Some(Box::new(self.diag.labels.iter().enumerate().map(|(i, l)| {
+            let text = (!l.message.is_empty()).then(|| l.message.clone());
+            if i == 0 {
+                miette::LabeledSpan::new_primary_with_span(text, l.span)
+            } else {
+                miette::LabeledSpan::new_with_span(text, l.span)
+            }
+        })))
+    }
+}
+
+/// Render diagnostics as plain text (no colour, fixed width): what `acc check` prints when
+/// standard error is not a terminal, and what the snapshot tests compare.
+pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .with_width(100)
+        .with_links(false);
+    let mut out = String::new();
+    for d in diags {
+        let sd = d.with_source(source);
+        let _ = handler.render_report(&mut out, &sd);
+    }
+    out
+}
+
+/// Edit distance, for "did you mean" hints on misspelled names, keywords and clauses.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `name`, if it is close enough to be a plausible misspelling.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = match name.chars().count() {
+        0..=2 => 0,
+        3..=5 => 1,
+        _ => 2,
+    };
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, c)| d <= limit && d > 0 && c != name)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_finds_near_misses_only() {
+        let words = ["parallel", "kernels", "serial", "loop"];
+        assert_eq!(closest("paralel", words), Some("parallel"));
+        assert_eq!(closest("kernel", words), Some("kernels"));
+        assert_eq!(closest("update", words), None);
+    }
+}

@@ -1,0 +1,4 @@
+//! The typed, resolved program. (stub: being written)
+
+#[derive(Debug, Default)]
+pub struct Program {}

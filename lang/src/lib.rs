@@ -1,0 +1,98 @@
+//! The acc front end: source text to a checked, typed program and the analyses both back ends
+//! need. Everything the language means is decided here (LANGUAGE.md is the contract); the back
+//! ends consume `hir` and `analysis` and never re-read the source.
+//!
+//! Passes, in order:
+//! 1. `lexer`: text to tokens; folds continuation newlines, checks brackets balance.
+//! 2. `parser`: tokens to the `ast` (chumsky), recovering at statement boundaries.
+//! 3. `validate`: structural directive rules that need no types (clause placement, loop levels,
+//!    `collapse` depth, directives that may not appear in device code).
+//! 4. `check`: name resolution and types (LANGUAGE.md section 2) producing the typed `hir`.
+//! 5. `analysis`: per compute construct, data attributes, privates, reductions, loop schedule
+//!    levels, device routines; and the rules that need types (reductions on arrays, `default(none)`,
+//!    recursion or allocation in device code).
+
+pub mod analysis;
+pub mod ast;
+pub mod check;
+pub mod diag;
+pub mod hir;
+pub mod lexer;
+pub mod parser;
+pub mod span;
+pub mod token;
+pub mod validate;
+
+pub use diag::{Diagnostic, Severity};
+pub use span::{SourceFile, Span};
+
+/// The result of compiling one source text.
+#[derive(Debug)]
+pub struct Compiled {
+    pub hir: hir::Program,
+    pub analysis: analysis::Analysis,
+    /// Warnings and notes (the program is valid).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A front end that remembers what earlier sources defined (globals, functions), so that a REPL
+/// line or a later `Engine::run` sees and may call what an earlier one declared.
+#[derive(Default)]
+pub struct Frontend {
+    checker: check::Checker,
+}
+
+impl Frontend {
+    pub fn new() -> Frontend {
+        Frontend::default()
+    }
+
+    /// Parse, check and analyze `source`. On error nothing of it is kept: the environment stays
+    /// as it was before the call.
+    pub fn compile(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
+        let program = parse(source)?;
+        let mut diags = validate::validate(&program);
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(diags);
+        }
+        let hir = match self.checker.check(&program) {
+            Ok((hir, warnings)) => {
+                diags.extend(warnings);
+                hir
+            }
+            Err(errors) => {
+                diags.extend(errors);
+                return Err(diags);
+            }
+        };
+        let (analysis, more) = analysis::analyze(&hir);
+        diags.extend(more);
+        if diags.iter().any(Diagnostic::is_error) {
+            self.checker.rollback();
+            return Err(diags);
+        }
+        self.checker.commit();
+        Ok(Compiled {
+            hir,
+            analysis,
+            warnings: diags,
+        })
+    }
+}
+
+/// Lex and parse `source`, reporting every syntax error found (recovering at statement ends).
+pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
+    let (tokens, mut diags) = lexer::lex(&source.text);
+    let (program, parse_diags) = parser::parse(&tokens, source.text.len());
+    diags.extend(parse_diags);
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok(program)
+    }
+}
+
+/// Compile one source text in a fresh environment: what `acc check` does.
+pub fn check_source(source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
+    Frontend::new().compile(source)
+}

@@ -1,0 +1,109 @@
+//! Byte-offset spans into one source text, and the source files they point into.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A half-open byte range `start..end` in one source text.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    /// An empty span at this span's end (where something is missing).
+    pub fn after(self) -> Span {
+        Span {
+            start: self.end,
+            end: self.end,
+        }
+    }
+
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+impl fmt::Debug for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+impl From<Range<usize>> for Span {
+    fn from(r: Range<usize>) -> Span {
+        Span::new(r.start, r.end)
+    }
+}
+
+impl From<Span> for miette::SourceSpan {
+    fn from(s: Span) -> miette::SourceSpan {
+        (s.start as usize, s.len()).into()
+    }
+}
+
+impl chumsky::span::Span for Span {
+    type Context = ();
+    type Offset = usize;
+
+    fn new(_context: (), range: Range<usize>) -> Span {
+        Span::from(range)
+    }
+    fn context(&self) {}
+    fn start(&self) -> usize {
+        self.start as usize
+    }
+    fn end(&self) -> usize {
+        self.end as usize
+    }
+}
+
+/// A named source text. Cheap to clone; diagnostics keep one to show the offending line.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: Arc<str>,
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> SourceFile {
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+}
