@@ -436,7 +436,7 @@ impl<'src> Lexer<'src> {
             return self.non_ascii_ident(start);
         }
         let text = &self.src[start..self.pos];
-        match Keyword::from_str(text) {
+        match Keyword::from_word(text) {
             Some(Keyword::Else) => {
                 self.drop_newline_before_else();
                 self.push(Token::Kw(Keyword::Else), start);
