@@ -119,23 +119,26 @@ impl miette::Diagnostic for SourceDiagnostic {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        Some(Box::new(self.diag.labels.iter().enumerate().map(|(i, l)| {
-            let text = (!l.message.is_empty()).then(|| l.message.clone());
-            if i == 0 {
-                miette::LabeledSpan::new_primary_with_span(text, l.span)
-            } else {
-                miette::LabeledSpan::new_with_span(text, l.span)
-            }
-        })))
+        Some(Box::new(self.diag.labels.iter().enumerate().map(
+            |(i, l)| {
+                let text = (!l.message.is_empty()).then(|| l.message.clone());
+                if i == 0 {
+                    miette::LabeledSpan::new_primary_with_span(text, l.span)
+                } else {
+                    miette::LabeledSpan::new_with_span(text, l.span)
+                }
+            },
+        )))
     }
 }
 
 /// Render diagnostics as plain text (no colour, fixed width): what `acc check` prints when
 /// standard error is not a terminal, and what the snapshot tests compare.
 pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(100)
-        .with_links(false);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100)
+            .with_links(false);
     let mut out = String::new();
     for d in diags {
         let sd = d.with_source(source);

@@ -93,9 +93,9 @@ pub enum Punct {
     Comma,
     Semi,
     Colon,
-    Arrow,     // ->
-    DotDot,    // ..
-    DotDotEq,  // ..=
+    Arrow,    // ->
+    DotDot,   // ..
+    DotDotEq, // ..=
     Plus,
     Minus,
     Star,
@@ -116,7 +116,7 @@ pub enum Punct {
     Le,
     Gt,
     Ge,
-    Assign,    // =
+    Assign, // =
     PlusEq,
     MinusEq,
     StarEq,
