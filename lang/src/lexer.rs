@@ -436,7 +436,7 @@ impl<'src> Lexer<'src> {
             return self.non_ascii_ident(start);
         }
         let text = &self.src[start..self.pos];
-        match Keyword::from_str(text) {
+        match Keyword::from_word(text) {
             Some(Keyword::Else) => {
                 self.drop_newline_before_else();
                 self.push(Token::Kw(Keyword::Else), start);
@@ -666,7 +666,8 @@ fn line_indent(src: &str, offset: usize) -> (usize, bool) {
 
 /// Keywords close to a misspelled identifier: used by the parser for "did you mean" hints.
 pub fn keyword_suggestion(word: &str) -> Option<&'static str> {
-    let extra = [
+    // Words from other languages, and what acc spells them as.
+    const OTHER: [(&str, &str); 9] = [
         ("function", "fn"),
         ("func", "fn"),
         ("def", "fn"),
@@ -677,8 +678,10 @@ pub fn keyword_suggestion(word: &str) -> Option<&'static str> {
         ("do", "while"),
         ("switch", "if"),
     ];
-    if let Some((_, k)) = extra.iter().find(|(w, _)| *w == word) {
-        return Some(k);
+    if let Some(w) = closest(word, OTHER.iter().map(|(w, _)| *w))
+        .or(OTHER.iter().map(|(w, _)| *w).find(|w| *w == word))
+    {
+        return OTHER.iter().find(|(o, _)| *o == w).map(|(_, k)| *k);
     }
     closest(word, Keyword::ALL.iter().map(|k| k.as_str()))
 }

@@ -76,7 +76,7 @@ impl Keyword {
         }
     }
 
-    pub fn from_str(s: &str) -> Option<Keyword> {
+    pub fn from_word(s: &str) -> Option<Keyword> {
         Keyword::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
