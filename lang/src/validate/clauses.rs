@@ -458,11 +458,11 @@ fn check_variable_lists(d: &Directive, diags: &mut Vec<Diagnostic>) {
         for r in list {
             let clash = seen.iter().find(|&&(name, prev, _)| {
                 name == r.name.name
-                    && match (prev, role) {
+                    && !matches!(
+                        (prev, role),
                         (ListRole::Reduction, ListRole::Data)
-                        | (ListRole::Data, ListRole::Reduction) => false,
-                        _ => true,
-                    }
+                            | (ListRole::Data, ListRole::Reduction)
+                    )
             });
             if let Some(&(_, prev, prev_span)) = clash {
                 let message = if prev == ListRole::Data && role == ListRole::Data {
@@ -616,17 +616,15 @@ fn check_literal_args(
     diags: &mut Vec<Diagnostic>,
 ) {
     match kind {
-        ClauseKind::Collapse(n) => {
-            if positive_literal(n).is_none() {
-                diags.push(
-                    Diagnostic::error(
-                        "`collapse` needs a positive integer literal",
-                        n.span,
-                        "not a positive integer literal",
-                    )
-                    .with_help("write the number of loops to collapse, e.g. `collapse(2)`"),
-                );
-            }
+        ClauseKind::Collapse(n) if positive_literal(n).is_none() => {
+            diags.push(
+                Diagnostic::error(
+                    "`collapse` needs a positive integer literal",
+                    n.span,
+                    "not a positive integer literal",
+                )
+                .with_help("write the number of loops to collapse, e.g. `collapse(2)`"),
+            );
         }
         ClauseKind::Tile(sizes) => {
             if sizes.is_empty() {
@@ -650,20 +648,20 @@ fn check_literal_args(
                 }
             }
         }
-        ClauseKind::NumGangs(e) | ClauseKind::NumWorkers(e) | ClauseKind::VectorLength(e) => {
-            if non_positive_literal(e) {
-                diags.push(
-                    Diagnostic::error(
-                        format!("`{}` must be at least 1", kind.name()),
-                        e.span,
-                        "not a positive count",
-                    )
-                    .with_help(format!(
-                        "give a positive count, or remove `{}`",
-                        kind.name()
-                    )),
-                );
-            }
+        ClauseKind::NumGangs(e) | ClauseKind::NumWorkers(e) | ClauseKind::VectorLength(e)
+            if non_positive_literal(e) =>
+        {
+            diags.push(
+                Diagnostic::error(
+                    format!("`{}` must be at least 1", kind.name()),
+                    e.span,
+                    "not a positive count",
+                )
+                .with_help(format!(
+                    "give a positive count, or remove `{}`",
+                    kind.name()
+                )),
+            );
         }
         ClauseKind::Gang(Some(e)) | ClauseKind::Worker(Some(e)) | ClauseKind::Vector(Some(e)) => {
             if construct == Construct::Routine {
