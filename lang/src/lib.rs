@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod ast;
+pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
