@@ -1,0 +1,1 @@
+//! Checker tests: source text in, hir types and conversions or error messages out.
