@@ -98,6 +98,7 @@ impl Cx<'_> {
             self.check_args_only(args);
             return poison(span);
         }
+        self.note_call(id, span);
         let new = self.is_new_fn(id);
         let args = args
             .iter()

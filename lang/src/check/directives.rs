@@ -111,7 +111,7 @@ impl Cx<'_> {
     }
 
     fn data_ref(&mut self, r: &ast::DataRef) -> Option<DataRef> {
-        let Some(var) = self.lookup_var(&r.name.name) else {
+        let Some(var) = self.resolve_var(&r.name.name) else {
             if crate::builtins::BuiltinConst::from_name(&r.name.name).is_some() {
                 self.error(Diagnostic::error(
                     format!("`{}` is a built-in constant, not a variable", r.name.name),

@@ -227,7 +227,7 @@ impl Cx<'_> {
 
     /// A variable, or a built-in constant.
     fn name(&mut self, id: &ast::Ident) -> Expr {
-        if let Some(v) = self.lookup_var(&id.name) {
+        if let Some(v) = self.resolve_var(&id.name) {
             return Expr {
                 kind: ExprKind::Var(v),
                 ty: self.var(v).ty,

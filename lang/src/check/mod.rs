@@ -117,6 +117,7 @@ impl Checker {
         let mut cx = Cx::new(self, first_new_var, first_new_fn);
         let fn_at = cx.hoist(&program.stmts);
         let top = cx.top_level(&program.stmts, &fn_at);
+        cx.check_init_order();
         let diags = std::mem::take(&mut cx.diags);
         if diags.iter().any(Diagnostic::is_error) {
             self.rollback();
@@ -199,6 +200,24 @@ struct Cx<'c> {
     top_pos: usize,
     /// Every top-level `let` of this compile: name -> (statement index, name span).
     top_lets: HashMap<String, Vec<(usize, Span)>>,
+    /// What each function of this compile touches, and the calls made by top-level code: a
+    /// call must not run a function that uses a global whose `let` has not run yet.
+    uses: HashMap<FnId, Uses>,
+    top_calls: Vec<TopCall>,
+}
+
+/// The globals of this compile a function uses, and the functions it calls, directly.
+#[derive(Default)]
+struct Uses {
+    globals: Vec<VarId>,
+    calls: Vec<FnId>,
+}
+
+/// A call made by top-level code; `declared` counts the variables declared before it.
+struct TopCall {
+    callee: FnId,
+    span: Span,
+    declared: u32,
 }
 
 impl<'c> Cx<'c> {
@@ -213,6 +232,8 @@ impl<'c> Cx<'c> {
             loop_depth: 0,
             top_pos: 0,
             top_lets: HashMap::new(),
+            uses: HashMap::new(),
+            top_calls: Vec::new(),
         }
     }
 
@@ -379,6 +400,74 @@ impl<'c> Cx<'c> {
             }
         }
         id
+    }
+
+    /// Resolve a variable name in code, noting a function's use of a global of this compile.
+    fn resolve_var(&mut self, name: &str) -> Option<VarId> {
+        let v = self.lookup_var(name)?;
+        if let Some(f) = &self.func {
+            if self.var(v).kind == VarKind::Global && self.is_new_var(v) {
+                self.uses.entry(f.id).or_default().globals.push(v);
+            }
+        }
+        Some(v)
+    }
+
+    /// Note a call of a user function, for the initialization-order check.
+    fn note_call(&mut self, callee: FnId, span: Span) {
+        if !self.is_new_fn(callee) {
+            return;
+        }
+        match &self.func {
+            Some(f) => self.uses.entry(f.id).or_default().calls.push(callee),
+            None => self.top_calls.push(TopCall {
+                callee,
+                span,
+                declared: self.ck.vars.len() as u32,
+            }),
+        }
+    }
+
+    /// A top-level call must not run (directly or through other calls) a function that uses a
+    /// global declared below the call: that global's `let` has not run yet.
+    fn check_init_order(&mut self) {
+        let mut reported = std::collections::HashSet::new();
+        for call in std::mem::take(&mut self.top_calls) {
+            let mut seen = std::collections::HashSet::new();
+            let mut stack = vec![(call.callee, call.callee)];
+            while let Some((f, via)) = stack.pop() {
+                if !seen.insert(f) {
+                    continue;
+                }
+                let Some(uses) = self.uses.get(&f) else { continue };
+                let late = uses.globals.iter().find(|g| g.0 >= call.declared).copied();
+                stack.extend(uses.calls.iter().map(|&c| (c, via)));
+                let Some(g) = late else { continue };
+                if !reported.insert((call.span.start, g)) {
+                    continue;
+                }
+                let (fname, gname, decl) = {
+                    let info = self.var(g);
+                    (self.sig(call.callee).name.clone(), info.name.clone(), info.span)
+                };
+                let through = if f == call.callee {
+                    String::new()
+                } else {
+                    format!(" (through `{}`)", self.sig(f).name)
+                };
+                self.error(
+                    Diagnostic::error(
+                        format!("`{fname}` uses `{gname}`{through} before `{gname}` is declared"),
+                        call.span,
+                        format!("`{gname}` is not declared yet when this runs"),
+                    )
+                    .with_label(decl, "declared here")
+                    .with_help(format!(
+                        "move this call below `let {gname}`, or pass the value as an argument"
+                    )),
+                );
+            }
+        }
     }
 
     fn lookup_var(&self, name: &str) -> Option<VarId> {

@@ -199,7 +199,7 @@ impl Cx<'_> {
     fn place(&mut self, target: &ast::Expr) -> Option<Place> {
         match &target.kind {
             A::Name(id) => {
-                let Some(v) = self.lookup_var(&id.name) else {
+                let Some(v) = self.resolve_var(&id.name) else {
                     if crate::builtins::BuiltinConst::from_name(&id.name).is_some() {
                         self.error(Diagnostic::error(
                             format!("cannot assign to the constant `{}`", id.name),

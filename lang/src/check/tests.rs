@@ -897,3 +897,18 @@ fn redefinition_in_a_later_compile_replaces_the_function() {
     let p = check_with(&mut ck, "fn f() -> f64 { return 2.0 }\nlet y = f()").unwrap();
     assert_eq!(init(&p, "y").ty, Type::F64);
 }
+
+#[test]
+fn call_must_not_run_before_the_globals_it_uses() {
+    let d = error(
+        "f()\nlet g = 1\nfn f() { print(g) }",
+        "`f` uses `g` before `g` is declared",
+    );
+    assert_eq!(d.labels[1].message, "declared here");
+    error(
+        "h()\nlet g = 1\nfn f() { print(g) }\nfn h() { f() }",
+        "`h` uses `g` (through `f`) before `g` is declared",
+    );
+    ok("let g = 1\nf()\nfn f() { print(g) }");
+    ok("fn f() { f() }\nf()");
+}
