@@ -324,7 +324,10 @@ impl Construct {
     pub fn is_loop(self) -> bool {
         matches!(
             self,
-            Construct::ParallelLoop | Construct::KernelsLoop | Construct::SerialLoop | Construct::Loop
+            Construct::ParallelLoop
+                | Construct::KernelsLoop
+                | Construct::SerialLoop
+                | Construct::Loop
         )
     }
 }

@@ -73,7 +73,7 @@ impl Diagnostic {
     pub fn with_source(&self, source: &SourceFile) -> SourceDiagnostic {
         SourceDiagnostic {
             diag: self.clone(),
-            source: miette::NamedSource::new(source.name.to_string(), source.text.to_string()),
+            source: miette::NamedSource::new(&source.name, source.text.to_string()),
             location: {
                 let (line, col) = source.line_col(self.span().start);
                 format!("{}:{}:{}", source.name, line, col)
@@ -119,23 +119,26 @@ impl miette::Diagnostic for SourceDiagnostic {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        Some(Box::new(self.diag.labels.iter().enumerate().map(|(i, l)| {
-            let text = (!l.message.is_empty()).then(|| l.message.clone());
-            if i == 0 {
-                miette::LabeledSpan::new_primary_with_span(text, l.span)
-            } else {
-                miette::LabeledSpan::new_with_span(text, l.span)
-            }
-        })))
+        Some(Box::new(self.diag.labels.iter().enumerate().map(
+            |(i, l)| {
+                let text = (!l.message.is_empty()).then(|| l.message.clone());
+                if i == 0 {
+                    miette::LabeledSpan::new_primary_with_span(text, l.span)
+                } else {
+                    miette::LabeledSpan::new_with_span(text, l.span)
+                }
+            },
+        )))
     }
 }
 
 /// Render diagnostics as plain text (no colour, fixed width): what `acc check` prints when
 /// standard error is not a terminal, and what the snapshot tests compare.
 pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(100)
-        .with_links(false);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100)
+            .with_links(false);
     let mut out = String::new();
     for d in diags {
         let sd = d.with_source(source);
@@ -144,19 +147,29 @@ pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
     out
 }
 
-/// Edit distance, for "did you mean" hints on misspelled names, keywords and clauses.
+/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment),
+/// for "did you mean" hints on misspelled names, keywords and clauses (`whlie` -> `while`).
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `name`, if it is close enough to be a plausible misspelling.
@@ -184,5 +197,6 @@ mod tests {
         assert_eq!(closest("paralel", words), Some("parallel"));
         assert_eq!(closest("kernel", words), Some("kernels"));
         assert_eq!(closest("update", words), None);
+        assert_eq!(closest("whlie", ["while", "let"]), Some("while"));
     }
 }

@@ -1,8 +1,814 @@
-//! Text to tokens. (stub: being written)
-use crate::diag::Diagnostic;
-use crate::span::Span;
-use crate::token::Token;
+//! Text to tokens.
+//!
+//! Besides splitting the text, the lexer owns two rules of LANGUAGE.md section 1 so the parser
+//! never has to think about them:
+//! - which newlines end a statement: none inside `( )` or `[ ]`, none after a binary operator
+//!   or comma, none after a trailing `\`, and none before `else` (so C's `}` newline `else`
+//!   style works);
+//! - bracket balance: every unclosed, unopened or mismatched bracket is reported here, with
+//!   the opening bracket labelled, and the parser is not run on such a file (its errors would
+//!   only repeat the same mistake).
 
-pub fn lex(_src: &str) -> (Vec<(Token<'_>, Span)>, Vec<Diagnostic>) {
-    (Vec::new(), Vec::new())
+use crate::diag::{closest, Diagnostic};
+use crate::span::Span;
+use crate::token::{FloatSuffix, IntSuffix, Keyword, Punct, Token};
+
+/// What `lex` found: tokens with spans, and diagnostics. When `balanced` is false a bracket
+/// error was reported and the tokens should not be parsed.
+pub struct Lexed<'src> {
+    pub tokens: Vec<(Token<'src>, Span)>,
+    pub diags: Vec<Diagnostic>,
+    pub balanced: bool,
+}
+
+/// Lex `src`. Always returns tokens (malformed literals become placeholder tokens) so that the
+/// parser can go on and report further errors.
+pub fn lex(src: &str) -> Lexed<'_> {
+    let mut lexer = Lexer {
+        src,
+        bytes: src.as_bytes(),
+        pos: 0,
+        tokens: Vec::new(),
+        diags: Vec::new(),
+        open: Vec::new(),
+        suspicious_closer: None,
+        balanced: true,
+    };
+    lexer.run();
+    Lexed {
+        tokens: lexer.tokens,
+        diags: lexer.diags,
+        balanced: lexer.balanced,
+    }
+}
+
+struct Lexer<'src> {
+    src: &'src str,
+    bytes: &'src [u8],
+    pos: usize,
+    tokens: Vec<(Token<'src>, Span)>,
+    diags: Vec<Diagnostic>,
+    /// Open brackets: the bracket and where it stands.
+    open: Vec<(Punct, Span)>,
+    /// The first `}` whose indentation differs from its `{` line's: where a missing `}` most
+    /// likely belongs when the file ends with a block still open.
+    suspicious_closer: Option<(Span, Span)>,
+    balanced: bool,
+}
+
+impl<'src> Lexer<'src> {
+    fn run(&mut self) {
+        while let Some(c) = self.peek_char() {
+            let start = self.pos;
+            match c {
+                '\n' => {
+                    self.pos += 1;
+                    self.newline(Span::new(start, start + 1));
+                }
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '/' if self.at("//") => self.skip_line_comment(),
+                '/' if self.at("/*") => self.skip_block_comment(),
+                '\\' => self.continuation(),
+                '0'..='9' => self.number(),
+                '"' => self.string(),
+                c if c == '_' || c.is_ascii_alphabetic() => self.ident(),
+                c => {
+                    if !self.punct() {
+                        self.bad_char(c);
+                    }
+                }
+            }
+        }
+        self.close_at_eof();
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    fn peek_char(&self) -> Option<char> {
+        self.src[self.pos..].chars().next()
+    }
+
+    fn byte_at(&self, i: usize) -> u8 {
+        self.bytes.get(i).copied().unwrap_or(0)
+    }
+
+    fn at(&self, s: &str) -> bool {
+        self.src[self.pos..].starts_with(s)
+    }
+
+    fn push(&mut self, tok: Token<'src>, start: usize) {
+        self.tokens.push((tok, Span::new(start, self.pos)));
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn inside_parens(&self) -> bool {
+        matches!(self.open.last(), Some((Punct::LParen | Punct::LBracket, _)))
+    }
+
+    // ---- newlines ----------------------------------------------------------------------------
+
+    fn newline(&mut self, span: Span) {
+        if self.inside_parens() {
+            return;
+        }
+        match self.tokens.last() {
+            None | Some((Token::Newline, _)) => {}
+            Some((Token::P(p), _)) if p.continues_line() => {}
+            _ => self.tokens.push((Token::Newline, span)),
+        }
+    }
+
+    /// `else` continues an `if` even on a new line: drop the newline before it.
+    fn drop_newline_before_else(&mut self) {
+        if matches!(self.tokens.last(), Some((Token::Newline, _))) {
+            self.tokens.pop();
+        }
+    }
+
+    fn continuation(&mut self) {
+        let start = self.pos;
+        self.pos += 1;
+        // Only blanks and a line comment may follow the backslash on its line.
+        while matches!(self.byte_at(self.pos), b' ' | b'\t' | b'\r') {
+            self.pos += 1;
+        }
+        if self.at("//") {
+            self.skip_line_comment();
+        }
+        match self.byte_at(self.pos) {
+            b'\n' => self.pos += 1,
+            0 if self.pos >= self.bytes.len() => {}
+            _ => self.error(
+                Diagnostic::error(
+                    "unexpected `\\`",
+                    Span::new(start, start + 1),
+                    "a backslash only continues a line at its very end",
+                )
+                .with_help("remove it, or move what follows it to the next line"),
+            ),
+        }
+    }
+
+    // ---- comments ----------------------------------------------------------------------------
+
+    fn skip_line_comment(&mut self) {
+        while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
+            self.pos += 1;
+        }
+    }
+
+    fn skip_block_comment(&mut self) {
+        let start = self.pos;
+        match self.src[self.pos + 2..].find("*/") {
+            Some(end) => {
+                let body_end = self.pos + 2 + end;
+                // A comment spanning lines separates statements like a newline would.
+                let has_newline = self.src[self.pos..body_end].contains('\n');
+                self.pos = body_end + 2;
+                if has_newline {
+                    self.newline(Span::new(start, self.pos));
+                }
+            }
+            None => {
+                self.pos = self.bytes.len();
+                self.error(
+                    Diagnostic::error(
+                        "unterminated block comment",
+                        Span::new(start, start + 2),
+                        "this comment is never closed",
+                    )
+                    .with_help("end it with `*/` (block comments do not nest)"),
+                );
+            }
+        }
+    }
+
+    // ---- literals and names ----------------------------------------------------------------
+
+    fn number(&mut self) {
+        let start = self.pos;
+        let radix = match (self.byte_at(self.pos), self.byte_at(self.pos + 1)) {
+            (b'0', b'x' | b'X') => 16,
+            (b'0', b'b' | b'B') => 2,
+            _ => 10,
+        };
+        if radix != 10 {
+            self.pos += 2;
+            return self.radix_int(start, radix);
+        }
+        self.eat_digits(10);
+        let mut is_float = false;
+        if self.byte_at(self.pos) == b'.' && self.byte_at(self.pos + 1).is_ascii_digit() {
+            is_float = true;
+            self.pos += 1;
+            self.eat_digits(10);
+        } else if self.byte_at(self.pos) == b'.' && self.byte_at(self.pos + 1) != b'.' {
+            // `1.` followed by something else: not a float acc knows.
+            self.pos += 1;
+            return self.bad_number(
+                start,
+                "a float literal needs digits after the point: write `1.0`",
+            );
+        }
+        if matches!(self.byte_at(self.pos), b'e' | b'E') {
+            let save = self.pos;
+            self.pos += 1;
+            if matches!(self.byte_at(self.pos), b'+' | b'-') {
+                self.pos += 1;
+            }
+            if !self.byte_at(self.pos).is_ascii_digit() {
+                self.pos = save + 1;
+                return self.bad_number(start, "an exponent needs digits: write `1e6` or `2.5e-3`");
+            }
+            is_float = true;
+            self.eat_digits(10);
+        }
+        let digits_end = self.pos;
+        let suffix = self.suffix();
+        if self.malformed_tail() {
+            return self.bad_number(
+                start,
+                "a number literal looks like `42`, `1_000`, `0x1f`, `2.5e-3` or `7i32`",
+            );
+        }
+        let text = &self.src[start..digits_end];
+        match suffix {
+            Some(s @ ("f32" | "f64")) => {
+                let suf = if s == "f32" {
+                    FloatSuffix::F32
+                } else {
+                    FloatSuffix::F64
+                };
+                self.push(Token::Float(text, Some(suf)), start);
+            }
+            Some(s @ ("i32" | "i64")) if !is_float => {
+                let suf = if s == "i32" {
+                    IntSuffix::I32
+                } else {
+                    IntSuffix::I64
+                };
+                self.int_token(start, text, 10, Some(suf));
+            }
+            Some(s) => self.bad_suffix(start, digits_end, s, is_float),
+            None if is_float => self.push(Token::Float(text, None), start),
+            None => self.int_token(start, text, 10, None),
+        }
+    }
+
+    fn radix_int(&mut self, start: usize, radix: u32) {
+        let digits_start = self.pos;
+        self.eat_digits(radix);
+        let digits_end = self.pos;
+        let text = &self.src[digits_start..digits_end];
+        if text.bytes().all(|b| b == b'_') {
+            return self.bad_number(start, "write digits after the prefix: `0x1f`, `0b101`");
+        }
+        let suffix = if self.byte_at(self.pos) == b'i' {
+            self.suffix()
+        } else {
+            None
+        };
+        if self.malformed_tail() {
+            return self.bad_number(
+                start,
+                "a number literal looks like `42`, `1_000`, `0x1f`, `2.5e-3` or `7i32`",
+            );
+        }
+        match suffix {
+            None => self.int_token(start, text, radix, None),
+            Some("i32") => self.int_token(start, text, radix, Some(IntSuffix::I32)),
+            Some("i64") => self.int_token(start, text, radix, Some(IntSuffix::I64)),
+            Some(s) => self.bad_suffix(start, digits_end, s, false),
+        }
+    }
+
+    fn eat_digits(&mut self, radix: u32) {
+        while (self.byte_at(self.pos) as char).is_digit(radix) || self.byte_at(self.pos) == b'_' {
+            self.pos += 1;
+        }
+    }
+
+    /// An identifier-like run right after the digits: a type suffix, or garbage.
+    fn suffix(&mut self) -> Option<&'src str> {
+        let start = self.pos;
+        while self.byte_at(self.pos).is_ascii_alphanumeric() || self.byte_at(self.pos) == b'_' {
+            self.pos += 1;
+        }
+        (self.pos > start).then(|| &self.src[start..self.pos])
+    }
+
+    /// `1.2.3`, `3x4`: consume the rest of a malformed number so one error covers it.
+    fn malformed_tail(&mut self) -> bool {
+        let dot_digit =
+            self.byte_at(self.pos) == b'.' && self.byte_at(self.pos + 1).is_ascii_digit();
+        if !dot_digit {
+            return false;
+        }
+        while self.byte_at(self.pos).is_ascii_alphanumeric()
+            || matches!(self.byte_at(self.pos), b'_' | b'.')
+        {
+            self.pos += 1;
+        }
+        true
+    }
+
+    fn int_token(&mut self, start: usize, text: &str, radix: u32, suffix: Option<IntSuffix>) {
+        let digits: String = text.chars().filter(|&c| c != '_').collect();
+        match u64::from_str_radix(&digits, radix) {
+            Ok(v) => self.push(Token::Int(v, suffix), start),
+            Err(_) => {
+                self.error(
+                    Diagnostic::error(
+                        "integer literal is too large",
+                        Span::new(start, self.pos),
+                        "does not fit in 64 bits",
+                    )
+                    .with_help("the largest integer is 9223372036854775807 (i64); use a float literal like `1e20` for larger values"),
+                );
+                self.push(Token::Int(0, suffix), start);
+            }
+        }
+    }
+
+    fn bad_number(&mut self, start: usize, help: &str) {
+        // Swallow the rest of an identifier-like tail so the error is reported once.
+        while self.byte_at(self.pos).is_ascii_alphanumeric() || self.byte_at(self.pos) == b'_' {
+            self.pos += 1;
+        }
+        let text = &self.src[start..self.pos];
+        self.error(
+            Diagnostic::error(
+                format!("invalid number literal `{text}`"),
+                Span::new(start, self.pos),
+                "not a number acc can read",
+            )
+            .with_help(help),
+        );
+        self.push(Token::Int(0, None), start);
+    }
+
+    fn bad_suffix(&mut self, start: usize, digits_end: usize, suffix: &str, is_float: bool) {
+        let help = if is_float && matches!(suffix, "i32" | "i64") {
+            "a float literal cannot have an integer type; use `as` to convert: `(2.5 as i32)`"
+                .to_string()
+        } else {
+            "number suffixes are `i32`, `i64`, `f32` and `f64` (`7i32`, `2.0f32`)".to_string()
+        };
+        self.error(
+            Diagnostic::error(
+                format!("invalid suffix `{suffix}` on a number literal"),
+                Span::new(digits_end, self.pos),
+                "unknown suffix",
+            )
+            .with_help(help),
+        );
+        self.push(Token::Int(0, None), start);
+    }
+
+    fn string(&mut self) {
+        let start = self.pos;
+        self.pos += 1;
+        loop {
+            if self.pos >= self.bytes.len() || self.bytes[self.pos] == b'\n' {
+                self.error(
+                    Diagnostic::error(
+                        "unterminated string",
+                        Span::new(start, self.pos),
+                        "this string is never closed",
+                    )
+                    .with_help("close it with `\"` on the same line; write `\\n` for a line break"),
+                );
+                let body = &self.src[start + 1..self.pos];
+                return self.push(Token::Str(body), start);
+            }
+            match self.bytes[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    let body = &self.src[start + 1..self.pos - 1];
+                    return self.push(Token::Str(body), start);
+                }
+                b'\\' => {
+                    let esc = self.byte_at(self.pos + 1);
+                    if !matches!(esc, b'n' | b't' | b'"' | b'\\') {
+                        self.bad_escape(self.pos);
+                    }
+                    self.pos += 1;
+                    if matches!(esc, b'n' | b't' | b'"' | b'\\') {
+                        self.pos += 1;
+                    }
+                }
+                _ => {
+                    self.pos += self.src[self.pos..]
+                        .chars()
+                        .next()
+                        .map_or(1, char::len_utf8);
+                }
+            }
+        }
+    }
+
+    fn bad_escape(&mut self, at: usize) {
+        let end = (at + 1 + self.src[at + 1..].chars().next().map_or(0, char::len_utf8))
+            .min(self.bytes.len());
+        let text = &self.src[at..end];
+        self.error(
+            Diagnostic::error(
+                format!("unknown escape `{}` in a string", text.trim_end()),
+                Span::new(at, end),
+                "unknown escape",
+            )
+            .with_help("strings know `\\n`, `\\t`, `\\\"` and `\\\\`"),
+        );
+    }
+
+    fn ident(&mut self) {
+        let start = self.pos;
+        while self.byte_at(self.pos).is_ascii_alphanumeric() || self.byte_at(self.pos) == b'_' {
+            self.pos += 1;
+        }
+        if self
+            .peek_char()
+            .is_some_and(|c| c.is_alphanumeric() && !c.is_ascii())
+        {
+            return self.non_ascii_ident(start);
+        }
+        let text = &self.src[start..self.pos];
+        match Keyword::from_word(text) {
+            Some(Keyword::Else) => {
+                self.drop_newline_before_else();
+                self.push(Token::Kw(Keyword::Else), start);
+            }
+            Some(k) => self.push(Token::Kw(k), start),
+            None => self.push(Token::Ident(text), start),
+        }
+    }
+
+    fn non_ascii_ident(&mut self, start: usize) {
+        while let Some(c) = self.peek_char() {
+            if !(c.is_alphanumeric() || c == '_') {
+                break;
+            }
+            self.pos += c.len_utf8();
+        }
+        let text = &self.src[start..self.pos];
+        self.error(
+            Diagnostic::error(
+                format!("identifier `{text}` has non-ASCII letters"),
+                Span::new(start, self.pos),
+                "not a valid name",
+            )
+            .with_help("names are ASCII letters, digits and `_`, starting with a letter or `_`"),
+        );
+        self.push(Token::Ident(text), start);
+    }
+
+    fn bad_char(&mut self, c: char) {
+        let start = self.pos;
+        self.pos += c.len_utf8();
+        let help = match c {
+            '\'' => "strings use double quotes: \"text\"",
+            '.' => "`.` only appears in numbers (`1.5`) and ranges (`0..n`)",
+            '#' => "comments start with `//`; directives start with `acc`, not `#pragma acc`",
+            '?' => "acc has no `?:` operator; use `if c { a } else { b }`",
+            '@' | '$' | '`' => "this character has no meaning in acc",
+            _ if c.is_alphabetic() => "names are ASCII letters, digits and `_`",
+            _ => "this character has no meaning in acc",
+        };
+        self.error(
+            Diagnostic::error(
+                format!("unexpected character `{}`", c.escape_debug()),
+                Span::new(start, self.pos),
+                "not valid here",
+            )
+            .with_help(help),
+        );
+    }
+
+    // ---- punctuation and brackets -----------------------------------------------------------
+
+    /// Longest-match punctuation. Returns false when no operator starts here.
+    fn punct(&mut self) -> bool {
+        const TABLE: &[(&str, Punct)] = &[
+            ("..=", Punct::DotDotEq),
+            ("<<=", Punct::ShlEq),
+            (">>=", Punct::ShrEq),
+            ("..", Punct::DotDot),
+            ("->", Punct::Arrow),
+            ("<<", Punct::Shl),
+            (">>", Punct::Shr),
+            ("<=", Punct::Le),
+            (">=", Punct::Ge),
+            ("==", Punct::EqEq),
+            ("!=", Punct::NotEq),
+            ("&&", Punct::AndAnd),
+            ("||", Punct::OrOr),
+            ("+=", Punct::PlusEq),
+            ("-=", Punct::MinusEq),
+            ("*=", Punct::StarEq),
+            ("/=", Punct::SlashEq),
+            ("%=", Punct::PercentEq),
+            ("&=", Punct::AmpEq),
+            ("|=", Punct::PipeEq),
+            ("^=", Punct::CaretEq),
+            ("(", Punct::LParen),
+            (")", Punct::RParen),
+            ("[", Punct::LBracket),
+            ("]", Punct::RBracket),
+            ("{", Punct::LBrace),
+            ("}", Punct::RBrace),
+            (",", Punct::Comma),
+            (";", Punct::Semi),
+            (":", Punct::Colon),
+            ("+", Punct::Plus),
+            ("-", Punct::Minus),
+            ("*", Punct::Star),
+            ("/", Punct::Slash),
+            ("%", Punct::Percent),
+            ("&", Punct::Amp),
+            ("|", Punct::Pipe),
+            ("^", Punct::Caret),
+            ("~", Punct::Tilde),
+            ("!", Punct::Bang),
+            ("<", Punct::Lt),
+            (">", Punct::Gt),
+            ("=", Punct::Assign),
+        ];
+        let Some(&(text, p)) = TABLE.iter().find(|(t, _)| self.at(t)) else {
+            return false;
+        };
+        let start = self.pos;
+        self.pos += text.len();
+        let span = Span::new(start, self.pos);
+        match p {
+            Punct::LParen | Punct::LBracket | Punct::LBrace => self.open.push((p, span)),
+            Punct::RParen | Punct::RBracket | Punct::RBrace => self.close(p, span),
+            _ => {}
+        }
+        self.push(Token::P(p), start);
+        true
+    }
+
+    fn close(&mut self, closer: Punct, span: Span) {
+        let expected_opener = match closer {
+            Punct::RParen => Punct::LParen,
+            Punct::RBracket => Punct::LBracket,
+            _ => Punct::LBrace,
+        };
+        match self.open.pop() {
+            Some((opener, open_span)) if opener == expected_opener => {
+                if closer == Punct::RBrace {
+                    self.note_indentation(open_span, span);
+                }
+            }
+            Some((opener, open_span)) => {
+                self.balanced = false;
+                self.error(
+                    Diagnostic::error(
+                        format!(
+                            "mismatched `{}`: expected `{}` to close the `{}`",
+                            closer.as_str(),
+                            matching(opener).as_str(),
+                            opener.as_str()
+                        ),
+                        span,
+                        format!("this `{}` does not match", closer.as_str()),
+                    )
+                    .with_label(
+                        open_span,
+                        format!("this `{}` is still open", opener.as_str()),
+                    )
+                    .with_help(format!(
+                        "close the `{}` with `{}` before this point",
+                        opener.as_str(),
+                        matching(opener).as_str()
+                    )),
+                );
+                // Recover: assume the closer was meant for an outer opener of its kind.
+                if let Some(i) = self.open.iter().rposition(|(o, _)| *o == expected_opener) {
+                    self.open.truncate(i);
+                } else {
+                    self.open.push((opener, open_span));
+                }
+            }
+            None => {
+                self.balanced = false;
+                self.error(
+                    Diagnostic::error(
+                        format!("unexpected `{}`", closer.as_str()),
+                        span,
+                        format!("no `{}` is open here", expected_opener.as_str()),
+                    )
+                    .with_help(format!(
+                        "remove it, or add the `{}` it should close",
+                        expected_opener.as_str()
+                    )),
+                );
+            }
+        }
+    }
+
+    /// Remember the first `}` that is not indented like the line of its `{`.
+    fn note_indentation(&mut self, open: Span, close: Span) {
+        if self.suspicious_closer.is_some() {
+            return;
+        }
+        let (open_line_indent, _) = line_indent(self.src, open.start as usize);
+        let (close_indent, first_on_line) = line_indent(self.src, close.start as usize);
+        if first_on_line && close_indent != open_line_indent {
+            self.suspicious_closer = Some((open, close));
+        }
+    }
+
+    fn close_at_eof(&mut self) {
+        let eof = Span::new(self.bytes.len(), self.bytes.len());
+        for (opener, span) in std::mem::take(&mut self.open).into_iter().rev() {
+            self.balanced = false;
+            let mut d = Diagnostic::error(
+                format!("unclosed `{}`", opener.as_str()),
+                span,
+                format!("this `{}` is never closed", opener.as_str()),
+            )
+            .with_label(eof, "the file ends here");
+            if opener == Punct::LBrace {
+                if let Some((_, closer)) = self.suspicious_closer {
+                    d = d.with_label(
+                        closer,
+                        "this `}` is indented differently from the line that opened its block: a `}` may be missing before it",
+                    );
+                }
+            }
+            self.error(d.with_help(format!("add the missing `{}`", matching(opener).as_str())));
+        }
+    }
+}
+
+fn matching(p: Punct) -> Punct {
+    match p {
+        Punct::LParen => Punct::RParen,
+        Punct::LBracket => Punct::RBracket,
+        Punct::LBrace => Punct::RBrace,
+        Punct::RParen => Punct::LParen,
+        Punct::RBracket => Punct::LBracket,
+        _ => Punct::LBrace,
+    }
+}
+
+/// The indentation width of the line holding `offset`, and whether only blanks precede it.
+fn line_indent(src: &str, offset: usize) -> (usize, bool) {
+    let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = &src[line_start..];
+    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    (indent, line_start + indent == offset)
+}
+
+/// Keywords close to a misspelled identifier: used by the parser for "did you mean" hints.
+pub fn keyword_suggestion(word: &str) -> Option<&'static str> {
+    let extra = [
+        ("function", "fn"),
+        ("func", "fn"),
+        ("def", "fn"),
+        ("elif", "else if"),
+        ("elsif", "else if"),
+        ("var", "let"),
+        ("const", "let"),
+        ("do", "while"),
+        ("switch", "if"),
+    ];
+    if let Some((_, k)) = extra.iter().find(|(w, _)| *w == word) {
+        return Some(k);
+    }
+    closest(word, Keyword::ALL.iter().map(|k| k.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<Token<'_>> {
+        let l = lex(src);
+        assert!(l.diags.is_empty(), "{:?}", l.diags);
+        l.tokens.into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn newlines_end_statements_except_inside_parens_and_after_operators() {
+        use Token::*;
+        assert_eq!(
+            kinds("let x = (1 +\n 2)\ny = x *\n 3\n"),
+            vec![
+                Kw(Keyword::Let),
+                Ident("x"),
+                P(Punct::Assign),
+                P(Punct::LParen),
+                Int(1, None),
+                P(Punct::Plus),
+                Int(2, None),
+                P(Punct::RParen),
+                Newline,
+                Ident("y"),
+                P(Punct::Assign),
+                Ident("x"),
+                P(Punct::Star),
+                Int(3, None),
+                Newline,
+            ]
+        );
+    }
+
+    #[test]
+    fn newlines_inside_braces_inside_parens_still_separate() {
+        // inside `{` nested in `(`, newlines are statement ends again
+        let toks = kinds("f({\na\nb\n})");
+        assert_eq!(toks.iter().filter(|t| **t == Token::Newline).count(), 3);
+    }
+
+    #[test]
+    fn backslash_continues_a_line() {
+        let toks = kinds("acc parallel \\\n copy(a)\nx");
+        assert_eq!(toks.iter().filter(|t| **t == Token::Newline).count(), 1);
+    }
+
+    #[test]
+    fn else_on_next_line_joins_the_if() {
+        let toks = kinds("if a {\n}\nelse {\n}");
+        assert_eq!(toks.iter().filter(|t| **t == Token::Newline).count(), 2);
+    }
+
+    #[test]
+    fn numbers() {
+        use Token::*;
+        assert_eq!(
+            kinds("42 1_000_000 0x1f 0b101 7i32 2.0f32 1f32 2.5e-3 1e6 0..n"),
+            vec![
+                Int(42, None),
+                Int(1_000_000, None),
+                Int(31, None),
+                Int(5, None),
+                Int(7, Some(IntSuffix::I32)),
+                Float("2.0", Some(FloatSuffix::F32)),
+                Float("1", Some(FloatSuffix::F32)),
+                Float("2.5e-3", None),
+                Float("1e6", None),
+                Int(0, None),
+                P(Punct::DotDot),
+                Ident("n"),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_numbers_are_single_errors() {
+        for src in [
+            "1.2.3",
+            "0x",
+            "1e",
+            "3u8",
+            "1.",
+            "2.5i32",
+            "99999999999999999999",
+        ] {
+            let l = lex(src);
+            assert_eq!(l.diags.len(), 1, "{src}: {:?}", l.diags);
+        }
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        assert_eq!(kinds(r#""a\n\"b""#), vec![Token::Str(r#"a\n\"b"#)]);
+        assert_eq!(lex(r#""bad \q""#).diags.len(), 1);
+        assert_eq!(lex("\"open\nx").diags[0].message, "unterminated string");
+    }
+
+    #[test]
+    fn unbalanced_brackets_are_reported_with_the_opener() {
+        let l = lex("fn f() {\n  if x {\n    y = 1\n}\n");
+        assert!(!l.balanced);
+        assert_eq!(l.diags.len(), 1);
+        assert_eq!(l.diags[0].message, "unclosed `{`");
+        let l = lex("f(a]");
+        assert!(l.diags[0].message.starts_with("mismatched `]`"));
+        let l = lex("x)\n");
+        assert_eq!(l.diags[0].message, "unexpected `)`");
+    }
+
+    #[test]
+    fn comments() {
+        assert_eq!(
+            kinds("a // b\n/* c\n d */ e"),
+            vec![Token::Ident("a"), Token::Newline, Token::Ident("e")]
+        );
+        assert_eq!(
+            lex("/* open").diags[0].message,
+            "unterminated block comment"
+        );
+    }
+
+    #[test]
+    fn bad_characters() {
+        let l = lex("x @ y $ é");
+        assert_eq!(l.diags.len(), 3);
+    }
 }

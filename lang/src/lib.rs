@@ -83,8 +83,13 @@ impl Frontend {
 
 /// Lex and parse `source`, reporting every syntax error found (recovering at statement ends).
 pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
-    let (tokens, mut diags) = lexer::lex(&source.text);
-    let (program, parse_diags) = parser::parse(&tokens, source.text.len());
+    let lexed = lexer::lex(&source.text);
+    let mut diags = lexed.diags;
+    if !lexed.balanced {
+        // Bracket errors make every later parse error a repeat of the same mistake.
+        return Err(diags);
+    }
+    let (program, parse_diags) = parser::parse(&lexed.tokens, source.text.len());
     diags.extend(parse_diags);
     if diags.iter().any(Diagnostic::is_error) {
         Err(diags)

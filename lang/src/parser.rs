@@ -1,9 +1,561 @@
-//! Tokens to AST. (stub: being written)
-use crate::ast::Program;
+//! Tokens to the `ast`, with chumsky.
+//!
+//! The grammar follows LANGUAGE.md sections 1-7. Statements are separated by newlines or `;`
+//! (the lexer has already dropped the newlines that do not end a statement). A statement that
+//! fails to parse becomes `StmtKind::Error` and parsing goes on with the next one, so one run
+//! reports every broken statement.
+//!
+//! Errors that need more than "expected X, found Y" (an unknown clause, a misspelled keyword, a
+//! section without a colon) are raised as custom chumsky errors whose text packs the message,
+//! label and help; `errors::to_diagnostic` unpacks them.
+
+mod clauses;
+mod errors;
+
+use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::span::Span;
-use crate::token::Token;
+use crate::token::{Keyword, Punct, Token};
+use chumsky::input::MappedInput;
+use chumsky::pratt::{infix, left, postfix, prefix};
+use chumsky::prelude::*;
 
-pub fn parse(_tokens: &[(Token<'_>, Span)], _len: usize) -> (Program, Vec<Diagnostic>) {
-    (Program::default(), Vec::new())
+pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
+pub(crate) type Ex<'a> = extra::Err<Rich<'a, Token<'a>, Span>>;
+pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
+pub(crate) type Rec<'a, O> = Recursive<chumsky::recursive::Indirect<'a, 'a, In<'a>, O, Ex<'a>>>;
+
+/// Parse a token stream (from `lexer::lex`, brackets balanced) into a program.
+pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<Diagnostic>) {
+    let eoi = Span::new(source_len, source_len);
+    let input = tokens.split_token_span(eoi);
+    let (program, errors) = program_parser().parse(input).into_output_errors();
+    let mut diags: Vec<Diagnostic> = errors
+        .into_iter()
+        .map(|e| errors::to_diagnostic(e, tokens))
+        .collect();
+    diags.dedup_by(|a, b| a.span() == b.span() && a.message == b.message);
+    (program.unwrap_or_default(), diags)
 }
+
+// ---- small token parsers ---------------------------------------------------------------------
+
+pub(crate) fn punct<'a>(p: Punct) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+    just(Token::P(p))
+}
+
+pub(crate) fn kw<'a>(k: Keyword) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+    just(Token::Kw(k))
+}
+
+/// A directive word (`parallel`, `copyin`, …): an identifier with that exact text.
+pub(crate) fn word<'a>(w: &'static str) -> impl Parser<'a, In<'a>, Span, Ex<'a>> + Clone {
+    select! { Token::Ident(s) = e if s == w => e.span() }
+}
+
+pub(crate) fn ident<'a>() -> impl Parser<'a, In<'a>, Ident, Ex<'a>> + Clone {
+    select! { Token::Ident(s) = e => Ident { name: s.to_string(), span: e.span() } }
+        .labelled("a name")
+}
+
+/// Statement separators: newline or `;`.
+fn sep<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+    one_of([Token::Newline, Token::P(Punct::Semi)]).ignored()
+}
+
+fn newlines<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+    just(Token::Newline).repeated()
+}
+
+/// Pack a message, label and help into a custom chumsky error (see `errors`).
+pub(crate) fn custom<'a>(
+    span: Span,
+    message: &str,
+    label: &str,
+    help: &str,
+) -> Rich<'a, Token<'a>, Span> {
+    Rich::custom(span, errors::pack(message, label, help))
+}
+
+// ---- types -----------------------------------------------------------------------------------
+
+/// `f64`, `i32[]`, `f32[,,]`.
+pub(crate) fn type_expr<'a>() -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a>> + Clone {
+    let dims = punct(Punct::Comma)
+        .repeated()
+        .count()
+        .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket));
+    ident()
+        .labelled("a type")
+        .then(dims.or_not())
+        .try_map(|(name, dims), span: Span| {
+            let Some(elem) = ScalarType::from_name(&name.name) else {
+                return Err(unknown_type(&name));
+            };
+            let rank = dims.map_or(0, |commas| commas + 1);
+            if rank > 6 {
+                return Err(custom(
+                    span,
+                    "arrays have at most 6 dimensions",
+                    "too many dimensions",
+                    "acc arrays have rank 1 to 6",
+                ));
+            }
+            Ok(TypeExpr {
+                elem,
+                rank: rank as u8,
+                span,
+            })
+        })
+}
+
+fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
+    let hint = match name.name.as_str() {
+        "float" => "`f32`".to_string(),
+        "double" | "real" | "number" => "`f64`".to_string(),
+        "int" | "long" | "integer" => "`i32` or `i64`".to_string(),
+        "boolean" | "Bool" => "`bool`".to_string(),
+        other => match crate::diag::closest(other, ["bool", "i32", "i64", "f32", "f64"]) {
+            Some(t) => format!("`{t}`"),
+            None => String::new(),
+        },
+    };
+    let help = if hint.is_empty() {
+        "types are `bool`, `i32`, `i64`, `f32`, `f64`, and arrays of them like `f64[]` or `f32[,]`"
+            .to_string()
+    } else {
+        format!("did you mean {hint}? Types are `bool`, `i32`, `i64`, `f32`, `f64` and arrays like `f64[,]`")
+    };
+    custom(
+        name.span,
+        &format!("unknown type `{}`", name.name),
+        "not a type",
+        &help,
+    )
+}
+
+// ---- program and statements ------------------------------------------------------------------
+
+fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
+    let mut stmt: Rec<'a, Stmt> = Recursive::declare();
+    let mut expr: Rec<'a, Expr> = Recursive::declare();
+    expr.define(expression(stmt.clone(), expr.clone()));
+    stmt.define(statement(stmt.clone(), expr.clone()));
+    stmt_list(stmt)
+        .then_ignore(end())
+        .map(|stmts| Program { stmts })
+}
+
+/// Statements separated by newlines or `;`, blank lines and stray separators allowed.
+fn stmt_list<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'a>> + Clone {
+    sep().repeated().ignore_then(
+        stmt.separated_by(sep().repeated().at_least(1))
+            .allow_trailing()
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// `{ stmts }`, possibly opening on the next line (Allman style).
+fn block<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone {
+    newlines().ignore_then(
+        stmt_list(stmt)
+            .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
+            .map_with(|stmts, e| Block {
+                stmts,
+                span: e.span(),
+            })
+            .labelled("a block `{ … }`"),
+    )
+}
+
+fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
+    let block = block(stmt.clone());
+    let let_stmt = kw(Keyword::Let)
+        .ignore_then(ident())
+        .then(punct(Punct::Colon).ignore_then(type_expr()).or_not())
+        .then_ignore(punct(Punct::Assign).labelled("`=` and a value (`let x = 0`)"))
+        .then(expr.clone())
+        .map(|((name, ty), init)| StmtKind::Let { name, ty, init });
+
+    let if_stmt = recursive(|if_stmt| {
+        kw(Keyword::If)
+            .ignore_then(expr.clone())
+            .then(block.clone())
+            .then(
+                kw(Keyword::Else)
+                    .ignore_then(if_stmt.or(block.clone().map(|b: Block| {
+                        let span = b.span;
+                        Stmt {
+                            kind: StmtKind::Block(b),
+                            span,
+                        }
+                    })))
+                    .or_not(),
+            )
+            .map_with(|((cond, then), els), e| Stmt {
+                kind: StmtKind::If {
+                    cond,
+                    then,
+                    els: els.map(Box::new),
+                },
+                span: e.span(),
+            })
+    });
+
+    let while_stmt = kw(Keyword::While)
+        .ignore_then(expr.clone())
+        .then(block.clone())
+        .map(|(cond, body)| StmtKind::While { cond, body });
+
+    let for_stmt = for_loop(expr.clone(), block.clone()).map(StmtKind::For);
+
+    let ret = kw(Keyword::Return)
+        .ignore_then(expr.clone().or_not())
+        .map(StmtKind::Return);
+
+    let assign_or_expr = expr
+        .clone()
+        .then(assign_op().then(expr.clone()).or_not())
+        .try_map(|(target, rhs), _| match rhs {
+            None => Ok(StmtKind::Expr(target)),
+            Some((op, value)) => match target.kind {
+                ExprKind::Name(_) | ExprKind::Index(..) => {
+                    Ok(StmtKind::Assign { target, op, value })
+                }
+                _ => Err(custom(
+                    target.span,
+                    "cannot assign to this expression",
+                    "not a variable or array element",
+                    "only a variable (`x = …`) or an array element (`a[i] = …`) can be assigned",
+                )),
+            },
+        });
+
+    let simple = choice((
+        let_stmt,
+        while_stmt,
+        for_stmt,
+        ret,
+        kw(Keyword::Break).to(StmtKind::Break),
+        kw(Keyword::Continue).to(StmtKind::Continue),
+        function(stmt.clone()).map(StmtKind::Fn),
+        clauses::directive(stmt.clone(), expr.clone())
+            .map(|d| d.map_or(StmtKind::Error, StmtKind::Directive)),
+        block.clone().map(StmtKind::Block),
+        misplaced_else(),
+        assign_or_expr,
+    ))
+    .map_with(|kind, e| Stmt {
+        kind,
+        span: e.span(),
+    });
+
+    // A statement must end here: checking it inside the statement (rather than in the list)
+    // makes `x = 1 y` fail as a statement, which recovery then skips.
+    let end_of_statement = choice((sep(), punct(Punct::RBrace).ignored(), end())).rewind();
+    if_stmt
+        .or(simple)
+        .then_ignore(end_of_statement)
+        .recover_with(via_parser(statement_recovery()))
+        .boxed()
+}
+
+/// `else` at the start of a statement: its `if` ended earlier.
+fn misplaced_else<'a>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a>> + Clone {
+    kw(Keyword::Else).try_map(|_, span| {
+        Err(custom(
+            span,
+            "`else` without an `if`",
+            "no `if` statement ends right before this",
+            "`else` must follow the `}` that closes an `if` block",
+        ))
+    })
+}
+
+/// Skip a broken statement: everything up to the next separator or closing brace, treating
+/// bracketed groups as units so a block inside the broken statement is skipped whole.
+fn statement_recovery<'a>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a>> + Clone {
+    let group = |open, close| {
+        nested_delimiters(
+            Token::P(open),
+            Token::P(close),
+            [
+                (Token::P(Punct::LParen), Token::P(Punct::RParen)),
+                (Token::P(Punct::LBracket), Token::P(Punct::RBracket)),
+                (Token::P(Punct::LBrace), Token::P(Punct::RBrace)),
+            ],
+            |_| (),
+        )
+    };
+    choice((
+        group(Punct::LBrace, Punct::RBrace),
+        group(Punct::LParen, Punct::RParen),
+        group(Punct::LBracket, Punct::RBracket),
+        none_of([
+            Token::Newline,
+            Token::P(Punct::Semi),
+            Token::P(Punct::RBrace),
+            Token::P(Punct::RParen),
+            Token::P(Punct::RBracket),
+        ])
+        .ignored(),
+    ))
+    .repeated()
+    .at_least(1)
+    .map_with(|_, e| Stmt {
+        kind: StmtKind::Error,
+        span: e.span(),
+    })
+}
+
+fn assign_op<'a>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a>> + Clone {
+    select! {
+        Token::P(Punct::Assign) => None,
+        Token::P(Punct::PlusEq) => Some(BinOp::Add),
+        Token::P(Punct::MinusEq) => Some(BinOp::Sub),
+        Token::P(Punct::StarEq) => Some(BinOp::Mul),
+        Token::P(Punct::SlashEq) => Some(BinOp::Div),
+        Token::P(Punct::PercentEq) => Some(BinOp::Rem),
+        Token::P(Punct::AmpEq) => Some(BinOp::BitAnd),
+        Token::P(Punct::PipeEq) => Some(BinOp::BitOr),
+        Token::P(Punct::CaretEq) => Some(BinOp::BitXor),
+        Token::P(Punct::ShlEq) => Some(BinOp::Shl),
+        Token::P(Punct::ShrEq) => Some(BinOp::Shr),
+    }
+}
+
+/// `for i in lo..hi [step s] { … }` and `lo..=hi`.
+fn for_loop<'a>(
+    expr: Rec<'a, Expr>,
+    block: impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone + 'a,
+) -> impl Parser<'a, In<'a>, ForLoop, Ex<'a>> + Clone {
+    let c_style = punct(Punct::LParen).try_map(|_, span| {
+        Err(custom(
+            span,
+            "C-style `for` loops are not acc syntax",
+            "expected a loop variable",
+            "acc loops over a range: `for i in 0..n { … }` (and `step` for other strides)",
+        ))
+    });
+    let range_op = select! {
+        Token::P(Punct::DotDot) => false,
+        Token::P(Punct::DotDotEq) => true,
+    }
+    .labelled("`..` or `..=` (as in `0..n`)");
+    kw(Keyword::For)
+        .ignore_then(c_style.or(ident()))
+        .then_ignore(kw(Keyword::In).labelled("`in` (as in `for i in 0..n`)"))
+        .then(expr.clone())
+        .then(range_op)
+        .then(expr.clone())
+        .then(kw(Keyword::Step).ignore_then(expr).or_not())
+        .then(block)
+        .map(|(((((var, start), inclusive), end), step), body)| ForLoop {
+            var,
+            start,
+            end,
+            inclusive,
+            step,
+            body,
+        })
+}
+
+/// `fn name(p: T, …) [-> T] { … }`
+fn function<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, FnDef, Ex<'a>> + Clone {
+    let param = ident()
+        .then(
+            punct(Punct::Colon)
+                .labelled("`:` and the parameter's type (`x: f64`)")
+                .ignore_then(type_expr()),
+        )
+        .map(|(name, ty)| Param { name, ty });
+    let params = param
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
+    kw(Keyword::Fn)
+        .ignore_then(ident().labelled("the function's name"))
+        .then(params)
+        .then(punct(Punct::Arrow).ignore_then(type_expr()).or_not())
+        .map_with(|((name, params), ret), e| (name, params, ret, e.span()))
+        .then(block(stmt))
+        .map(|((name, params, ret, sig_span), body)| FnDef {
+            name,
+            params,
+            ret,
+            body,
+            sig_span,
+        })
+}
+
+// ---- expressions -----------------------------------------------------------------------------
+
+fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
+    let literal = select! {
+        Token::Int(v, s) => ExprKind::Int(v, s),
+        Token::Float(t, s) => ExprKind::Float(t.replace('_', ""), s),
+        Token::Kw(Keyword::True) => ExprKind::Bool(true),
+        Token::Kw(Keyword::False) => ExprKind::Bool(false),
+        Token::Str(s) => ExprKind::Str(unescape(s)),
+    };
+    let args = expr
+        .clone()
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
+    let call = ident().then(args).map(|(f, args)| ExprKind::Call(f, args));
+    let array = expr
+        .clone()
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
+        .map(ExprKind::ArrayLit);
+    let paren = expr
+        .clone()
+        .delimited_by(punct(Punct::LParen), punct(Punct::RParen))
+        .map(|e: Expr| e.kind);
+
+    let atom = choice((
+        literal,
+        call,
+        ident().map(ExprKind::Name),
+        paren,
+        array,
+        if_expr(stmt, expr.clone()).map(|e: Expr| e.kind),
+    ))
+    .map_with(|kind, e| Expr {
+        kind,
+        span: e.span(),
+    })
+    .labelled("an expression")
+    .boxed();
+
+    let index =
+        index_args(expr.clone()).delimited_by(punct(Punct::LBracket), punct(Punct::RBracket));
+    let bin = |p: Punct, op: BinOp, prec: u16| {
+        infix(left(prec), punct(p), move |l: Expr, _, r: Expr, e| Expr {
+            span: e.span(),
+            kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+        })
+    };
+    let un = |p: Punct, op: UnOp| {
+        prefix(10, punct(p), move |_, x: Expr, e| Expr {
+            span: e.span(),
+            kind: ExprKind::Unary(op, Box::new(x)),
+        })
+    };
+    atom.pratt((
+        postfix(12, index, |base: Expr, args, e| Expr {
+            span: e.span(),
+            kind: ExprKind::Index(Box::new(base), args),
+        }),
+        postfix(
+            11,
+            kw(Keyword::As).ignore_then(type_expr()),
+            |x: Expr, ty, e| Expr {
+                span: e.span(),
+                kind: ExprKind::Cast(Box::new(x), ty),
+            },
+        ),
+        un(Punct::Minus, UnOp::Neg),
+        un(Punct::Bang, UnOp::Not),
+        un(Punct::Tilde, UnOp::BitNot),
+        bin(Punct::Star, BinOp::Mul, 9),
+        bin(Punct::Slash, BinOp::Div, 9),
+        bin(Punct::Percent, BinOp::Rem, 9),
+        bin(Punct::Plus, BinOp::Add, 8),
+        bin(Punct::Minus, BinOp::Sub, 8),
+        bin(Punct::Shl, BinOp::Shl, 7),
+        bin(Punct::Shr, BinOp::Shr, 7),
+        bin(Punct::Amp, BinOp::BitAnd, 6),
+        bin(Punct::Caret, BinOp::BitXor, 5),
+        bin(Punct::Pipe, BinOp::BitOr, 4),
+        bin(Punct::EqEq, BinOp::Eq, 3),
+        bin(Punct::NotEq, BinOp::Ne, 3),
+        bin(Punct::Lt, BinOp::Lt, 3),
+        bin(Punct::Le, BinOp::Le, 3),
+        bin(Punct::Gt, BinOp::Gt, 3),
+        bin(Punct::Ge, BinOp::Ge, 3),
+        bin(Punct::AndAnd, BinOp::And, 2),
+        bin(Punct::OrOr, BinOp::Or, 1),
+    ))
+    .boxed()
+}
+
+/// Index arguments: expressions, or sections `start:count` with either side optional.
+fn index_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<'a>> + Clone {
+    let section = expr
+        .clone()
+        .or_not()
+        .then_ignore(punct(Punct::Colon))
+        .then(expr.clone().or_not())
+        .map_with(|(start, count), e| Expr {
+            kind: ExprKind::Section(start.map(Box::new), count.map(Box::new)),
+            span: e.span(),
+        });
+    section
+        .or(expr)
+        .separated_by(punct(Punct::Comma))
+        .at_least(1)
+        .collect::<Vec<_>>()
+}
+
+/// `if c { … } else { … }` as an expression: both branches required, each ending in a value.
+fn if_expr<'a>(
+    stmt: Rec<'a, Stmt>,
+    expr: Rec<'a, Expr>,
+) -> impl Parser<'a, In<'a>, Expr, Ex<'a>> + Clone {
+    let value_block = block(stmt).try_map(|b: Block, span| {
+        let mut stmts = b.stmts;
+        match stmts.pop() {
+            Some(Stmt { kind: StmtKind::Expr(value), .. }) => Ok(Expr {
+                kind: ExprKind::Block(stmts, Box::new(value)),
+                span,
+            }),
+            _ => Err(custom(
+                span,
+                "this block must end with a value",
+                "no value at the end of this block",
+                "an `if` used as a value ends each branch with an expression: `if c { 1.0 } else { 2.0 }`",
+            )),
+        }
+    });
+    recursive(|if_expr| {
+        kw(Keyword::If)
+            .ignore_then(expr)
+            .then(value_block.clone())
+            .then_ignore(
+                kw(Keyword::Else).labelled("`else` (an `if` used as a value needs both branches)"),
+            )
+            .then(value_block.or(if_expr))
+            .map_with(|((c, t), f), e| Expr {
+                kind: ExprKind::If(Box::new(c), Box::new(t), Box::new(f)),
+                span: e.span(),
+            })
+    })
+}
+
+/// Decode the escapes the lexer has already validated.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

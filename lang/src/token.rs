@@ -76,7 +76,7 @@ impl Keyword {
         }
     }
 
-    pub fn from_str(s: &str) -> Option<Keyword> {
+    pub fn from_word(s: &str) -> Option<Keyword> {
         Keyword::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
@@ -93,9 +93,9 @@ pub enum Punct {
     Comma,
     Semi,
     Colon,
-    Arrow,     // ->
-    DotDot,    // ..
-    DotDotEq,  // ..=
+    Arrow,    // ->
+    DotDot,   // ..
+    DotDotEq, // ..=
     Plus,
     Minus,
     Star,
@@ -116,7 +116,7 @@ pub enum Punct {
     Le,
     Gt,
     Ge,
-    Assign,    // =
+    Assign, // =
     PlusEq,
     MinusEq,
     StarEq,
