@@ -593,8 +593,9 @@ fn too_many_threads_per_gang() {
 
 #[test]
 fn default_none_names_the_missing_variable() {
-    let src =
-        with_pre("acc parallel loop default(none) copyout(a)\nfor i in 0..n { a[i] = b[i] }\n");
+    let src = with_pre(
+        "acc parallel loop default(none) copyout(a) copyin(b)\nfor i in 0..n { a[i] = b[i] }\n",
+    );
     let d = error(
         &src,
         "`n` is not named in any clause of this `default(none)` construct",
