@@ -286,10 +286,11 @@ impl HostWalk<'_, '_> {
             self.default_none_error(d, u);
         }
 
-        // Loop reductions of variables the construct does not reduce are copied back too.
+        // Loop reductions of outside variables the construct does not reduce are copied back
+        // too (those of variables declared in the region stay there).
         for l in &loops {
             for r in &l.reductions {
-                if !reductions.iter().any(|x| x.var == r.var) {
+                if !reductions.iter().any(|x| x.var == r.var) && !locals.contains(&r.var) {
                     reductions.push(r.clone());
                 }
             }

@@ -38,6 +38,7 @@ pub fn validate(program: &Program) -> Vec<Diagnostic> {
         device: None,
         levels: Vec::new(),
         loops: Vec::new(),
+        function: None,
     };
     for stmt in &program.stmts {
         v.stmt(stmt, &top);
@@ -103,6 +104,8 @@ struct Ctx {
     levels: Vec<LevelFrame>,
     /// Enclosing loops within the current function or compute region.
     loops: Vec<LoopFrame>,
+    /// The function whose body this is, if any.
+    function: Option<String>,
 }
 
 impl Ctx {
@@ -303,6 +306,7 @@ impl Validator {
             }),
             levels: Vec::new(),
             loops: Vec::new(),
+            function: Some(f.name.name.clone()),
         };
         self.block(&f.body, &body_ctx);
     }
@@ -323,6 +327,7 @@ impl Validator {
                         }),
                         levels: Vec::new(),
                         loops: Vec::new(),
+                        function: ctx.function.clone(),
                     };
                     self.block(block, &region);
                 }
@@ -342,6 +347,7 @@ impl Validator {
                         }),
                         levels: Vec::new(),
                         loops: Vec::new(),
+                        function: ctx.function.clone(),
                     };
                     self.acc_loop(d, f, &region);
                 }
@@ -443,7 +449,10 @@ impl Validator {
                         d.construct_span,
                         "not inside `acc parallel`, `acc kernels`, `acc serial` or an `acc routine`",
                     )
-                    .with_help("use `acc parallel loop` to offload this loop, or put it inside an `acc parallel { … }` region"),
+                    .with_help(match &ctx.function {
+                        Some(name) => format!("use `acc parallel loop` to offload this loop, or declare `{name}` with `acc routine gang`, `worker` or `vector` to call it from device code"),
+                        None => "use `acc parallel loop` to offload this loop, or put it inside an `acc parallel { … }` region".to_string(),
+                    }),
                 );
             }
             Construct::Data

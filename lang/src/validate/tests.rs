@@ -681,11 +681,15 @@ fn acc_loop_outside_device_code() {
         "loop",
     );
     assert!(d.help.unwrap().contains("acc parallel loop"));
-    error(
+    let d = error(
         "fn f(a: f64[]) {\n  acc loop\n  for i in 0..len(a) { a[i] = 1.0 }\n}\n",
         "`acc loop` outside a compute region",
         "loop",
     );
+    assert!(d
+        .help
+        .unwrap()
+        .contains("declare `f` with `acc routine gang`"));
 }
 
 #[test]
