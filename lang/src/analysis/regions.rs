@@ -199,7 +199,6 @@ impl HostWalk<'_, '_> {
 
         // Globals the called functions use, charged to the call that reaches them.
         let callees = self.cx.summaries.reachable(calls.iter().map(|c| c.0));
-        let mut via_routine: Vec<VarId> = Vec::new();
         for &(f, call_span) in &calls {
             for g in self.cx.summaries.reachable([f]) {
                 let Some(summary) = self.cx.summaries.get(g) else {
@@ -212,7 +211,6 @@ impl HostWalk<'_, '_> {
                             u.written |= global.written;
                         }
                         None => {
-                            via_routine.push(global.var);
                             uses.push(Use {
                                 var: global.var,
                                 span: call_span,
@@ -261,7 +259,7 @@ impl HostWalk<'_, '_> {
                 }
             } else if reduced {
                 Implicit::Copy
-            } else if via_routine.contains(&u.var) && u.via.is_some() {
+            } else if u.via.is_some() {
                 Implicit::FirstPrivate
             } else if context == LoopContext::Kernels {
                 Implicit::Copy

@@ -765,34 +765,3 @@ fn regions_in_source_order_with_their_function() {
     // The array parameter is a region variable, implicitly copied.
     assert_eq!(implicit(&an.regions[0], "v"), Implicit::Copy);
 }
-
-#[test]
-#[ignore]
-fn scratch_dump_examples() {
-    for entry in std::fs::read_dir("/work/wt-examples/examples").unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("acc") {
-            continue;
-        }
-        let src = std::fs::read_to_string(&path).unwrap();
-        let an = analysis(&src);
-        println!("== {}", path.display());
-        for r in &an.regions {
-            let (line, _) = SourceFile::new("x", src.as_str()).line_col(r.span.start);
-            println!("region {:?} line {line} {:?} default={:?}", r.id, r.construct, r.default);
-            for v in &r.vars {
-                println!("   {} {:?} r={} w={}", v.name, match &v.attr { DataAttr::Clause{clause, sections, ..} => format!("{clause:?} sec={}", sections.is_some()), a => format!("{a:?}") }, v.read, v.written);
-            }
-            for l in &r.loops {
-                println!("   loop parent={:?} {} ({}) collapse={} vars={}", l.parent, l.schedule, l.reason, l.collapse, l.vars.len());
-            }
-            for red in &r.reductions {
-                println!("   reduction {} {:?}", red.op.as_str(), red.var);
-            }
-            println!("   launch {:?} calls {:?}", r.launch.nvidia, r.calls);
-        }
-        for rt in &an.routines {
-            println!("routine {} {:?} explicit={} loops={:?}", rt.name, rt.level, rt.explicit, rt.loops.iter().map(|l| l.schedule.to_string()).collect::<Vec<_>>());
-        }
-    }
-}
