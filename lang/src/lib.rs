@@ -85,12 +85,23 @@ impl Frontend {
 pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
     let lexed = lexer::lex(&source.text);
     let mut diags = lexed.diags;
-    if !lexed.balanced {
+    if !lexed.parseable {
         // Bracket errors make every later parse error a repeat of the same mistake.
         return Err(diags);
     }
     let (program, parse_diags) = parser::parse(&lexed.tokens, source.text.len());
-    diags.extend(parse_diags);
+    // A bad character or literal is dropped or replaced by the lexer; parse errors on its line
+    // are echoes of it.
+    let bad_lines: Vec<usize> = diags
+        .iter()
+        .map(|d| source.line_col(d.span().start).0)
+        .collect();
+    diags.extend(
+        parse_diags
+            .into_iter()
+            .filter(|d| !bad_lines.contains(&source.line_col(d.span().start).0)),
+    );
+    diags.sort_by_key(|d| d.span().start);
     if diags.iter().any(Diagnostic::is_error) {
         Err(diags)
     } else {

@@ -182,8 +182,8 @@ fn construct<'a>(
         simple("set", Construct::Set),
     ))
     .map(|(c, leading)| (Some(c), leading))
-    .labelled("a directive name (`parallel`, `loop`, `data`, …)")
     .or(unknown_construct())
+    .labelled("a directive name (`parallel`, `loop`, `data`, …)")
 }
 
 /// An unknown directive name: reported, and the directive line is then skipped.
@@ -269,8 +269,29 @@ fn clause_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, ClauseArgs, E
         Token::P(Punct::Slash) => ReductionOpTok::Word("/".into()),
         Token::Ident(w) => ReductionOpTok::Word(w.to_string()),
     }
+    .map_with(|op, e| (op, e.span()));
+    // `reduction(+ s)`: an operator that cannot start a value, then a name, but no colon.
+    let op_missing_colon = select! {
+        Token::P(Punct::Plus) => ReductionOpTok::Op(ReductionOp::Add),
+        Token::P(Punct::Star) => ReductionOpTok::Op(ReductionOp::Mul),
+        Token::P(Punct::Amp) => ReductionOpTok::Op(ReductionOp::BitAnd),
+        Token::P(Punct::Pipe) => ReductionOpTok::Op(ReductionOp::BitOr),
+        Token::P(Punct::Caret) => ReductionOpTok::Op(ReductionOp::BitXor),
+        Token::P(Punct::AndAnd) => ReductionOpTok::Op(ReductionOp::And),
+        Token::P(Punct::OrOr) => ReductionOpTok::Op(ReductionOp::Or),
+    }
     .map_with(|op, e| (op, e.span()))
-    .then_ignore(punct(Punct::Colon));
+    .then_ignore(ident().rewind())
+    .validate(|(op, span): (ReductionOpTok, Span), _, emitter| {
+        emitter.emit(custom(
+            span.after(),
+            "missing `:` after the reduction operator",
+            "expected `:` here",
+            "write `reduction(op: vars)`, e.g. `reduction(+: sum)`",
+        ));
+        (op, span)
+    });
+    let op = op.then_ignore(punct(Punct::Colon)).or(op_missing_colon);
     let item = punct(Punct::Star)
         .map_with(|_, e| ArgItem::Star(e.span()))
         .or(expr.map(ArgItem::Expr));

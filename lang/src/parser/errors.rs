@@ -108,6 +108,12 @@ fn operator_before(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Punct> {
     }
 }
 
+fn expects_operator(expected: &[RichPattern<'_, Token<'_>>]) -> bool {
+    expected
+        .iter()
+        .any(|p| matches!(p, RichPattern::Token(t) if matches!(**t, Token::P(p) if is_operator(p))))
+}
+
 fn wants_operand(expected: &[RichPattern<'_, Token<'_>>]) -> bool {
     expected
         .iter()
@@ -202,7 +208,7 @@ fn help_for(expected: &[RichPattern<'_, Token<'_>>], found: Option<&Token<'_>>) 
         {
             Some("to compare two values use `==`; `=` assigns".into())
         }
-        Some(Token::P(Punct::Assign)) => {
+        Some(Token::P(Punct::Assign)) if expects_operator(expected) && !expects_label("a name") => {
             Some("`=` assigns and is a statement of its own; to compare use `==`".into())
         }
         Some(Token::Newline) | None if expects_label("expression") => {
