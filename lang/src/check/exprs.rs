@@ -344,7 +344,10 @@ impl Cx<'_> {
                         return Checked::Flex(e, kind)
                     }
                     _ => {
-                        let t = Some(kind.default_type());
+                        // Comparisons compare in the common type; the rest is an error
+                        // `binary_typed` reports with each literal's own type.
+                        let t = matches!(cls, OpClass::Equality | OpClass::Ordering)
+                            .then(|| kind.default_type());
                         (
                             self.settle(Checked::Flex(l, lk), t),
                             self.settle(Checked::Flex(r, rk), t),
