@@ -156,10 +156,17 @@ impl Cx<'_> {
             format!("this is {}", x.ty),
         );
         if x.ty.is_numeric() {
-            d = d.with_help("compare explicitly: `x != 0`");
+            d = d.with_help(self.compare_help(&x));
         }
         self.error(d);
         poison(x.span)
+    }
+
+    /// "compare explicitly: `n != 0`", with the variable's name when the value is one.
+    fn compare_help(&self, x: &Expr) -> String {
+        let name = x.as_var().map_or("x", |v| self.var(v).name.as_str());
+        let zero = if x.ty.is_float() { "0.0" } else { "0" };
+        format!("compare explicitly: `{name} != {zero}`")
     }
 
     /// Check an integer-valued expression (index, dimension, clause argument): any integer type.
@@ -476,7 +483,7 @@ impl Cx<'_> {
                 format!("this is {}", x.ty),
             );
             if target == ScalarType::Bool && x.ty.is_numeric() {
-                d = d.with_help("compare explicitly: `x != 0`");
+                d = d.with_help(self.compare_help(&x));
             }
             self.error(d);
             return poison(span);

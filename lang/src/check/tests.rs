@@ -354,7 +354,7 @@ fn as_converts_numbers_and_bool_to_numbers() {
         "let x = 1.5\nlet b = x as bool",
         "cannot convert f64 to bool",
     );
-    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0`"));
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0.0`"));
     error(
         "let a = zeros(3)\nlet b = a as f32",
         "cannot convert f64[] to f32",
@@ -363,8 +363,10 @@ fn as_converts_numbers_and_bool_to_numbers() {
 
 #[test]
 fn conditions_must_be_bool() {
-    let d = error("let x = 1\nif x { print(x) }", "must be bool, found i64");
-    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0`"));
+    let d = error("let n = 1\nif n { print(n) }", "must be bool, found i64");
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `n != 0`"));
+    let d = error("if 2.5 { }", "must be bool, found f64");
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0.0`"));
     error("let x = 1\nwhile x { x = x - 1 }", "must be bool");
     error(
         "let x = 1\nlet b = x && true",
@@ -1230,4 +1232,48 @@ fn call_must_not_run_before_the_globals_it_uses() {
     );
     ok("let g = 1\nf()\nfn f() { print(g) }");
     ok("fn f() { f() }\nf()");
+}
+
+/// A program touching most rules, for the robustness test below.
+const CORPUS: &str = r#"let n = param("n", 100)
+let a = zeros(f32, n)
+let b = fill(2.0f32, n)
+let m: i32 = 4
+fn dot(x: f32[], y: f32[]) -> f32 {
+    let s = 0.0f32
+    acc parallel loop reduction(+: s) present(x, y)
+    for i in 0..len(x) { s += x[i] * y[i] }
+    return s
+}
+acc routine seq
+fn clampi(v: i32, lo: i32) -> i32 {
+    if v < lo { return lo } else { return v }
+}
+acc data copyin(b[0:n]) copy(a) {
+    acc parallel loop gang vector num_gangs(m) async(1)
+    for i in 0..n step 2 {
+        a[i] = 2.0 * b[i] + clampi(m, 1)
+    }
+    acc wait(1)
+}
+let t = if n > 10 { 1.5 } else { 2 }
+printf("%d %f %s\n", m, dot(a, b), "ok")
+print(acc_is_present(a[0:n]), sum(a), [1, 2.5], t as i32)
+"#;
+
+#[test]
+fn never_panics_on_mutilated_programs() {
+    ok(CORPUS);
+    let lines: Vec<&str> = CORPUS.lines().collect();
+    for i in 0..lines.len() {
+        let mut without = lines.clone();
+        without.remove(i);
+        let mut cut = lines.clone();
+        cut[i] = &lines[i][..lines[i].len() / 2];
+        for v in [without.join("\n"), cut.join("\n")] {
+            if let Ok(p) = crate::parse(&SourceFile::new("t.acc", v)) {
+                let _ = Checker::new().check(&p);
+            }
+        }
+    }
 }
