@@ -379,7 +379,7 @@ impl Cx<'_> {
         if !ok {
             return None;
         }
-        let (xs, t) = self.unify(checked, None);
+        let (xs, t) = self.unify(checked, float_only.then_some(ScalarType::F64));
         let mut t = t?;
         if float_only && t.is_int() {
             t = ScalarType::F64;

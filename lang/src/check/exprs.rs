@@ -156,10 +156,17 @@ impl Cx<'_> {
             format!("this is {}", x.ty),
         );
         if x.ty.is_numeric() {
-            d = d.with_help("compare explicitly: `x != 0`");
+            d = d.with_help(self.compare_help(&x));
         }
         self.error(d);
         poison(x.span)
+    }
+
+    /// "compare explicitly: `n != 0`", with the variable's name when the value is one.
+    fn compare_help(&self, x: &Expr) -> String {
+        let name = x.as_var().map_or("x", |v| self.var(v).name.as_str());
+        let zero = if x.ty.is_float() { "0.0" } else { "0" };
+        format!("compare explicitly: `{name} != {zero}`")
     }
 
     /// Check an integer-valued expression (index, dimension, clause argument): any integer type.
@@ -344,7 +351,10 @@ impl Cx<'_> {
                         return Checked::Flex(e, kind)
                     }
                     _ => {
-                        let t = Some(kind.default_type());
+                        // Comparisons compare in the common type; the rest is an error
+                        // `binary_typed` reports with each literal's own type.
+                        let t = matches!(cls, OpClass::Equality | OpClass::Ordering)
+                            .then(|| kind.default_type());
                         (
                             self.settle(Checked::Flex(l, lk), t),
                             self.settle(Checked::Flex(r, rk), t),
@@ -473,7 +483,7 @@ impl Cx<'_> {
                 format!("this is {}", x.ty),
             );
             if target == ScalarType::Bool && x.ty.is_numeric() {
-                d = d.with_help("compare explicitly: `x != 0`");
+                d = d.with_help(self.compare_help(&x));
             }
             self.error(d);
             return poison(span);

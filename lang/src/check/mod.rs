@@ -439,7 +439,9 @@ impl<'c> Cx<'c> {
                 if !seen.insert(f) {
                     continue;
                 }
-                let Some(uses) = self.uses.get(&f) else { continue };
+                let Some(uses) = self.uses.get(&f) else {
+                    continue;
+                };
                 let late = uses.globals.iter().find(|g| g.0 >= call.declared).copied();
                 stack.extend(uses.calls.iter().map(|&c| (c, via)));
                 let Some(g) = late else { continue };
@@ -448,7 +450,11 @@ impl<'c> Cx<'c> {
                 }
                 let (fname, gname, decl) = {
                     let info = self.var(g);
-                    (self.sig(call.callee).name.clone(), info.name.clone(), info.span)
+                    (
+                        self.sig(call.callee).name.clone(),
+                        info.name.clone(),
+                        info.span,
+                    )
                 };
                 let through = if f == call.callee {
                     String::new()

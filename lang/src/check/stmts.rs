@@ -406,7 +406,7 @@ impl Cx<'_> {
             self.error(
                 Diagnostic::error(
                     format!("`{}` can reach its end without returning a value", sig.name),
-                    body.span.after(),
+                    closing_brace(body.span),
                     "the end of the function",
                 )
                 .with_label(sig.sig_span, format!("returns {}", sig.ret))
@@ -433,6 +433,15 @@ impl Cx<'_> {
         if let Some(entry) = self.ck.fns.get_mut(id.index()) {
             entry.def = Some(Arc::new(function));
         }
+    }
+}
+
+/// The last character of a block's span (its `}`).
+fn closing_brace(block: crate::span::Span) -> crate::span::Span {
+    if block.is_empty() {
+        block
+    } else {
+        crate::span::Span::new(block.end as usize - 1, block.end as usize)
     }
 }
 

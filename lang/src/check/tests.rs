@@ -3,6 +3,7 @@
 //! `(as f64 n)` an explicit one, constants carry their type (`2.0f32`, `1i32`).
 
 use super::Checker;
+use crate::ast::BinOp;
 use crate::ast::ScalarType;
 use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
@@ -11,7 +12,6 @@ use crate::hir::{
     VarKind,
 };
 use crate::span::SourceFile;
-use crate::ast::BinOp;
 
 fn parse(src: &str) -> crate::ast::Program {
     match crate::parse(&SourceFile::new("t.acc", src)) {
@@ -193,8 +193,14 @@ fn int_literal_takes_i32_from_variable() {
 fn literals_without_context_are_i64_and_f64() {
     assert_eq!(let_of("let a = 1", "a"), (Type::I64, "1i64".into()));
     assert_eq!(let_of("let b = 2.5", "b"), (Type::F64, "2.5f64".into()));
-    assert_eq!(let_of("let c = 1 + 2", "c"), (Type::I64, "(+ 1i64 2i64)".into()));
-    assert_eq!(let_of("let d = 1 + 2.0", "d"), (Type::F64, "(+ 1.0f64 2.0f64)".into()));
+    assert_eq!(
+        let_of("let c = 1 + 2", "c"),
+        (Type::I64, "(+ 1i64 2i64)".into())
+    );
+    assert_eq!(
+        let_of("let d = 1 + 2.0", "d"),
+        (Type::F64, "(+ 1.0f64 2.0f64)".into())
+    );
 }
 
 #[test]
@@ -258,7 +264,10 @@ fn float_literal_never_becomes_an_integer() {
         (Type::F64, "(* (f64 n) 2.5f64)".into())
     );
     // Assignment narrows (C), the literal itself stays f64.
-    assert_eq!(let_of("let k: i32 = 2.7", "k"), (Type::I32, "(i32 2.7f64)".into()));
+    assert_eq!(
+        let_of("let k: i32 = 2.7", "k"),
+        (Type::I32, "(i32 2.7f64)".into())
+    );
 }
 
 #[test]
@@ -279,7 +288,10 @@ fn integer_literal_out_of_range_is_an_error() {
     error("let k = 9223372036854775808", "does not fit in i64");
     assert_eq!(let_of("let k: i32 = -2147483648", "k").1, "-2147483648i32");
     assert_eq!(let_of("let k = -2147483648i32", "k").1, "-2147483648i32");
-    assert_eq!(let_of("let k = -9223372036854775808", "k").1, "-9223372036854775808i64");
+    assert_eq!(
+        let_of("let k = -9223372036854775808", "k").1,
+        "-9223372036854775808i64"
+    );
 }
 
 #[test]
@@ -318,7 +330,10 @@ fn assignment_converts_with_narrowing() {
 
 #[test]
 fn bool_does_not_mix_with_numbers() {
-    let d = error("let b = true\nlet c = b + 1", "`+` cannot be applied to bool and i64");
+    let d = error(
+        "let b = true\nlet c = b + 1",
+        "`+` cannot be applied to bool and i64",
+    );
     assert!(d.help.unwrap().contains("b as i32"));
     error("let n: i32 = true", "cannot assign bool to `n` of type i32");
     error("let b: bool = 1", "cannot assign i64 to `b` of type bool");
@@ -335,24 +350,44 @@ fn as_converts_numbers_and_bool_to_numbers() {
         (Type::I32, "(as i32 x)".into())
     );
     assert_eq!(let_of("let x = 2.5\nlet y = x as f64", "y").1, "x");
-    let d = error("let x = 1.5\nlet b = x as bool", "cannot convert f64 to bool");
-    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0`"));
-    error("let a = zeros(3)\nlet b = a as f32", "cannot convert f64[] to f32");
+    let d = error(
+        "let x = 1.5\nlet b = x as bool",
+        "cannot convert f64 to bool",
+    );
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0.0`"));
+    error(
+        "let a = zeros(3)\nlet b = a as f32",
+        "cannot convert f64[] to f32",
+    );
 }
 
 #[test]
 fn conditions_must_be_bool() {
-    let d = error("let x = 1\nif x { print(x) }", "must be bool, found i64");
-    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0`"));
+    let d = error("let n = 1\nif n { print(n) }", "must be bool, found i64");
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `n != 0`"));
+    let d = error("if 2.5 { }", "must be bool, found f64");
+    assert_eq!(d.help.as_deref(), Some("compare explicitly: `x != 0.0`"));
     error("let x = 1\nwhile x { x = x - 1 }", "must be bool");
-    error("let x = 1\nlet b = x && true", "`&&` cannot be applied to i64 and bool");
+    error(
+        "let x = 1\nlet b = x && true",
+        "`&&` cannot be applied to i64 and bool",
+    );
 }
 
 #[test]
 fn unary_operators() {
-    assert_eq!(let_of("let n: i32 = 1\nlet m = ~n", "m"), (Type::I32, "(~ n)".into()));
-    assert_eq!(let_of("let b = !true", "b"), (Type::BOOL, "(! true)".into()));
-    assert_eq!(let_of("let x: f32 = 1\nlet y = -x", "y"), (Type::F32, "(- x)".into()));
+    assert_eq!(
+        let_of("let n: i32 = 1\nlet m = ~n", "m"),
+        (Type::I32, "(~ n)".into())
+    );
+    assert_eq!(
+        let_of("let b = !true", "b"),
+        (Type::BOOL, "(! true)".into())
+    );
+    assert_eq!(
+        let_of("let x: f32 = 1\nlet y = -x", "y"),
+        (Type::F32, "(- x)".into())
+    );
     error("let x = ~1.5", "`~` needs an integer, found f64");
     error("let x = !1", "`!` needs a bool, found i64");
     error("let x = -true", "`-` needs a number, found bool");
@@ -360,13 +395,22 @@ fn unary_operators() {
 
 #[test]
 fn shifts_bitwise_and_remainder() {
-    assert_eq!(let_of("let n: i32 = 1\nlet s = n << 2", "s"), (Type::I32, "(<< n 2i32)".into()));
-    assert_eq!(let_of("let s = 1 << 20", "s"), (Type::I64, "(<< 1i64 20i64)".into()));
+    assert_eq!(
+        let_of("let n: i32 = 1\nlet s = n << 2", "s"),
+        (Type::I32, "(<< n 2i32)".into())
+    );
+    assert_eq!(
+        let_of("let s = 1 << 20", "s"),
+        (Type::I64, "(<< 1i64 20i64)".into())
+    );
     assert_eq!(
         let_of("let n: i32 = 1\nlet k: i64 = 3\nlet s = n << k", "s"),
         (Type::I32, "(<< n (i32 k))".into())
     );
-    assert_eq!(let_of("let r = 5.5 % 2.0", "r"), (Type::F64, "(% 5.5f64 2.0f64)".into()));
+    assert_eq!(
+        let_of("let r = 5.5 % 2.0", "r"),
+        (Type::F64, "(% 5.5f64 2.0f64)".into())
+    );
     assert_eq!(let_of("let b = true & false", "b").0, Type::BOOL);
     error("let x = 1.5 << 2", "`<<` cannot be applied to f64 and i64");
     error("let x = 1.5 & 2.5", "cannot be applied to f64 and f64");
@@ -374,9 +418,18 @@ fn shifts_bitwise_and_remainder() {
 
 #[test]
 fn if_expression_unifies_branches() {
-    assert_eq!(ty_of("let c = true\nlet v = if c { 1 } else { 2.5 }", "v"), Type::F64);
-    assert_eq!(ty_of("let c = true\nlet v: i32 = if c { 1 } else { 2 }", "v"), Type::I32);
-    error("let c = true\nlet v = if c { 1 } else { false }", "`if` branches have different types");
+    assert_eq!(
+        ty_of("let c = true\nlet v = if c { 1 } else { 2.5 }", "v"),
+        Type::F64
+    );
+    assert_eq!(
+        ty_of("let c = true\nlet v: i32 = if c { 1 } else { 2 }", "v"),
+        Type::I32
+    );
+    error(
+        "let c = true\nlet v = if c { 1 } else { false }",
+        "`if` branches have different types",
+    );
 }
 
 #[test]
@@ -395,12 +448,21 @@ fn one_error_per_mistake() {
 
 #[test]
 fn indexing_needs_rank_indices_of_integer_type() {
-    let d = error("let a = zeros(3, 3)\na[1] = 0.0", "`a` has rank 2 but 1 index was given");
+    let d = error(
+        "let a = zeros(3, 3)\na[1] = 0.0",
+        "`a` has rank 2 but 1 index was given",
+    );
     assert!(d.help.unwrap().contains("a[i, j]"));
     let p = ok("let a = zeros(3, 3)\nlet i: i32 = 0\nlet v = a[i, 2]");
     assert_eq!(show(&p, init(&p, "v")), "a[i, 2i64]");
-    error("let a = zeros(3)\nlet v = a[1.5]", "an array index must be an integer, found f64");
-    error("let x = 1.0\nlet v = x[0]", "`x` is not an array; it has type f64");
+    error(
+        "let a = zeros(3)\nlet v = a[1.5]",
+        "an array index must be an integer, found f64",
+    );
+    error(
+        "let x = 1.0\nlet v = x[0]",
+        "`x` is not an array; it has type f64",
+    );
 }
 
 #[test]
@@ -411,23 +473,41 @@ fn arrays_are_references_with_fixed_type() {
         "cannot assign f64[,] to `a` of type f64[]",
     );
     assert!(d.help.unwrap().contains("reshape"));
-    error("let a = zeros(3)\na = zeros(f32, 3)", "cannot assign f32[] to `a` of type f64[]");
-    error("let a = zeros(3)\na = 1.0", "cannot assign f64 to `a` of type f64[]");
-    error("let a = zeros(3)\nlet b = a + 1.0", "`+` cannot be applied to f64[] and f64");
+    error(
+        "let a = zeros(3)\na = zeros(f32, 3)",
+        "cannot assign f32[] to `a` of type f64[]",
+    );
+    error(
+        "let a = zeros(3)\na = 1.0",
+        "cannot assign f64 to `a` of type f64[]",
+    );
+    error(
+        "let a = zeros(3)\nlet b = a + 1.0",
+        "`+` cannot be applied to f64[] and f64",
+    );
 }
 
 #[test]
 fn array_literals() {
     assert_eq!(let_of("let a = [1, 2, 3]", "a").1, "[1i64, 2i64, 3i64]");
-    assert_eq!(let_of("let a = [1, 2.5]", "a"), (F64_1, "[1.0f64, 2.5f64]".into()));
-    assert_eq!(let_of("let a: f32[] = [1.0, 2]", "a"), (F32_1, "[1.0f32, 2.0f32]".into()));
+    assert_eq!(
+        let_of("let a = [1, 2.5]", "a"),
+        (F64_1, "[1.0f64, 2.5f64]".into())
+    );
+    assert_eq!(
+        let_of("let a: f32[] = [1.0, 2]", "a"),
+        (F32_1, "[1.0f32, 2.0f32]".into())
+    );
     assert_eq!(
         let_of("let x: f32 = 1\nlet a = [x, 2.0]", "a"),
         (F32_1, "[x, 2.0f32]".into())
     );
     error("let a = [true, 1]", "array literal mixes bool and numbers");
     error("let a = []", "empty array literal");
-    error("let a = [zeros(2)]", "array literal elements must be scalars");
+    error(
+        "let a = [zeros(2)]",
+        "array literal elements must be scalars",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,15 +562,24 @@ fn unknown_names_suggest_close_ones() {
     assert_eq!(d.help.as_deref(), Some("did you mean `count`?"));
     let d = error("prnt(1)", "unknown function `prnt`");
     assert_eq!(d.help.as_deref(), Some("did you mean `print`?"));
-    let d = error("fn square(x: f64) -> f64 { return x * x }\nlet y = sqare(2.0)", "unknown function");
+    let d = error(
+        "fn square(x: f64) -> f64 { return x * x }\nlet y = sqare(2.0)",
+        "unknown function",
+    );
     assert_eq!(d.help.as_deref(), Some("did you mean `square`?"));
-    error("let x = 1\nlet y = x(2)", "`x` is a variable, not a function");
+    error(
+        "let x = 1\nlet y = x(2)",
+        "`x` is a variable, not a function",
+    );
     error("let y = sqrt", "`sqrt` is a function, not a value");
 }
 
 #[test]
 fn loop_variable_is_read_only() {
-    error("for i in 0..10 { i = 2 }", "cannot assign to the loop variable `i`");
+    error(
+        "for i in 0..10 { i = 2 }",
+        "cannot assign to the loop variable `i`",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,21 +589,34 @@ fn loop_variable_is_read_only() {
 #[test]
 fn functions_are_hoisted_and_may_recurse() {
     ok("print(f(2))\nfn f(x: i64) -> i64 { return x * 2 }");
-    ok("fn even(n: i64) -> bool {\n if n == 0 { return true }\n return odd(n - 1)\n}\n\
+    ok(
+        "fn even(n: i64) -> bool {\n if n == 0 { return true }\n return odd(n - 1)\n}\n\
         fn odd(n: i64) -> bool {\n if n == 0 { return false }\n return even(n - 1)\n}\n\
-        print(even(10))");
+        print(even(10))",
+    );
 }
 
 #[test]
 fn return_values_and_types() {
-    let d = error("fn f() { return 1 }", "`f` has no return type, but returns a value");
+    let d = error(
+        "fn f() { return 1 }",
+        "`f` has no return type, but returns a value",
+    );
     assert_eq!(d.help.as_deref(), Some("declare the return type: `-> i64`"));
-    error("fn f() -> i32 { return }", "missing return value: `f` returns i32");
+    error(
+        "fn f() -> i32 { return }",
+        "missing return value: `f` returns i32",
+    );
     let p = ok("fn f() -> f32 { return 1 }");
     let f = p.new_functions().next().unwrap();
-    let StmtKind::Return(Some(v)) = &f.body.stmts[0].kind else { panic!() };
+    let StmtKind::Return(Some(v)) = &f.body.stmts[0].kind else {
+        panic!()
+    };
     assert_eq!(show(&p, v), "1.0f32");
-    error("fn f() -> i32 { return true }", "`f` returns i32, but this is bool");
+    error(
+        "fn f() -> i32 { return true }",
+        "`f` returns i32, but this is bool",
+    );
 }
 
 #[test]
@@ -551,25 +653,39 @@ fn wrong_arity_shows_the_signature() {
         "fn f(a: i32, b: f64) -> f64 { return b }\nlet y = f(1)",
         "`f` takes 2 arguments but 1 was given",
     );
-    assert_eq!(d.help.as_deref(), Some("the signature is `fn f(a: i32, b: f64) -> f64`"));
-    let d = error("let y = sqrt(1.0, 2.0)", "`sqrt` takes 1 argument but 2 were given");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("the signature is `fn f(a: i32, b: f64) -> f64`")
+    );
+    let d = error(
+        "let y = sqrt(1.0, 2.0)",
+        "`sqrt` takes 1 argument but 2 were given",
+    );
     assert!(d.help.unwrap().contains("sqrt(x: F) -> F"));
 }
 
 #[test]
 fn arguments_convert_to_parameter_types() {
-    let p = ok("fn f(a: f32, n: i32) -> f32 { return a }\nlet x = 2.5\nlet k: i64 = 3\nlet y = f(x, k)");
+    let p = ok(
+        "fn f(a: f32, n: i32) -> f32 { return a }\nlet x = 2.5\nlet k: i64 = 3\nlet y = f(x, k)",
+    );
     assert_eq!(show(&p, init(&p, "y")), "f((f32 x), (i32 k))");
     error(
         "fn f(a: f64[]) { }\nf(zeros(f32, 3))",
         "argument `a` of `f` must be f64[], found f32[]",
     );
-    error("fn f(a: f64[]) { }\nf(1.0)", "argument `a` of `f` must be f64[], found f64");
+    error(
+        "fn f(a: f64[]) { }\nf(1.0)",
+        "argument `a` of `f` must be f64[], found f64",
+    );
 }
 
 #[test]
 fn nested_function_is_an_error() {
-    error("{\n fn g() { }\n}", "function `g` is defined inside a block");
+    error(
+        "{\n fn g() { }\n}",
+        "function `g` is defined inside a block",
+    );
 }
 
 #[test]
@@ -595,7 +711,10 @@ fn for_loop_variable_types() {
             .unwrap();
         (p.var(f.var).ty, show(&p, &f.start), show(&p, &f.end))
     };
-    assert_eq!(loop_var("for i in 0..10 { }"), (Type::I64, "0i64".into(), "10i64".into()));
+    assert_eq!(
+        loop_var("for i in 0..10 { }"),
+        (Type::I64, "0i64".into(), "10i64".into())
+    );
     assert_eq!(
         loop_var("let n: i32 = 10\nfor i in 0..n { }"),
         (Type::I32, "0i32".into(), "n".into())
@@ -605,17 +724,34 @@ fn for_loop_variable_types() {
         loop_var("let a: i32 = 0\nlet b: i64 = 9\nfor i in a..b { }"),
         (Type::I64, "(i64 a)".into(), "b".into())
     );
-    assert_eq!(loop_var("let x = zeros(4)\nfor i in 0..len(x) { }").0, Type::I64);
+    assert_eq!(
+        loop_var("let x = zeros(4)\nfor i in 0..len(x) { }").0,
+        Type::I64
+    );
 }
 
 #[test]
 fn for_loop_step() {
     let p = ok("for i in 10..0 step -1 { }");
-    let StmtKind::For(f) = &p.top[0].kind else { panic!() };
-    assert_eq!(f.step.as_ref().and_then(Expr::as_const), Some(Const::I64(-1)));
-    error("for i in 0..10 step 0 { }", "the step of a `for` loop must not be zero");
-    error("for i in 0..10 step 0.5 { }", "a `for` step must be an integer");
-    error("for i in 0.0..10 { }", "the start of a `for` range must be an integer, found f64");
+    let StmtKind::For(f) = &p.top[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        f.step.as_ref().and_then(Expr::as_const),
+        Some(Const::I64(-1))
+    );
+    error(
+        "for i in 0..10 step 0 { }",
+        "the step of a `for` loop must not be zero",
+    );
+    error(
+        "for i in 0..10 step 0.5 { }",
+        "a `for` step must be an integer",
+    );
+    error(
+        "for i in 0.0..10 { }",
+        "the start of a `for` range must be an integer, found f64",
+    );
 }
 
 #[test]
@@ -629,26 +765,61 @@ fn break_continue_return_placement() {
 
 #[test]
 fn compound_assignment_types() {
-    let p = ok("let n: i32 = 1\nn += 1.5\nlet x: f32 = 0\nx += 1\nn <<= 2\nlet a = zeros(3)\na[0] *= 2");
+    let p = ok(
+        "let n: i32 = 1\nn += 1.5\nlet x: f32 = 0\nx += 1\nn <<= 2\nlet a = zeros(3)\na[0] *= 2",
+    );
     let ops = assigns(&p);
     assert_eq!(
         ops,
         vec![
-            (Some(CompoundOp { op: BinOp::Add, ty: ScalarType::F64 }), "1.5f64".into()),
-            (Some(CompoundOp { op: BinOp::Add, ty: ScalarType::F32 }), "1.0f32".into()),
-            (Some(CompoundOp { op: BinOp::Shl, ty: ScalarType::I32 }), "2i32".into()),
-            (Some(CompoundOp { op: BinOp::Mul, ty: ScalarType::F64 }), "2.0f64".into()),
+            (
+                Some(CompoundOp {
+                    op: BinOp::Add,
+                    ty: ScalarType::F64
+                }),
+                "1.5f64".into()
+            ),
+            (
+                Some(CompoundOp {
+                    op: BinOp::Add,
+                    ty: ScalarType::F32
+                }),
+                "1.0f32".into()
+            ),
+            (
+                Some(CompoundOp {
+                    op: BinOp::Shl,
+                    ty: ScalarType::I32
+                }),
+                "2i32".into()
+            ),
+            (
+                Some(CompoundOp {
+                    op: BinOp::Mul,
+                    ty: ScalarType::F64
+                }),
+                "2.0f64".into()
+            ),
         ]
     );
-    error("let b = true\nb += 1", "`+` cannot be applied to bool and i64");
+    error(
+        "let b = true\nb += 1",
+        "`+` cannot be applied to bool and i64",
+    );
     error("let a = zeros(3)\na += 1.0", "cannot be applied to f64[]");
 }
 
 #[test]
 fn strings_only_as_print_arguments() {
-    error("let s = \"hello\"", "a string can only be an argument of `print`, `printf` or `assert`");
+    error(
+        "let s = \"hello\"",
+        "a string can only be an argument of `print`, `printf` or `assert`",
+    );
     error("\"hello\"", "a string can only be an argument");
-    error("fn f(s: f64) { }\nf(\"x\")", "a string can only be an argument");
+    error(
+        "fn f(s: f64) { }\nf(\"x\")",
+        "a string can only be an argument",
+    );
     ok("print(\"a\", 1, 2.5, true, zeros(2))\nassert(1 < 2, \"math works\")");
 }
 
@@ -660,19 +831,67 @@ fn strings_only_as_print_arguments() {
 fn array_constructors() {
     assert_eq!(
         let_of("let n: i32 = 3\nlet a = zeros(f32, n, 4)", "a"),
-        (Type::Array { elem: ScalarType::F32, rank: 2 }, "zeros((i64 n), 4i64)".into())
+        (
+            Type::Array {
+                elem: ScalarType::F32,
+                rank: 2
+            },
+            "zeros((i64 n), 4i64)".into()
+        )
     );
     assert_eq!(ty_of("let a = ones(5)", "a"), F64_1);
-    assert_eq!(ty_of("let a = zeros(bool, 2)", "a"), Type::Array { elem: ScalarType::Bool, rank: 1 });
-    assert_eq!(ty_of("let a = random(f32, 2, 2, 2)", "a"), Type::Array { elem: ScalarType::F32, rank: 3 });
-    assert_eq!(let_of("let a = fill(1.0f32, 5)", "a"), (F32_1, "fill(1.0f32, 5i64)".into()));
-    assert_eq!(let_of("let a: f32[] = fill(1.0, 4)", "a"), (F32_1, "fill(1.0f32, 4i64)".into()));
-    assert_eq!(ty_of("let a = fill(7, 2, 3)", "a"), Type::Array { elem: ScalarType::I64, rank: 2 });
-    assert_eq!(ty_of("let a = iota(10)", "a"), Type::Array { elem: ScalarType::I64, rank: 1 });
-    assert_eq!(let_of("let a = linspace(0, 1, 11)", "a"), (F64_1, "linspace(0.0f64, 1.0f64, 11i64)".into()));
-    error("let a = zeros(2.5)", "an array dimension must be an integer, found f64");
-    error("let a = zeros(1, 1, 1, 1, 1, 1, 1)", "`zeros` needs 1 to 6 dimensions, found 7");
-    error("let a = zeros(f32)", "`zeros` needs 1 to 6 dimensions, found 0");
+    assert_eq!(
+        ty_of("let a = zeros(bool, 2)", "a"),
+        Type::Array {
+            elem: ScalarType::Bool,
+            rank: 1
+        }
+    );
+    assert_eq!(
+        ty_of("let a = random(f32, 2, 2, 2)", "a"),
+        Type::Array {
+            elem: ScalarType::F32,
+            rank: 3
+        }
+    );
+    assert_eq!(
+        let_of("let a = fill(1.0f32, 5)", "a"),
+        (F32_1, "fill(1.0f32, 5i64)".into())
+    );
+    assert_eq!(
+        let_of("let a: f32[] = fill(1.0, 4)", "a"),
+        (F32_1, "fill(1.0f32, 4i64)".into())
+    );
+    assert_eq!(
+        ty_of("let a = fill(7, 2, 3)", "a"),
+        Type::Array {
+            elem: ScalarType::I64,
+            rank: 2
+        }
+    );
+    assert_eq!(
+        ty_of("let a = iota(10)", "a"),
+        Type::Array {
+            elem: ScalarType::I64,
+            rank: 1
+        }
+    );
+    assert_eq!(
+        let_of("let a = linspace(0, 1, 11)", "a"),
+        (F64_1, "linspace(0.0f64, 1.0f64, 11i64)".into())
+    );
+    error(
+        "let a = zeros(2.5)",
+        "an array dimension must be an integer, found f64",
+    );
+    error(
+        "let a = zeros(1, 1, 1, 1, 1, 1, 1)",
+        "`zeros` needs 1 to 6 dimensions, found 7",
+    );
+    error(
+        "let a = zeros(f32)",
+        "`zeros` needs 1 to 6 dimensions, found 0",
+    );
     error("let a = random(i32, 3)", "`random` makes f32 or f64 arrays");
 }
 
@@ -684,31 +903,64 @@ fn array_queries_and_reductions() {
     assert_eq!(ty_of(src, "n"), Type::I64);
     assert_eq!(let_of(src, "s"), (Type::I64, "size(a, 1i64)".into()));
     assert_eq!(ty_of(src, "r"), Type::I64);
-    assert_eq!(ty_of(src, "c"), Type::Array { elem: ScalarType::F32, rank: 2 });
+    assert_eq!(
+        ty_of(src, "c"),
+        Type::Array {
+            elem: ScalarType::F32,
+            rank: 2
+        }
+    );
     assert_eq!(ty_of(src, "d"), F32_1);
     assert_eq!(ty_of(src, "sa"), Type::F32);
     assert_eq!(ty_of(src, "sb"), Type::I64);
     assert_eq!(ty_of(src, "pb"), Type::I64);
     assert_eq!(ty_of(src, "mb"), Type::I64);
     assert_eq!(ty_of(src, "ma"), Type::F32);
-    assert_eq!(ty_of("let a = zeros(i32, 3)\nlet s = sum(a)", "s"), Type::I64);
+    assert_eq!(
+        ty_of("let a = zeros(i32, 3)\nlet s = sum(a)", "s"),
+        Type::I64
+    );
     error("let s = sum(1.0)", "`sum` takes an array, found f64");
-    error("let s = sum(zeros(bool, 2))", "`sum` needs a numeric array, found bool[]");
+    error(
+        "let s = sum(zeros(bool, 2))",
+        "`sum` needs a numeric array, found bool[]",
+    );
 }
 
 #[test]
 fn math_is_generic_over_float_types() {
-    assert_eq!(let_of("let x: f32 = 2\nlet y = sqrt(x)", "y"), (Type::F32, "sqrt(x)".into()));
-    assert_eq!(let_of("let y = sqrt(2)", "y"), (Type::F64, "sqrt(2.0f64)".into()));
-    assert_eq!(let_of("let n = 2\nlet y = sqrt(n)", "y"), (Type::F64, "sqrt((f64 n))".into()));
-    assert_eq!(let_of("let x: f32 = 2\nlet y = pow(x, 2)", "y"), (Type::F32, "pow(x, 2.0f32)".into()));
+    assert_eq!(
+        let_of("let x: f32 = 2\nlet y = sqrt(x)", "y"),
+        (Type::F32, "sqrt(x)".into())
+    );
+    assert_eq!(
+        let_of("let y = sqrt(2)", "y"),
+        (Type::F64, "sqrt(2.0f64)".into())
+    );
+    assert_eq!(
+        let_of("let n = 2\nlet y = sqrt(n)", "y"),
+        (Type::F64, "sqrt((f64 n))".into())
+    );
+    assert_eq!(
+        let_of("let x: f32 = 2\nlet y = pow(x, 2)", "y"),
+        (Type::F32, "pow(x, 2.0f32)".into())
+    );
     assert_eq!(
         let_of("let x: f32 = 2\nlet y = fma(x, x, 1.0)", "y"),
         (Type::F32, "fma(x, x, 1.0f32)".into())
     );
-    assert_eq!(let_of("let n: i32 = -2\nlet y = abs(n)", "y"), (Type::I32, "abs(n)".into()));
-    assert_eq!(let_of("let y = fabs(-2)", "y"), (Type::F64, "fabs(-2.0f64)".into()));
-    assert_eq!(let_of("let x: f32 = 2\nlet y = isnan(x)", "y"), (Type::BOOL, "isnan(x)".into()));
+    assert_eq!(
+        let_of("let n: i32 = -2\nlet y = abs(n)", "y"),
+        (Type::I32, "abs(n)".into())
+    );
+    assert_eq!(
+        let_of("let y = fabs(-2)", "y"),
+        (Type::F64, "fabs(-2.0f64)".into())
+    );
+    assert_eq!(
+        let_of("let x: f32 = 2\nlet y = isnan(x)", "y"),
+        (Type::BOOL, "isnan(x)".into())
+    );
     assert_eq!(ty_of("let y = fmod(5.0, 2.0)", "y"), Type::F64);
     assert_eq!(ty_of("let t = clock()", "t"), Type::F64);
     error("let y = sqrt(true)", "`sqrt` needs a number, found bool");
@@ -719,26 +971,59 @@ fn math_is_generic_over_float_types() {
 fn control_builtins() {
     ok("let x = 1\nassert(x > 0)\nassert(x > 0, \"positive\")\nseed(42)\nexit(0)");
     error("assert(1)", "the condition of `assert` must be bool");
-    error("let m = 1\nassert(true, m)", "the message of `assert` must be a string literal");
-    assert_eq!(let_of("let n = param(\"n\", 100)", "n"), (Type::I64, "param(\"n\", 100i64)".into()));
+    error(
+        "let m = 1\nassert(true, m)",
+        "the message of `assert` must be a string literal",
+    );
+    assert_eq!(
+        let_of("let n = param(\"n\", 100)", "n"),
+        (Type::I64, "param(\"n\", 100i64)".into())
+    );
     assert_eq!(let_of("let n: i32 = param(\"n\", 100)", "n").0, Type::I32);
     assert_eq!(ty_of("let t = param(\"tol\", 1e-6)", "t"), Type::F64);
-    error("let n = param(\"n\", zeros(2))", "the default of `param` must be a scalar");
+    error(
+        "let n = param(\"n\", zeros(2))",
+        "the default of `param` must be a scalar",
+    );
 }
 
 #[test]
 fn printf_formats_are_checked() {
     ok("let n: i32 = 1\nlet x = 2.5\nprintf(\"%5d, %0.6f %s %c %x %ld %% %e %g\\n\", n, x, \"s\", 65, 255, n, x, 1)");
-    let d = error("printf(\"%d\\n\", 1.5)", "`%d` expects an integer, found f64");
+    let d = error(
+        "printf(\"%d\\n\", 1.5)",
+        "`%d` expects an integer, found f64",
+    );
     assert_eq!(d.labels[0].message, "this is f64");
-    error("let x: f32 = 1\nprintf(\"%i\", x)", "`%i` expects an integer, found f32");
-    error("let n = 1\nprintf(\"%f\", n)", "`%f` expects a float, found i64");
+    error(
+        "let x: f32 = 1\nprintf(\"%i\", x)",
+        "`%i` expects an integer, found f32",
+    );
+    error(
+        "let n = 1\nprintf(\"%f\", n)",
+        "`%f` expects a float, found i64",
+    );
     error("printf(\"%s\", 1)", "`%s` expects a string, found i64");
-    error("printf(\"%d\", true)", "`%d` expects an integer, found bool");
-    error("printf(\"%f %d\\n\", 1.0)", "the format has 2 conversions but `printf` has 1 value");
-    error("printf(\"%f\\n\", 1.0, 2.0)", "`printf` has 2 values but the format has 1 conversion");
-    error("printf(\"%q\", 1)", "invalid `printf` format: unsupported conversion `%q`");
-    error("let n = 1\nprintf(n)", "the format of `printf` must be a string literal");
+    error(
+        "printf(\"%d\", true)",
+        "`%d` expects an integer, found bool",
+    );
+    error(
+        "printf(\"%f %d\\n\", 1.0)",
+        "the format has 2 conversions but `printf` has 1 value",
+    );
+    error(
+        "printf(\"%f\\n\", 1.0, 2.0)",
+        "`printf` has 2 values but the format has 1 conversion",
+    );
+    error(
+        "printf(\"%q\", 1)",
+        "invalid `printf` format: unsupported conversion `%q`",
+    );
+    error(
+        "let n = 1\nprintf(n)",
+        "the format of `printf` must be a string literal",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -752,9 +1037,15 @@ fn runtime_routines() {
                let d = acc_on_device(acc_device_host)\n\
                let m = acc_get_property(0, acc_device_nvidia, acc_property_memory)\n\
                let k = acc_get_num_devices(acc_device_nvidia)\nacc_wait(1)\nacc_wait_all()";
-    assert_eq!(let_of(src, "p"), (Type::BOOL, "acc_is_present(a[100i64:1000i64])".into()));
+    assert_eq!(
+        let_of(src, "p"),
+        (Type::BOOL, "acc_is_present(a[100i64:1000i64])".into())
+    );
     assert_eq!(let_of(src, "d"), (Type::BOOL, "acc_on_device(2i32)".into()));
-    assert_eq!(let_of(src, "m"), (Type::I64, "acc_get_property(0i32, 4i32, 1i32)".into()));
+    assert_eq!(
+        let_of(src, "m"),
+        (Type::I64, "acc_get_property(0i32, 4i32, 1i32)".into())
+    );
     assert_eq!(ty_of(src, "k"), Type::I32);
     let p = ok(src);
     let copyin = all_stmts(&p)
@@ -767,16 +1058,28 @@ fn runtime_routines() {
         })
         .unwrap();
     assert_eq!(copyin, "acc_copyin(a[0i64:n])");
-    error("let x = 1.0\nacc_copyin(x)", "`acc_copyin` takes an array or an array section, found f64");
-    error("let a = zeros(3, 3)\nacc_copyin(a[0:3])", "`a` has rank 2 but the section gives 1 range");
-    error("let a = zeros(3)\nlet b = a[0:2]", "an array section is not allowed here");
+    error(
+        "let x = 1.0\nacc_copyin(x)",
+        "`acc_copyin` takes an array or an array section, found f64",
+    );
+    error(
+        "let a = zeros(3, 3)\nacc_copyin(a[0:3])",
+        "`a` has rank 2 but the section gives 1 range",
+    );
+    error(
+        "let a = zeros(3)\nlet b = a[0:2]",
+        "an array section is not allowed here",
+    );
 }
 
 #[test]
 fn builtin_constants_can_be_shadowed() {
     let p = ok("let acc_device_host = 5\nlet d = acc_device_host");
     assert_eq!(show(&p, init(&p, "d")), "acc_device_host");
-    error("acc_device_host = 3", "cannot assign to the constant `acc_device_host`");
+    error(
+        "acc_device_host = 3",
+        "cannot assign to the constant `acc_device_host`",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -799,15 +1102,23 @@ fn directive_clauses_are_resolved_and_typed() {
                 acc parallel loop copyin(a[0:n]) num_gangs(4) if(n > 5) async(1)\n\
                 for i in 0..n { a[i] = 1.0 }");
     let clauses = directive_clauses(&p);
-    let ClauseKind::Data(_, refs) = &clauses[0] else { panic!("{clauses:?}") };
+    let ClauseKind::Data(_, refs) = &clauses[0] else {
+        panic!("{clauses:?}")
+    };
     assert_eq!(p.var(refs[0].var).name, "a");
     let sec = &refs[0].sections.as_ref().unwrap()[0];
     assert_eq!(show(&p, sec.count.as_ref().unwrap()), "(i64 n)");
-    let ClauseKind::NumGangs(g) = &clauses[1] else { panic!() };
+    let ClauseKind::NumGangs(g) = &clauses[1] else {
+        panic!()
+    };
     assert_eq!(show(&p, g), "4i64");
-    let ClauseKind::If(c) = &clauses[2] else { panic!() };
+    let ClauseKind::If(c) = &clauses[2] else {
+        panic!()
+    };
     assert_eq!(c.ty, Type::BOOL);
-    let ClauseKind::Async(Some(q)) = &clauses[3] else { panic!() };
+    let ClauseKind::Async(Some(q)) = &clauses[3] else {
+        panic!()
+    };
     assert_eq!(q.ty, Type::I64);
 }
 
@@ -847,10 +1158,18 @@ fn device_type_markers_are_kept_in_order() {
 
 #[test]
 fn routine_is_recorded_on_the_function() {
-    let p = ok("acc routine vector\nfn f(x: f64) -> f64 { return x }\nacc routine\nfn g() { }\nfn h() { }");
+    let p = ok(
+        "acc routine vector\nfn f(x: f64) -> f64 { return x }\nacc routine\nfn g() { }\nfn h() { }",
+    );
     let fs: Vec<_> = p.new_functions().collect();
-    assert_eq!(fs[0].routine.as_ref().map(|r| r.level), Some(RoutineLevel::Vector));
-    assert_eq!(fs[1].routine.as_ref().map(|r| r.level), Some(RoutineLevel::Seq));
+    assert_eq!(
+        fs[0].routine.as_ref().map(|r| r.level),
+        Some(RoutineLevel::Vector)
+    );
+    assert_eq!(
+        fs[1].routine.as_ref().map(|r| r.level),
+        Some(RoutineLevel::Seq)
+    );
     assert!(fs[2].routine.is_none());
     assert!(p.top.is_empty());
 }
@@ -867,7 +1186,9 @@ fn later_compiles_see_committed_declarations() {
     let g_id = p1.new_globals().next().unwrap().0;
     let p2 = check_with(&mut ck, "let h = f() + g").unwrap();
     ck.commit();
-    let ExprKind::Binary(_, l, r) = &init(&p2, "h").kind else { panic!() };
+    let ExprKind::Binary(_, l, r) = &init(&p2, "h").kind else {
+        panic!()
+    };
     assert!(matches!(l.kind, ExprKind::Call(..)));
     assert_eq!(r.as_var(), Some(g_id));
     assert_eq!(p2.first_new_fn, 1);
@@ -911,4 +1232,48 @@ fn call_must_not_run_before_the_globals_it_uses() {
     );
     ok("let g = 1\nf()\nfn f() { print(g) }");
     ok("fn f() { f() }\nf()");
+}
+
+/// A program touching most rules, for the robustness test below.
+const CORPUS: &str = r#"let n = param("n", 100)
+let a = zeros(f32, n)
+let b = fill(2.0f32, n)
+let m: i32 = 4
+fn dot(x: f32[], y: f32[]) -> f32 {
+    let s = 0.0f32
+    acc parallel loop reduction(+: s) present(x, y)
+    for i in 0..len(x) { s += x[i] * y[i] }
+    return s
+}
+acc routine seq
+fn clampi(v: i32, lo: i32) -> i32 {
+    if v < lo { return lo } else { return v }
+}
+acc data copyin(b[0:n]) copy(a) {
+    acc parallel loop gang vector num_gangs(m) async(1)
+    for i in 0..n step 2 {
+        a[i] = 2.0 * b[i] + clampi(m, 1)
+    }
+    acc wait(1)
+}
+let t = if n > 10 { 1.5 } else { 2 }
+printf("%d %f %s\n", m, dot(a, b), "ok")
+print(acc_is_present(a[0:n]), sum(a), [1, 2.5], t as i32)
+"#;
+
+#[test]
+fn never_panics_on_mutilated_programs() {
+    ok(CORPUS);
+    let lines: Vec<&str> = CORPUS.lines().collect();
+    for i in 0..lines.len() {
+        let mut without = lines.clone();
+        without.remove(i);
+        let mut cut = lines.clone();
+        cut[i] = &lines[i][..lines[i].len() / 2];
+        for v in [without.join("\n"), cut.join("\n")] {
+            if let Ok(p) = crate::parse(&SourceFile::new("t.acc", v)) {
+                let _ = Checker::new().check(&p);
+            }
+        }
+    }
 }
