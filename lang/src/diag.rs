@@ -78,6 +78,10 @@ impl Diagnostic {
                 let (line, col) = source.line_col(self.span().start);
                 format!("{}:{}:{}", source.name, line, col)
             },
+            show_source: self
+                .labels
+                .iter()
+                .all(|l| line_len_at(&source.text, l.span.start as usize) <= MAX_SHOWN_LINE),
         }
     }
 }
@@ -89,11 +93,29 @@ pub struct SourceDiagnostic {
     pub source: miette::NamedSource<String>,
     /// `file:line:col` of the primary label.
     pub location: String,
+    /// False when a labelled line is too long to show (minified or generated text): the
+    /// diagnostic then names its location in words.
+    pub show_source: bool,
+}
+
+/// Lines longer than this are not drawn under a diagnostic (miette cannot draw columns past
+/// 65535, and such a line is unreadable anyway).
+const MAX_SHOWN_LINE: usize = 4096;
+
+fn line_len_at(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    end - start
 }
 
 impl fmt::Display for SourceDiagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diag.message)
+        f.write_str(&self.diag.message)?;
+        if !self.show_source {
+            write!(f, "\n  at {}", self.location)?;
+        }
+        Ok(())
     }
 }
 
@@ -115,10 +137,14 @@ impl miette::Diagnostic for SourceDiagnostic {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.source)
+        self.show_source
+            .then_some(&self.source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        if !self.show_source {
+            return None;
+        }
         Some(Box::new(self.diag.labels.iter().enumerate().map(
             |(i, l)| {
                 let text = (!l.message.is_empty()).then(|| l.message.clone());

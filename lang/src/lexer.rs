@@ -7,18 +7,20 @@
 //!   style works);
 //! - bracket balance: every unclosed, unopened or mismatched bracket is reported here, with
 //!   the opening bracket labelled, and the parser is not run on such a file (its errors would
-//!   only repeat the same mistake).
+//!   only repeat the same mistake);
+//! - depth limits (`MAX_NESTING`, `MAX_OPERATORS`), so no later pass can overflow its stack.
 
 use crate::diag::{closest, Diagnostic};
 use crate::span::Span;
 use crate::token::{FloatSuffix, IntSuffix, Keyword, Punct, Token};
 
-/// What `lex` found: tokens with spans, and diagnostics. When `balanced` is false a bracket
-/// error was reported and the tokens should not be parsed.
+/// What `lex` found: tokens with spans, and diagnostics. When `parseable` is false the tokens
+/// must not be parsed: a bracket error (every parse error would repeat it) or nesting beyond
+/// the limits below (the tree would be too deep for the passes after the parser).
 pub struct Lexed<'src> {
     pub tokens: Vec<(Token<'src>, Span)>,
     pub diags: Vec<Diagnostic>,
-    pub balanced: bool,
+    pub parseable: bool,
 }
 
 /// Lex `src`. Always returns tokens (malformed literals become placeholder tokens) so that the
@@ -32,15 +34,23 @@ pub fn lex(src: &str) -> Lexed<'_> {
         diags: Vec::new(),
         open: Vec::new(),
         suspicious_closer: None,
-        balanced: true,
+        parseable: true,
+        operators: 0,
     };
     lexer.run();
     Lexed {
         tokens: lexer.tokens,
         diags: lexer.diags,
-        balanced: lexer.balanced,
+        parseable: lexer.parseable,
     }
 }
+
+/// Deeper nesting is rejected, so that every recursive pass after the parser has a bounded depth.
+pub const MAX_NESTING: usize = 256;
+
+/// Operators in one statement line, at most: a longer chain (`a + b + …`) would make a syntax
+/// tree deeper than later recursive passes can walk on a normal stack.
+pub const MAX_OPERATORS: usize = 1000;
 
 struct Lexer<'src> {
     src: &'src str,
@@ -53,7 +63,9 @@ struct Lexer<'src> {
     /// The first `}` whose indentation differs from its `{` line's: where a missing `}` most
     /// likely belongs when the file ends with a block still open.
     suspicious_closer: Option<(Span, Span)>,
-    balanced: bool,
+    parseable: bool,
+    /// Operators since the last statement boundary (see `MAX_OPERATORS`).
+    operators: usize,
 }
 
 impl<'src> Lexer<'src> {
@@ -97,7 +109,32 @@ impl<'src> Lexer<'src> {
     }
 
     fn push(&mut self, tok: Token<'src>, start: usize) {
-        self.tokens.push((tok, Span::new(start, self.pos)));
+        let span = Span::new(start, self.pos);
+        self.count_operator(&tok, span);
+        self.tokens.push((tok, span));
+    }
+
+    fn count_operator(&mut self, tok: &Token<'src>, span: Span) {
+        use Punct::*;
+        match tok {
+            Token::Newline | Token::P(Semi | LBrace | RBrace) => self.operators = 0,
+            Token::P(LParen | RParen | LBracket | RBracket | Comma | Colon) => {}
+            Token::P(_) | Token::Kw(Keyword::As) => {
+                self.operators += 1;
+                if self.operators == MAX_OPERATORS + 1 {
+                    self.parseable = false;
+                    self.error(
+                        Diagnostic::error(
+                            format!("more than {MAX_OPERATORS} operators in one statement"),
+                            span,
+                            "this expression is too long",
+                        )
+                        .with_help("split it into several statements, accumulating partial results in variables"),
+                    );
+                }
+            }
+            _ => {}
+        }
     }
 
     fn error(&mut self, d: Diagnostic) {
@@ -117,7 +154,10 @@ impl<'src> Lexer<'src> {
         match self.tokens.last() {
             None | Some((Token::Newline, _)) => {}
             Some((Token::P(p), _)) if p.continues_line() => {}
-            _ => self.tokens.push((Token::Newline, span)),
+            _ => {
+                self.operators = 0;
+                self.tokens.push((Token::Newline, span));
+            }
         }
     }
 
@@ -543,12 +583,29 @@ impl<'src> Lexer<'src> {
         self.pos += text.len();
         let span = Span::new(start, self.pos);
         match p {
-            Punct::LParen | Punct::LBracket | Punct::LBrace => self.open.push((p, span)),
+            Punct::LParen | Punct::LBracket | Punct::LBrace => {
+                if self.open.len() == MAX_NESTING {
+                    self.too_deep(span);
+                }
+                self.open.push((p, span));
+            }
             Punct::RParen | Punct::RBracket | Punct::RBrace => self.close(p, span),
             _ => {}
         }
         self.push(Token::P(p), start);
         true
+    }
+
+    fn too_deep(&mut self, span: Span) {
+        self.parseable = false;
+        self.error(
+            Diagnostic::error(
+                format!("brackets nested more than {MAX_NESTING} levels deep"),
+                span,
+                "too deeply nested",
+            )
+            .with_help("split the expression or block into smaller pieces (a `let`, a function)"),
+        );
     }
 
     fn close(&mut self, closer: Punct, span: Span) {
@@ -564,7 +621,7 @@ impl<'src> Lexer<'src> {
                 }
             }
             Some((opener, open_span)) => {
-                self.balanced = false;
+                self.parseable = false;
                 self.error(
                     Diagnostic::error(
                         format!(
@@ -594,7 +651,7 @@ impl<'src> Lexer<'src> {
                 }
             }
             None => {
-                self.balanced = false;
+                self.parseable = false;
                 self.error(
                     Diagnostic::error(
                         format!("unexpected `{}`", closer.as_str()),
@@ -625,7 +682,7 @@ impl<'src> Lexer<'src> {
     fn close_at_eof(&mut self) {
         let eof = Span::new(self.bytes.len(), self.bytes.len());
         for (opener, span) in std::mem::take(&mut self.open).into_iter().rev() {
-            self.balanced = false;
+            self.parseable = false;
             let mut d = Diagnostic::error(
                 format!("unclosed `{}`", opener.as_str()),
                 span,
@@ -788,13 +845,39 @@ mod tests {
     #[test]
     fn unbalanced_brackets_are_reported_with_the_opener() {
         let l = lex("fn f() {\n  if x {\n    y = 1\n}\n");
-        assert!(!l.balanced);
+        assert!(!l.parseable);
         assert_eq!(l.diags.len(), 1);
         assert_eq!(l.diags[0].message, "unclosed `{`");
         let l = lex("f(a]");
         assert!(l.diags[0].message.starts_with("mismatched `]`"));
         let l = lex("x)\n");
         assert_eq!(l.diags[0].message, "unexpected `)`");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!("{}{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        assert!(lex(&ok).diags.is_empty());
+        let deep = format!(
+            "{}{}",
+            "{".repeat(MAX_NESTING + 1),
+            "}".repeat(MAX_NESTING + 1)
+        );
+        let l = lex(&deep);
+        assert!(!l.parseable);
+        assert_eq!(l.diags.len(), 1, "{:?}", l.diags);
+    }
+
+    #[test]
+    fn operator_chains_are_bounded() {
+        let ok = format!("x = 1{}", " + 1".repeat(MAX_OPERATORS - 1));
+        assert!(lex(&ok).parseable);
+        let long = format!("x = 1{}", " + 1".repeat(MAX_OPERATORS));
+        let l = lex(&long);
+        assert!(!l.parseable);
+        assert_eq!(l.diags.len(), 1);
+        let many_lines = "x = 1 + 1\n".repeat(MAX_OPERATORS);
+        assert!(lex(&many_lines).parseable);
     }
 
     #[test]

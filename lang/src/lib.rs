@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod ast;
+pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
@@ -84,7 +85,7 @@ impl Frontend {
 pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
     let lexed = lexer::lex(&source.text);
     let mut diags = lexed.diags;
-    if !lexed.balanced {
+    if !lexed.parseable {
         // Bracket errors make every later parse error a repeat of the same mistake.
         return Err(diags);
     }
