@@ -18,6 +18,7 @@ pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
+pub mod ir;
 pub mod lexer;
 pub mod parser;
 pub mod span;
