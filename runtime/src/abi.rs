@@ -77,6 +77,17 @@ pub const CTX_GLOBALS_OFFSET: i32 = 0;
 pub const CTX_STATUS_OFFSET: i32 = 8;
 pub const ARRAY_OWNER_OFFSET: i32 = 88;
 
+/// A string as compiled code passes it by reference: `acc_printf`'s `%s` slot holds the
+/// address of one of these.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StrRef {
+    /// Offset 0: UTF-8 bytes.
+    pub ptr: *const u8,
+    /// Offset 8: their count.
+    pub len: usize,
+}
+
 // ---------------------------------------------------------------------------------------------
 // Entry points (docs/ABI.md, "Runtime"). Each may be called only by compiled code, with the
 // `Ctx` of a live `context::Context` and live array handles.
