@@ -107,9 +107,11 @@ impl Context {
         unsafe { (*self.ctx).status }
     }
 
-    /// How the last run ended; resets the status (and takes the error) so that the context
-    /// can run again (the next REPL line).
+    /// How the last run ended; flushes the output (a write error, such as a closed pipe, is
+    /// dropped: call `flush` first to see it) and resets the status (taking the error) so
+    /// that the context can run again (the next REPL line).
     pub fn finish(&mut self) -> Outcome {
+        let _ = self.flush();
         // SAFETY: owned by `self`.
         let ctx = unsafe { &mut *self.ctx };
         let status = std::mem::replace(&mut ctx.status, STATUS_OK);
@@ -199,6 +201,17 @@ mod tests {
             fail(p, RunErrorKind::DivZero, Some(4));
         }
         assert_eq!(c.finish(), Outcome::Exit(7));
+    }
+
+    #[test]
+    fn finish_flushes() {
+        let buf = SharedBuffer::new();
+        let out = std::io::BufWriter::new(buf.clone());
+        let mut c = Context::new(HostState::new(Box::new(out)));
+        c.host().write_str("buffered");
+        assert_eq!(buf.contents(), "");
+        assert_eq!(c.finish(), Outcome::Finished);
+        assert_eq!(buf.contents(), "buffered");
     }
 
     #[test]
