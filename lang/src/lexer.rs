@@ -306,11 +306,13 @@ impl<'src> Lexer<'src> {
         if text.bytes().all(|b| b == b'_') {
             return self.bad_number(start, "write digits after the prefix: `0x1f`, `0b101`");
         }
-        let suffix = if self.byte_at(self.pos) == b'i' {
-            self.suffix()
-        } else {
-            None
-        };
+        let next = self.byte_at(self.pos);
+        let is_suffix =
+            matches!(&self.src[self.pos..], t if t.starts_with("i32") || t.starts_with("i64"));
+        if next.is_ascii_alphanumeric() && !is_suffix {
+            return self.bad_digit(start, radix);
+        }
+        let suffix = if next == b'i' { self.suffix() } else { None };
         if self.malformed_tail() {
             return self.bad_number(
                 start,
@@ -323,6 +325,30 @@ impl<'src> Lexer<'src> {
             Some("i64") => self.int_token(start, text, radix, Some(IntSuffix::I64)),
             Some(s) => self.bad_suffix(start, digits_end, s, false),
         }
+    }
+
+    /// `0b102`, `0x1g`: name the digit that does not belong.
+    fn bad_digit(&mut self, start: usize, radix: u32) {
+        let digit_at = self.pos;
+        let digit = self.peek_char().unwrap_or('?');
+        while self.byte_at(self.pos).is_ascii_alphanumeric() || self.byte_at(self.pos) == b'_' {
+            self.pos += 1;
+        }
+        let (kind, digits) = if radix == 2 {
+            ("binary", "`0` and `1`")
+        } else {
+            ("hexadecimal", "`0`-`9` and `a`-`f`")
+        };
+        self.error(
+            Diagnostic::error(
+                format!("invalid digit `{digit}` in a {kind} literal"),
+                Span::new(digit_at, digit_at + digit.len_utf8()),
+                "not a digit of this base",
+            )
+            .with_label(Span::new(start, self.pos), "in this literal")
+            .with_help(format!("{kind} literals use only the digits {digits}")),
+        );
+        self.push(Token::Int(0, None), start);
     }
 
     fn eat_digits(&mut self, radix: u32) {
@@ -422,6 +448,7 @@ impl<'src> Lexer<'src> {
                     .with_help("close it with `\"` on the same line; write `\\n` for a line break"),
                 );
                 let body = &self.src[start + 1..self.pos];
+                self.forget_brackets_opened_after(self.line_start(start));
                 return self.push(Token::Str(body), start);
             }
             match self.bytes[self.pos] {
@@ -447,6 +474,22 @@ impl<'src> Lexer<'src> {
                         .map_or(1, char::len_utf8);
                 }
             }
+        }
+    }
+
+    fn line_start(&self, offset: usize) -> usize {
+        self.src[..offset].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    /// An unterminated string swallowed the rest of its line, closing brackets included: the
+    /// brackets opened on that line are not reported as unclosed too.
+    fn forget_brackets_opened_after(&mut self, offset: usize) {
+        while self
+            .open
+            .last()
+            .is_some_and(|(_, s)| s.start as usize >= offset)
+        {
+            self.open.pop();
         }
     }
 
@@ -506,6 +549,12 @@ impl<'src> Lexer<'src> {
     }
 
     fn bad_char(&mut self, c: char) {
+        if matches!(c, '\u{201C}' | '\u{201D}') {
+            return self.curly_string();
+        }
+        if let Some((what, ascii)) = look_alike(c) {
+            return self.look_alike_char(c, what, ascii);
+        }
         let start = self.pos;
         self.pos += c.len_utf8();
         let help = match c {
@@ -513,7 +562,8 @@ impl<'src> Lexer<'src> {
             '.' => "`.` only appears in numbers (`1.5`) and ranges (`0..n`)",
             '#' => "comments start with `//`; directives start with `acc`, not `#pragma acc`",
             '?' => "acc has no `?:` operator; use `if c { a } else { b }`",
-            '@' | '$' | '`' => "this character has no meaning in acc",
+            '$' => "names are ASCII letters, digits and `_`, starting with a letter or `_`",
+            '@' | '`' => "this character has no meaning in acc",
             _ if c.is_alphabetic() => "names are ASCII letters, digits and `_`",
             _ => "this character has no meaning in acc",
         };
@@ -527,56 +577,66 @@ impl<'src> Lexer<'src> {
         );
     }
 
+    /// A character copied from a document that looks like an ASCII one (`−`, `×`, `’`).
+    fn look_alike_char(&mut self, c: char, what: &str, ascii: &str) {
+        let start = self.pos;
+        self.pos += c.len_utf8();
+        self.error(
+            Diagnostic::error(
+                format!("{what} `{c}` instead of `{ascii}`"),
+                Span::new(start, self.pos),
+                "looks like an ASCII character, but is not one",
+            )
+            .with_help(format!(
+                "type the ASCII `{ascii}` (text copied from documents often has look-alikes)"
+            )),
+        );
+        // Stand in the ASCII operator so the rest of the line parses as meant.
+        if let Some(&(_, p)) = PUNCT_TABLE.iter().find(|(t, _)| *t == ascii) {
+            self.push(Token::P(p), start);
+        }
+    }
+
+    /// `“hello”`: read it as the string it was meant to be, with one error.
+    fn curly_string(&mut self) {
+        let start = self.pos;
+        let open_len = '\u{201C}'.len_utf8();
+        let body_start = start + open_len;
+        let rest = &self.src[body_start..];
+        let line_end = rest.find('\n').unwrap_or(rest.len());
+        let close = rest[..line_end].find(['\u{201D}', '\u{201C}', '"']);
+        let body_end = body_start + close.unwrap_or(line_end);
+        self.pos = match close {
+            Some(_) => {
+                body_end
+                    + self.src[body_end..]
+                        .chars()
+                        .next()
+                        .map_or(0, char::len_utf8)
+            }
+            None => body_end,
+        };
+        self.error(
+            Diagnostic::error(
+                "curly quotes are not string quotes",
+                Span::new(start, self.pos),
+                "this string uses `“ ”`",
+            )
+            .with_help("use straight double quotes: \"…\""),
+        );
+        let body = &self.src[body_start..body_end];
+        self.push(Token::Str(body), start);
+    }
+
     // ---- punctuation and brackets -----------------------------------------------------------
 
     /// Longest-match punctuation. Returns false when no operator starts here.
     fn punct(&mut self) -> bool {
-        const TABLE: &[(&str, Punct)] = &[
-            ("..=", Punct::DotDotEq),
-            ("<<=", Punct::ShlEq),
-            (">>=", Punct::ShrEq),
-            ("..", Punct::DotDot),
-            ("->", Punct::Arrow),
-            ("<<", Punct::Shl),
-            (">>", Punct::Shr),
-            ("<=", Punct::Le),
-            (">=", Punct::Ge),
-            ("==", Punct::EqEq),
-            ("!=", Punct::NotEq),
-            ("&&", Punct::AndAnd),
-            ("||", Punct::OrOr),
-            ("+=", Punct::PlusEq),
-            ("-=", Punct::MinusEq),
-            ("*=", Punct::StarEq),
-            ("/=", Punct::SlashEq),
-            ("%=", Punct::PercentEq),
-            ("&=", Punct::AmpEq),
-            ("|=", Punct::PipeEq),
-            ("^=", Punct::CaretEq),
-            ("(", Punct::LParen),
-            (")", Punct::RParen),
-            ("[", Punct::LBracket),
-            ("]", Punct::RBracket),
-            ("{", Punct::LBrace),
-            ("}", Punct::RBrace),
-            (",", Punct::Comma),
-            (";", Punct::Semi),
-            (":", Punct::Colon),
-            ("+", Punct::Plus),
-            ("-", Punct::Minus),
-            ("*", Punct::Star),
-            ("/", Punct::Slash),
-            ("%", Punct::Percent),
-            ("&", Punct::Amp),
-            ("|", Punct::Pipe),
-            ("^", Punct::Caret),
-            ("~", Punct::Tilde),
-            ("!", Punct::Bang),
-            ("<", Punct::Lt),
-            (">", Punct::Gt),
-            ("=", Punct::Assign),
-        ];
-        let Some(&(text, p)) = TABLE.iter().find(|(t, _)| self.at(t)) else {
+        if self.at("++") || self.at("--") {
+            self.increment_operator();
+            return true;
+        }
+        let Some(&(text, p)) = PUNCT_TABLE.iter().find(|(t, _)| self.at(t)) else {
             return false;
         };
         let start = self.pos;
@@ -605,6 +665,22 @@ impl<'src> Lexer<'src> {
                 "too deeply nested",
             )
             .with_help("split the expression or block into smaller pieces (a `let`, a function)"),
+        );
+    }
+
+    /// `i++`: C's increment, which acc spells `i += 1`. The operator is dropped.
+    fn increment_operator(&mut self) {
+        let start = self.pos;
+        let op = &self.src[start..start + 2];
+        self.pos += 2;
+        let assign = if op == "++" { "+=" } else { "-=" };
+        self.error(
+            Diagnostic::error(
+                format!("acc has no `{op}` operator"),
+                Span::new(start, self.pos),
+                "not an acc operator",
+            )
+            .with_help(format!("write `i {assign} 1`")),
         );
     }
 
@@ -643,12 +719,24 @@ impl<'src> Lexer<'src> {
                         matching(opener).as_str()
                     )),
                 );
-                // Recover: assume the closer was meant for an outer opener of its kind.
+                // Recover: the closer was meant for an outer opener of its kind, if one is open;
+                // otherwise it closes the mismatched opener (one error, not two).
                 if let Some(i) = self.open.iter().rposition(|(o, _)| *o == expected_opener) {
                     self.open.truncate(i);
-                } else {
-                    self.open.push((opener, open_span));
                 }
+            }
+            None if closer == Punct::RBrace && self.missing_open_brace(span).is_some() => {
+                self.parseable = false;
+                let line_end = self.missing_open_brace(span).unwrap_or_default();
+                self.error(
+                    Diagnostic::error(
+                        "a `{` seems to be missing at the end of this line",
+                        Span::new(line_end, line_end),
+                        "expected `{` here",
+                    )
+                    .with_label(span, "this `}` has no matching `{`")
+                    .with_help("a block opens with `{` on the line of its `if`, `while`, `for`, `fn` or directive"),
+                );
             }
             None => {
                 self.parseable = false;
@@ -665,6 +753,36 @@ impl<'src> Lexer<'src> {
                 );
             }
         }
+    }
+
+    /// For a `}` that closes nothing: the end of the nearest line above that starts a block
+    /// (`while`, `if`, `for`, `fn`, `else`, `acc …`) without `{`, when the line after it is
+    /// indented deeper — where the `{` was most likely forgotten.
+    fn missing_open_brace(&self, closer: Span) -> Option<usize> {
+        let before = &self.src[..closer.start as usize];
+        let lines: Vec<(usize, &str)> = before
+            .split_inclusive('\n')
+            .scan(0, |off, l| {
+                let start = *off;
+                *off += l.len();
+                Some((start, l))
+            })
+            .collect();
+        for (i, &(start, line)) in lines.iter().enumerate().rev() {
+            let text = line.trim_end();
+            let head = text.trim_start();
+            let opens = ["while ", "if ", "for ", "fn ", "else", "acc "]
+                .iter()
+                .any(|k| head.starts_with(k));
+            let next_indent = lines
+                .get(i + 1)
+                .map(|(_, l)| l.len() - l.trim_start().len());
+            let indent = text.len() - head.len();
+            if opens && !text.ends_with('{') && next_indent.is_some_and(|n| n > indent) {
+                return Some(start + text.len());
+            }
+        }
+        None
     }
 
     /// Remember the first `}` that is not indented like the line of its `{`.
@@ -700,6 +818,69 @@ impl<'src> Lexer<'src> {
             self.error(d.with_help(format!("add the missing `{}`", matching(opener).as_str())));
         }
     }
+}
+
+/// Operators, longest first so that `<<=` wins over `<<` and `<`.
+const PUNCT_TABLE: &[(&str, Punct)] = &[
+    ("..=", Punct::DotDotEq),
+    ("<<=", Punct::ShlEq),
+    (">>=", Punct::ShrEq),
+    ("..", Punct::DotDot),
+    ("->", Punct::Arrow),
+    ("<<", Punct::Shl),
+    (">>", Punct::Shr),
+    ("<=", Punct::Le),
+    (">=", Punct::Ge),
+    ("==", Punct::EqEq),
+    ("!=", Punct::NotEq),
+    ("&&", Punct::AndAnd),
+    ("||", Punct::OrOr),
+    ("+=", Punct::PlusEq),
+    ("-=", Punct::MinusEq),
+    ("*=", Punct::StarEq),
+    ("/=", Punct::SlashEq),
+    ("%=", Punct::PercentEq),
+    ("&=", Punct::AmpEq),
+    ("|=", Punct::PipeEq),
+    ("^=", Punct::CaretEq),
+    ("(", Punct::LParen),
+    (")", Punct::RParen),
+    ("[", Punct::LBracket),
+    ("]", Punct::RBracket),
+    ("{", Punct::LBrace),
+    ("}", Punct::RBrace),
+    (",", Punct::Comma),
+    (";", Punct::Semi),
+    (":", Punct::Colon),
+    ("+", Punct::Plus),
+    ("-", Punct::Minus),
+    ("*", Punct::Star),
+    ("/", Punct::Slash),
+    ("%", Punct::Percent),
+    ("&", Punct::Amp),
+    ("|", Punct::Pipe),
+    ("^", Punct::Caret),
+    ("~", Punct::Tilde),
+    ("!", Punct::Bang),
+    ("<", Punct::Lt),
+    (">", Punct::Gt),
+    ("=", Punct::Assign),
+];
+
+/// Unicode characters that pass for ASCII ones: what they are, and the ASCII meant.
+fn look_alike(c: char) -> Option<(&'static str, &'static str)> {
+    Some(match c {
+        '\u{2212}' => ("Unicode minus sign", "-"),
+        '\u{2013}' | '\u{2014}' => ("dash", "-"),
+        '\u{00D7}' => ("multiplication sign", "*"),
+        '\u{00F7}' => ("division sign", "/"),
+        '\u{2018}' | '\u{2019}' => ("curly quote", "\""),
+        '\u{00A0}' => ("non-breaking space", " "),
+        '\u{2264}' => ("Unicode `≤`", "<="),
+        '\u{2265}' => ("Unicode `≥`", ">="),
+        '\u{2260}' => ("Unicode `≠`", "!="),
+        _ => return None,
+    })
 }
 
 fn matching(p: Punct) -> Punct {

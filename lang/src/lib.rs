@@ -14,9 +14,11 @@
 
 pub mod analysis;
 pub mod ast;
+pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
+pub mod ir;
 pub mod lexer;
 pub mod parser;
 pub mod span;
@@ -89,17 +91,18 @@ pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
         return Err(diags);
     }
     let (program, parse_diags) = parser::parse(&lexed.tokens, source.text.len());
-    // A bad character or literal is dropped or replaced by the lexer; parse errors on its line
-    // are echoes of it.
-    let bad_lines: Vec<usize> = diags
+    // A bad character or literal is dropped or replaced by the lexer; parse errors after it on
+    // its line are echoes of it.
+    let bad: Vec<(usize, u32)> = diags
         .iter()
-        .map(|d| source.line_col(d.span().start).0)
+        .map(|d| (source.line_col(d.span().start).0, d.span().start))
         .collect();
-    diags.extend(
-        parse_diags
-            .into_iter()
-            .filter(|d| !bad_lines.contains(&source.line_col(d.span().start).0)),
-    );
+    let echoes = |d: &Diagnostic| {
+        let at = d.span().start;
+        bad.iter()
+            .any(|&(line, start)| at >= start && source.line_col(at).0 == line)
+    };
+    diags.extend(parse_diags.into_iter().filter(|d| !echoes(d)));
     diags.sort_by_key(|d| d.span().start);
     if diags.iter().any(Diagnostic::is_error) {
         Err(diags)

@@ -81,8 +81,9 @@ pub(super) fn directive<'a>(
             all.extend(clauses.into_iter().flatten());
             (construct, construct_span, all, e.span())
         });
+    // A missing body (end of file) is reported at the directive, naming what should follow.
     let body = newlines()
-        .ignore_then(stmt)
+        .ignore_then(stmt.map(Some).or(end().to(None)))
         .labelled("the statement this directive applies to");
     let with_body = head
         .clone()
@@ -91,15 +92,20 @@ pub(super) fn directive<'a>(
             _ => Err(Rich::custom(span, "")),
         })
         .then(body)
-        .map(|((construct, construct_span, clauses, span), body)| {
-            Some(Directive {
-                construct,
-                construct_span,
-                clauses,
-                body: Some(Box::new(body)),
-                span,
-            })
-        });
+        .validate(
+            |((construct, construct_span, clauses, span), body), _, emitter| {
+                if body.is_none() {
+                    emitter.emit(missing_body(construct, span));
+                }
+                Some(Directive {
+                    construct,
+                    construct_span,
+                    clauses,
+                    body: body.map(Box::new),
+                    span,
+                })
+            },
+        );
     // Standalone directives end at their line.
     let standalone = head
         .try_map(|h, span| match h.0 {
@@ -116,6 +122,21 @@ pub(super) fn directive<'a>(
             })
         });
     with_body.or(standalone)
+}
+
+fn missing_body<'a>(construct: Construct, span: Span) -> Rich<'a, Token<'a>, Span> {
+    let what = match construct {
+        c if c.is_loop() => "a `for` loop",
+        Construct::Routine => "a function (`fn …`)",
+        Construct::Atomic(_) => "the statement it makes atomic",
+        _ => "a block `{ … }`",
+    };
+    custom(
+        span,
+        &format!("`acc {}` must be followed by {what}", construct.name()),
+        "nothing follows this directive",
+        &format!("write {what} after the directive line"),
+    )
 }
 
 fn takes_body(c: Construct) -> bool {

@@ -42,9 +42,15 @@ fn expected_found(
     found: Option<&Token<'_>>,
     tokens: &[(Token<'_>, Span)],
 ) -> Diagnostic {
-    if let Some(d) = misspelled_keyword(span, tokens) {
+    if let Some(d) = c_declaration(span, tokens).or_else(|| misspelled_keyword(span, tokens, found))
+    {
         return d;
     }
+    // At the end of the file or a line, point at the last token so a caret shows.
+    let span = match found {
+        None | Some(Token::Newline) => last_token_before(span, tokens).map_or(span, Span::after),
+        Some(_) => span,
+    };
     let wanted = describe_expected(expected);
     let found_text = found.map_or("end of file".to_string(), |t| t.to_string());
     let message = if wanted.is_empty() {
@@ -53,12 +59,28 @@ fn expected_found(
         format!("expected {wanted}, found {found_text}")
     };
     let label = match found {
-        None => format!("expected {wanted} here"),
+        None | Some(Token::Newline) => format!("expected {wanted} here"),
         Some(_) => "unexpected here".to_string(),
     };
     let d = Diagnostic::error(message, span, label);
-    if let Some(op) = operator_before(span, tokens).filter(|_| wants_operand(expected)) {
-        return d.with_help(format!("`{}` needs an operand on its right", op.as_str()));
+    if let Some((op, op_span)) = operator_before(span, tokens).filter(|_| wants_operand(expected)) {
+        return Diagnostic::error(
+            format!("`{}` has no right operand", op.as_str()),
+            op_span,
+            "needs a value after it",
+        )
+        .with_help(format!(
+            "write the value after `{}`, or remove the operator",
+            op.as_str()
+        ));
+    }
+    if let Some(Token::Kw(k)) = found {
+        if expects_label(expected, "a name") || expects_label(expected, "expression") {
+            let k = k.as_str();
+            return d.with_help(format!(
+                "`{k}` is a keyword and cannot be used as a name; choose another name"
+            ));
+        }
     }
     match help_for(expected, found) {
         Some(help) => d.with_help(help),
@@ -68,8 +90,26 @@ fn expected_found(
 
 /// `whlie x < 3 {`: an unknown word at the start of a statement followed by more tokens is
 /// most likely a misspelled keyword.
-fn misspelled_keyword(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Diagnostic> {
+fn misspelled_keyword(
+    span: Span,
+    tokens: &[(Token<'_>, Span)],
+    found: Option<&Token<'_>>,
+) -> Option<Diagnostic> {
     let at = tokens.iter().position(|(_, s)| s.start >= span.start)?;
+    if let (Some(Token::Ident(word)), Some((Token::P(Punct::RBrace), _))) =
+        (found, at.checked_sub(1).map(|p| &tokens[p]))
+    {
+        if let Some(k @ ("else if" | "else")) = keyword_suggestion(word) {
+            return Some(
+                Diagnostic::error(
+                    format!("unknown word `{word}` after an `if` block"),
+                    span,
+                    "not a keyword",
+                )
+                .with_help(format!("did you mean `{k}`?")),
+            );
+        }
+    }
     let prev = at.checked_sub(1)?;
     let Token::Ident(word) = tokens[prev].0 else {
         return None;
@@ -96,16 +136,60 @@ fn misspelled_keyword(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Diagno
     )
 }
 
-/// The binary operator right before `span`, if any.
-fn operator_before(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Punct> {
+/// The binary operator right before `span`, if any, with its span.
+fn operator_before(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<(Punct, Span)> {
     let at = tokens
         .iter()
         .position(|(_, s)| s.start >= span.start)
         .unwrap_or(tokens.len());
-    match tokens.get(at.checked_sub(1)?)?.0 {
-        Token::P(p) if is_operator(p) => Some(p),
+    match tokens.get(at.checked_sub(1)?)? {
+        (Token::P(p), s) if is_operator(*p) => Some((*p, *s)),
         _ => None,
     }
+}
+
+/// The last token before `span` that is not a newline.
+fn last_token_before(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Span> {
+    tokens
+        .iter()
+        .take_while(|(_, s)| s.start < span.start)
+        .filter(|(t, _)| *t != Token::Newline)
+        .last()
+        .map(|(_, s)| *s)
+}
+
+/// `int n = 10`: a C declaration.
+fn c_declaration(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Diagnostic> {
+    const C_TYPES: [&str; 12] = [
+        "int", "float", "double", "long", "char", "auto", "unsigned", "short", "void", "size_t",
+        "boolean", "real",
+    ];
+    let at = tokens.iter().position(|(_, s)| s.start >= span.start)?;
+    let (Token::Ident(ty), ty_span) = &tokens[at.checked_sub(1)?] else {
+        return None;
+    };
+    let Some((Token::Ident(name), _)) = tokens.get(at) else {
+        return None;
+    };
+    if !C_TYPES.contains(ty) {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            "acc declares variables with `let`",
+            *ty_span,
+            "a C type name, not acc syntax",
+        )
+        .with_help(format!(
+            "write `let {name} = …`, or with a type: `let {name}: i32 = …` (types are bool, i32, i64, f32, f64)"
+        )),
+    )
+}
+
+fn expects_label(expected: &[RichPattern<'_, Token<'_>>], l: &str) -> bool {
+    expected
+        .iter()
+        .any(|p| matches!(p, RichPattern::Label(x) if x.contains(l)))
 }
 
 fn expects_operator(expected: &[RichPattern<'_, Token<'_>>]) -> bool {
@@ -148,9 +232,8 @@ fn describe_expected(expected: &[RichPattern<'_, Token<'_>>]) -> String {
         items.retain(|i| !matches!(i.as_str(), "`!`" | "`~`" | "`-`" | "`(`" | "`[`" | "`as`"));
         operator = false;
     } else if items.len() > 1 {
-        let before = items.len();
+        // A call's `(`, an index's `[` or `as` could continue almost anything: noise here.
         items.retain(|i| !matches!(i.as_str(), "`(`" | "`[`" | "`as`"));
-        operator |= items.len() != before;
     }
     if operator {
         items.push("an operator".to_string());
@@ -197,29 +280,39 @@ fn help_for(expected: &[RichPattern<'_, Token<'_>>], found: Option<&Token<'_>>) 
             .iter()
             .any(|p| matches!(p, RichPattern::Token(x) if **x == t))
     };
-    let expects_label = |l: &str| {
-        expected
-            .iter()
-            .any(|p| matches!(p, RichPattern::Label(x) if x.contains(l)))
-    };
+    let expects_label = |l: &str| expects_label(expected, l);
+    let in_call = expects(Token::P(Punct::Comma)) && expects(Token::P(Punct::RParen));
+    let ends_statement = expects(Token::P(Punct::Semi)) || expects(Token::Newline);
     match found {
-        Some(Token::P(Punct::Assign))
-            if expects(Token::P(Punct::LBrace)) || expects_label("block") =>
-        {
+        Some(Token::P(Punct::Assign)) if in_call => Some(
+            "acc has no named arguments: pass arguments by position, e.g. `linspace(0.0, 1.0, 10)`".into(),
+        ),
+        Some(Token::P(Punct::Assign)) if expects(Token::P(Punct::LBrace)) || expects_label("block") => {
             Some("to compare two values use `==`; `=` assigns".into())
         }
         Some(Token::P(Punct::Assign)) if expects_operator(expected) && !expects_label("a name") => {
             Some("`=` assigns and is a statement of its own; to compare use `==`".into())
         }
+        Some(Token::Newline) | None if expects_label("`=` and a value") => {
+            Some("every variable needs an initial value, e.g. `let total: f64 = 0.0`".into())
+        }
         Some(Token::Newline) | None if expects_label("expression") => {
             Some("the expression is incomplete: an operand is missing".into())
         }
-        Some(Token::Ident(_)) if expects(Token::P(Punct::Comma)) => {
-            Some("separate arguments and list items with `,`".into())
+        Some(Token::P(Punct::LBracket)) if expects_label("a type") => {
+            Some("array types are written after the element type: `f64[]`, `f32[,]` for rank 2".into())
         }
+        Some(Token::P(Punct::LBrace)) if expects_label("a type") => {
+            Some("write the return type after `->` (`-> f64`), or remove `->` if the function returns nothing".into())
+        }
+        Some(Token::Ident(_)) if expects(Token::P(Punct::Arrow)) => {
+            Some("write the return type after `->`: `fn square(x: f64) -> f64 { … }`".into())
+        }
+        Some(Token::Ident(_)) if in_call => Some("separate arguments and list items with `,`".into()),
         Some(Token::Kw(crate::token::Keyword::Else)) => {
             Some("`else` must follow the `}` that closes an `if` block".into())
         }
+        Some(_) if ends_statement => Some("put a line break or `;` between two statements".into()),
         _ => None,
     }
 }

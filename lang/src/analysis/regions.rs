@@ -1,0 +1,586 @@
+//! Compute constructs: found by a walk over host code (top-level statements and this compile's
+//! function bodies) that tracks the enclosing `acc data` regions; each gets its variables with
+//! their data attributes (LANGUAGE.md 7.3), reductions, loops and launch configuration.
+
+use super::loops::{self, LoopContext, Root};
+use super::visit::{self, Visitor};
+use super::{
+    AsyncQueue, Cx, DataAttr, Implicit, Launch, PerDevice, ReductionInfo, RegionId, RegionInfo,
+    Size, VarUse,
+};
+use crate::diag::Diagnostic;
+use crate::hir::{
+    ClauseKind, Construct, DataRef, DefaultKind, DeviceTypeName, Directive, Expr, ExprKind, FnId,
+    Place, PlaceKind, Stmt, StmtKind, VarId,
+};
+use crate::span::Span;
+
+/// Every compute construct of this compile, in source order.
+pub(super) fn collect(cx: &mut Cx) -> Vec<RegionInfo> {
+    let program = cx.program;
+    let declared = declared_globals(&program.top);
+    let mut walk = HostWalk {
+        cx,
+        function: None,
+        data: Vec::new(),
+        declared,
+        regions: Vec::new(),
+    };
+    for s in &program.top {
+        walk.stmt(s);
+    }
+    for f in program.new_functions() {
+        walk.function = Some(f.id);
+        visit::walk_block(&mut walk, &f.body);
+    }
+    let mut regions = walk.regions;
+    regions.sort_by_key(|r| r.span.start);
+    for (i, r) in regions.iter_mut().enumerate() {
+        r.id = RegionId(i as u32);
+    }
+    regions
+}
+
+/// Globals of this compile named by a top-level `acc declare`.
+fn declared_globals(top: &[Stmt]) -> Vec<VarId> {
+    let mut out = Vec::new();
+    for s in top {
+        if let StmtKind::Directive(d) = &s.kind {
+            if d.construct == Construct::Declare {
+                for c in &d.clauses {
+                    if let ClauseKind::Data(_, refs) = &c.kind {
+                        out.extend(refs.iter().map(|r| r.var));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An enclosing `acc data` region: its default and the variables its clauses name.
+struct DataScope {
+    default: Option<DefaultKind>,
+    named: Vec<VarId>,
+}
+
+struct HostWalk<'c, 'p> {
+    cx: &'c mut Cx<'p>,
+    function: Option<FnId>,
+    data: Vec<DataScope>,
+    declared: Vec<VarId>,
+    regions: Vec<RegionInfo>,
+}
+
+impl Visitor for HostWalk<'_, '_> {
+    fn directive(&mut self, d: &Directive, _s: &Stmt) {
+        if d.construct.is_compute() {
+            let region = self.region(d);
+            self.regions.push(region);
+            return;
+        }
+        if d.construct == Construct::Data {
+            let mut scope = DataScope {
+                default: None,
+                named: Vec::new(),
+            };
+            for c in &d.clauses {
+                match &c.kind {
+                    ClauseKind::Default(k) => scope.default = Some(*k),
+                    ClauseKind::Data(_, refs) => scope.named.extend(refs.iter().map(|r| r.var)),
+                    _ => {}
+                }
+            }
+            self.data.push(scope);
+            visit::walk_directive(self, d);
+            self.data.pop();
+            return;
+        }
+        visit::walk_directive(self, d);
+    }
+}
+
+impl HostWalk<'_, '_> {
+    fn region(&mut self, d: &Directive) -> RegionInfo {
+        let combined = d.construct.is_loop();
+        let context = LoopContext::of_construct(d.construct);
+
+        // The loops first: a combined construct's reductions are its loop's.
+        let body = d.body.as_deref();
+        let loop_root = match body.map(|b| (&b.kind, b.span)) {
+            Some((StmtKind::For(f), span)) if combined => Some(Root::Combined {
+                directive: d,
+                for_loop: f,
+                for_span: span,
+            }),
+            Some((StmtKind::Block(b), _)) if !combined => Some(Root::Block(b)),
+            _ => None,
+        };
+        let loops = loop_root.map_or_else(Vec::new, |root| loops::collect(self.cx, context, root));
+
+        // Clauses of the construct.
+        let mut named: Vec<(VarId, DataAttr)> = Vec::new();
+        let mut reductions: Vec<ReductionInfo> = Vec::new();
+        let mut default = None;
+        for c in &d.clauses {
+            match &c.kind {
+                ClauseKind::Data(kind, refs) => named.extend(refs.iter().map(|r| {
+                    (
+                        r.var,
+                        DataAttr::Clause {
+                            clause: *kind,
+                            sections: r.sections.clone(),
+                            span: r.span,
+                        },
+                    )
+                })),
+                // On a combined construct `private` applies to the loop.
+                ClauseKind::Private(refs) if !combined => named.extend(
+                    refs.iter()
+                        .map(|r| (r.var, DataAttr::Private { span: r.span })),
+                ),
+                ClauseKind::FirstPrivate(refs) => named.extend(
+                    refs.iter()
+                        .map(|r| (r.var, DataAttr::FirstPrivate { span: r.span })),
+                ),
+                ClauseKind::Reduction(op, refs) if !combined => {
+                    reductions.extend(loops::reductions(self.cx, *op, refs))
+                }
+                ClauseKind::Default(k) => default = Some(*k),
+                _ => {}
+            }
+        }
+        if combined {
+            if let Some(first) = loops.first() {
+                reductions.extend(first.reductions.iter().cloned());
+            }
+        }
+        for r in &reductions {
+            named.push((
+                r.var,
+                DataAttr::Reduction {
+                    op: r.op,
+                    span: r.span,
+                },
+            ));
+        }
+        let default = default.or_else(|| self.data.iter().rev().find_map(|s| s.default));
+
+        if let Some(body) = body {
+            super::device::check_region(self.cx, body);
+        }
+
+        // What the body uses.
+        let mut scan = UseScan {
+            cx: self.cx,
+            locals: Vec::new(),
+            privatized: Vec::new(),
+            uses: Vec::new(),
+            calls: Vec::new(),
+            inner_reductions: Vec::new(),
+        };
+        if combined {
+            scan.privatized.push(private_vars(d));
+        }
+        if let Some(body) = body {
+            scan.stmt(body);
+        }
+        let UseScan {
+            locals,
+            mut uses,
+            calls,
+            inner_reductions,
+            ..
+        } = scan;
+        uses.retain(|u| !locals.contains(&u.var));
+        self.cx
+            .device_calls
+            .extend(calls.iter().map(|c| (c.0, c.1)));
+
+        // Globals the called functions use, charged to the call that reaches them.
+        let callees = self.cx.summaries.reachable(calls.iter().map(|c| c.0));
+        for &(f, call_span) in &calls {
+            for g in self.cx.summaries.reachable([f]) {
+                let Some(summary) = self.cx.summaries.get(g) else {
+                    continue;
+                };
+                for global in &summary.globals {
+                    match uses.iter_mut().find(|u| u.var == global.var) {
+                        Some(u) => {
+                            u.read |= global.read;
+                            u.written |= global.written;
+                        }
+                        None => {
+                            uses.push(Use {
+                                var: global.var,
+                                span: call_span,
+                                read: global.read,
+                                written: global.written,
+                                via: Some(g),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+
+        // Variables: clause-named first (the directive line comes first), then the rest.
+        let mut vars: Vec<VarUse> = Vec::new();
+        for (v, attr) in named {
+            if vars.iter().any(|u| u.var == v) {
+                continue;
+            }
+            let used = uses.iter().find(|u| u.var == v);
+            vars.push(VarUse {
+                var: v,
+                name: self.cx.var_name(v),
+                ty: self.cx.var_ty(v),
+                attr,
+                first_use: used.map(|u| u.span),
+                read: used.is_some_and(|u| u.read),
+                written: used.is_some_and(|u| u.written),
+            });
+        }
+        let mut missing: Vec<&Use> = Vec::new();
+        for u in &uses {
+            if vars.iter().any(|v| v.var == u.var) {
+                continue;
+            }
+            let ty = self.cx.var_ty(u.var);
+            let declared = self.declared.contains(&u.var);
+            let reduced = inner_reductions.contains(&u.var);
+            let attr = if declared {
+                Implicit::Present
+            } else if ty.is_array() {
+                if default == Some(DefaultKind::Present) {
+                    Implicit::Present
+                } else {
+                    Implicit::Copy
+                }
+            } else if reduced {
+                Implicit::Copy
+            } else if u.via.is_some() {
+                Implicit::FirstPrivate
+            } else if context == LoopContext::Kernels {
+                Implicit::Copy
+            } else {
+                Implicit::FirstPrivate
+            };
+            let in_data_clause = self.data.iter().any(|s| s.named.contains(&u.var));
+            if default == Some(DefaultKind::None) && !declared && !reduced && !in_data_clause {
+                missing.push(u);
+            }
+            vars.push(VarUse {
+                var: u.var,
+                name: self.cx.var_name(u.var),
+                ty,
+                attr: DataAttr::Implicit(attr),
+                first_use: Some(u.span),
+                read: u.read,
+                written: u.written,
+            });
+        }
+        for u in missing {
+            self.default_none_error(d, u);
+        }
+
+        // Loop reductions of outside variables the construct does not reduce are copied back
+        // too (those of variables declared in the region stay there).
+        for l in &loops {
+            for r in &l.reductions {
+                if !reductions.iter().any(|x| x.var == r.var) && !locals.contains(&r.var) {
+                    reductions.push(r.clone());
+                }
+            }
+        }
+
+        RegionInfo {
+            id: RegionId(0),
+            construct: d.construct,
+            span: d.span,
+            construct_span: d.construct_span,
+            function: self.function,
+            default,
+            vars,
+            reductions,
+            loops,
+            launch: self.launch(d),
+            calls: callees,
+        }
+    }
+
+    fn default_none_error(&mut self, d: &Directive, u: &Use) {
+        let name = self.cx.var_name(u.var);
+        let ty = self.cx.var_ty(u.var);
+        let clause = match (ty.is_array(), u.read, u.written) {
+            (true, _, false) => "copyin",
+            (true, false, true) => "copyout",
+            (true, true, true) => "copy",
+            (false, _, false) => "firstprivate",
+            (false, _, true) => "copy",
+        };
+        let label = match u.via {
+            Some(f) => format!("`{name}` is used by `{}`, called here", self.cx.fn_name(f)),
+            None => format!("`{name}` used here"),
+        };
+        let also = if ty.is_array() {
+            format!(", or `present({name})` if it is already on the device")
+        } else {
+            String::new()
+        };
+        self.cx.diags.push(
+            Diagnostic::error(
+                format!("`{name}` is not named in any clause of this `default(none)` construct"),
+                u.span,
+                label,
+            )
+            .with_label(
+                d.construct_span,
+                "`default(none)` requires every variable to be named",
+            )
+            .with_help(format!("add `{clause}({name})` to the directive{also}")),
+        );
+    }
+
+    /// Sizes and queues as they apply on each device type; vector lengths rounded up to a
+    /// multiple of 32 (with a warning) and thread counts checked on NVIDIA.
+    fn launch(&mut self, d: &Directive) -> PerDevice<Launch> {
+        let mut per = PerDevice::<Launch>::default();
+        for dev in [
+            DeviceTypeName::Nvidia,
+            DeviceTypeName::Host,
+            DeviceTypeName::Multicore,
+        ] {
+            let launch = match dev {
+                DeviceTypeName::Host => &mut per.host,
+                DeviceTypeName::Multicore => &mut per.multicore,
+                _ => &mut per.nvidia,
+            };
+            for c in d.clauses_for(dev) {
+                match &c.kind {
+                    ClauseKind::NumGangs(e) => launch.num_gangs = Some(size(e)),
+                    ClauseKind::NumWorkers(e) => launch.num_workers = Some(size(e)),
+                    ClauseKind::VectorLength(e) => launch.vector_length = Some(size(e)),
+                    ClauseKind::Async(q) => {
+                        launch.async_queue = Some(
+                            q.as_ref()
+                                .map_or(AsyncQueue::Default, |e| AsyncQueue::Queue(e.clone())),
+                        )
+                    }
+                    ClauseKind::Wait(qs) => launch.wait = Some(qs.clone()),
+                    _ => {}
+                }
+            }
+        }
+        self.check_threads(d);
+        if let Some(Size::Const(v)) = &mut per.nvidia.vector_length {
+            *v = round_up_32(*v);
+        }
+        per
+    }
+
+    /// On NVIDIA: a vector length not a multiple of 32 is rounded up (warning); more than 1024
+    /// threads per gang is an error.
+    fn check_threads(&mut self, d: &Directive) {
+        let mut workers: Option<(i64, Span)> = None;
+        let mut vector: Option<(i64, Span)> = None;
+        let mut dynamic_workers = false;
+        for c in d.clauses_for(DeviceTypeName::Nvidia) {
+            match &c.kind {
+                ClauseKind::NumWorkers(e) => match const_of(e) {
+                    Some(v) => workers = Some((v, c.span)),
+                    None => dynamic_workers = true,
+                },
+                ClauseKind::VectorLength(e) => match const_of(e) {
+                    Some(v) => {
+                        if v > 0 && v % 32 != 0 {
+                            self.cx.diags.push(
+                                Diagnostic::warning(
+                                    format!("`vector_length({v})` is rounded up to {}", round_up_32(v)),
+                                    c.span,
+                                    "not a multiple of 32",
+                                )
+                                .with_help("vector lanes come in warps of 32 threads on NVIDIA GPUs; give a multiple of 32"),
+                            );
+                        }
+                        vector = Some((round_up_32(v), c.span));
+                    }
+                    None => vector = None,
+                },
+                _ => {}
+            }
+        }
+        let (w, w_span) = match workers {
+            Some((w, span)) => (w, Some(span)),
+            None if dynamic_workers => return,
+            None => (1, None),
+        };
+        let (v, v_span, v_text) = match vector {
+            Some((v, span)) => (v, Some(span), format!("`vector_length` {v}")),
+            None => (128, None, "the default `vector_length` of 128".to_string()),
+        };
+        if w.saturating_mul(v) > 1024 {
+            let primary = w_span.or(v_span).unwrap_or(d.construct_span);
+            let mut diag = Diagnostic::error(
+                format!("{w} workers × {v_text} = {} threads per gang, above 1024", w.saturating_mul(v)),
+                primary,
+                "too many threads per gang",
+            )
+            .with_help("an NVIDIA thread block holds at most 1024 threads: lower `num_workers` or `vector_length`");
+            if let (Some(vs), Some(_)) = (v_span, w_span) {
+                diag = diag.with_label(vs, "vector length given here");
+            }
+            self.cx.diags.push(diag);
+        }
+    }
+}
+
+fn round_up_32(v: i64) -> i64 {
+    if v <= 0 {
+        v
+    } else {
+        v.saturating_add(31) / 32 * 32
+    }
+}
+
+fn const_of(e: &Expr) -> Option<i64> {
+    e.as_const().and_then(|c| c.as_i64())
+}
+
+fn size(e: &Expr) -> Size {
+    match const_of(e) {
+        Some(v) => Size::Const(v),
+        None => Size::Expr(e.clone()),
+    }
+}
+
+fn private_vars(d: &Directive) -> Vec<VarId> {
+    d.clauses
+        .iter()
+        .filter_map(|c| match &c.kind {
+            ClauseKind::Private(refs) => Some(refs.iter().map(|r| r.var)),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// A variable the region body uses.
+struct Use {
+    var: VarId,
+    span: Span,
+    read: bool,
+    written: bool,
+    /// The called function that uses it, when only a call does.
+    via: Option<FnId>,
+}
+
+struct UseScan<'c, 'p> {
+    cx: &'c Cx<'p>,
+    /// Variables declared inside the region.
+    locals: Vec<VarId>,
+    /// `private` lists of the loops being walked.
+    privatized: Vec<Vec<VarId>>,
+    uses: Vec<Use>,
+    /// Direct calls of user functions.
+    calls: Vec<(FnId, Span)>,
+    /// Variables reduced by loops inside the region.
+    inner_reductions: Vec<VarId>,
+}
+
+impl UseScan<'_, '_> {
+    fn note(&mut self, var: VarId, span: Span, read: bool, written: bool) {
+        if self.privatized.iter().any(|p| p.contains(&var)) {
+            return;
+        }
+        match self.uses.iter_mut().find(|u| u.var == var) {
+            Some(u) => {
+                u.read |= read;
+                u.written |= written;
+            }
+            None => self.uses.push(Use {
+                var,
+                span,
+                read,
+                written,
+                via: None,
+            }),
+        }
+    }
+}
+
+impl Visitor for UseScan<'_, '_> {
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { var, .. } => self.locals.push(*var),
+            StmtKind::For(f) => self.locals.push(f.var),
+            _ => {}
+        }
+        visit::walk_stmt(self, s);
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Var(v) => self.note(*v, e.span, true, false),
+            ExprKind::Call(f, args) => {
+                self.calls.push((*f, e.span));
+                for (i, a) in args.iter().enumerate() {
+                    if let (Some(v), true) = (a.as_var(), a.ty.is_array()) {
+                        let written = self.cx.summaries.writes_param(*f, i);
+                        self.note(v, a.span, true, written);
+                    }
+                }
+            }
+            _ => {}
+        }
+        visit::walk_expr(self, e);
+    }
+
+    fn place(&mut self, p: &Place, compound: bool) {
+        match &p.kind {
+            PlaceKind::Var(v) => self.note(*v, p.span, compound, true),
+            PlaceKind::Index { base, indices } => {
+                match base.as_var() {
+                    Some(v) => self.note(v, base.span, compound, true),
+                    None => self.expr(base),
+                }
+                for i in indices {
+                    self.expr(i);
+                }
+            }
+        }
+    }
+
+    fn directive(&mut self, d: &Directive, _s: &Stmt) {
+        // Loops (and atomics) inside the region: their `private` variables are private inside
+        // them; their reduction variables are used (and copied back).
+        self.privatized.push(private_vars(d));
+        for c in &d.clauses {
+            match &c.kind {
+                ClauseKind::Private(_) => {}
+                ClauseKind::Reduction(_, refs) => {
+                    for r in refs {
+                        self.inner_reductions.push(r.var);
+                        self.reduction_ref(r);
+                    }
+                }
+                _ => visit::walk_clause(self, c),
+            }
+        }
+        if let Some(body) = &d.body {
+            self.stmt(body);
+        }
+        self.privatized.pop();
+    }
+}
+
+impl UseScan<'_, '_> {
+    fn reduction_ref(&mut self, r: &DataRef) {
+        // The reduction happens inside the loop, whose private list does not hide it.
+        let saved = self.privatized.pop();
+        self.note(r.var, r.span, true, true);
+        if let Some(s) = saved {
+            self.privatized.push(s);
+        }
+    }
+}

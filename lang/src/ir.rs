@@ -1,0 +1,396 @@
+//! The IR: what the front end hands to both back ends (Cranelift for the host, PTX for GPUs).
+//!
+//! `lower` produces it from the checked `hir` and the `analysis`. It is structured (blocks,
+//! `if`, counted loops) with typed expression trees, because both targets want structure:
+//! Cranelift builds its blocks from it directly and the PTX emitter maps loops to its schedule.
+//! It differs from `hir` in what a back end should not have to decide:
+//! - Each function has its own numbered locals; globals are storage slots the engine owns.
+//! - No expression contains a statement: `if` expressions and value blocks are flattened into
+//!   temporaries, compound assignments evaluate their place once through temporaries.
+//! - Every compute construct is outlined into a `Region` with an explicit parameter list, and the
+//!   host code holds a `Launch` of it; data directives are explicit `DataOp`s.
+//! - Every run-time check (bounds, integer division by zero, `assert`) names a `SiteId`, whose
+//!   span and text the error message shows.
+//! - Array reference counts are explicit: `Retain` and `Release` statements.
+//! - Strings exist only as `StringId`s in `print`, `assert` and `param`, formats as `FormatId`s.
+//!
+//! Nothing here names a Cranelift or PTX type: the IR is back-end neutral.
+
+use crate::analysis::{LoopInfo, RegionId};
+use crate::builtins::{Builtin, FormatPiece};
+use crate::hir::{Const, FnId, RoutineLevel, VarId};
+use crate::span::Span;
+
+pub use crate::ast::{BinOp, Construct, DataClause, ReductionOp, ScalarType, UnOp, UpdateDir};
+
+/// One compile's worth of code.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// The functions this compile defines (functions of earlier compiles are already compiled;
+    /// calls reach them by `FnId`).
+    pub functions: Vec<Function>,
+    /// This compile's top-level statements, as a function of no parameters.
+    pub main: Function,
+    /// Outlined compute regions, indexed by `RegionId`.
+    pub regions: Vec<Region>,
+    /// Globals this compile declares (storage the engine allocates before running `main`).
+    pub globals: Vec<Global>,
+    /// Source locations of run-time checks, indexed by `SiteId`.
+    pub sites: Vec<Site>,
+    /// String literals, indexed by `StringId`.
+    pub strings: Vec<String>,
+    /// `printf` formats, indexed by `FormatId`.
+    pub formats: Vec<Vec<FormatPiece>>,
+}
+
+/// A value type. Arrays are handles to runtime array objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(ScalarType),
+    Array { elem: ScalarType, rank: u8 },
+}
+
+impl Ty {
+    pub fn scalar(self) -> Option<ScalarType> {
+        match self {
+            Ty::Scalar(s) => Some(s),
+            Ty::Array { .. } => None,
+        }
+    }
+
+    pub fn is_array(self) -> bool {
+        matches!(self, Ty::Array { .. })
+    }
+}
+
+/// Index into a function's or region's `locals`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+
+/// A global's storage slot: the `hir` variable it was declared as.
+pub type GlobalId = VarId;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SiteId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StringId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FormatId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Global {
+    pub id: GlobalId,
+    pub name: String,
+    pub ty: Ty,
+}
+
+/// Where a run-time check sits, and what its error names.
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub span: Span,
+    /// The array's name for bounds checks, the asserted text for `assert`.
+    pub what: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Local {
+    /// The source name, or `$tN` for temporaries.
+    pub name: String,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    /// `None` for a compile's `main`.
+    pub id: Option<FnId>,
+    pub name: String,
+    /// The first `params.len()` locals are the parameters, in order.
+    pub params: Vec<LocalId>,
+    pub ret: Option<Ty>,
+    pub locals: Vec<Local>,
+    pub body: Block,
+    /// Also compiled for the device, at this level (explicit `acc routine`, or `seq` because
+    /// device code calls it).
+    pub device: Option<RoutineLevel>,
+    pub span: Span,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// `local = value`. For an array local the value's reference is moved in: lowering has
+    /// already retained a borrowed value and released the local's old array.
+    Set(LocalId, Expr),
+    /// `global = value`, with the same ownership rule.
+    SetGlobal(GlobalId, Expr),
+    /// `array[indices] = value`, bounds-checked unless `site` is `None`.
+    Store {
+        array: Expr,
+        indices: Vec<Expr>,
+        value: Expr,
+        site: Option<SiteId>,
+    },
+    /// An expression evaluated for its effect (a call); an owned array result is released.
+    Eval(Expr),
+    If {
+        cond: Expr,
+        then: Block,
+        els: Block,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
+    /// A counted loop: `start`, `end` and `step` are evaluated once, before the first iteration
+    /// (`step` is never zero; a negative step counts down). `var` is private to the loop.
+    For(ForLoop),
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// Reference counting of array handles: +1, and -1 (freeing the array at zero).
+    Retain(Expr),
+    Release(Expr),
+    /// `print(values…)`: one space between values, then a newline.
+    Print(Vec<PrintArg>),
+    /// `printf(format, values…)`.
+    Printf(FormatId, Vec<Expr>),
+    /// `assert(cond[, message])`: a run-time error at `site` when `cond` is false.
+    Assert {
+        cond: Expr,
+        message: Option<StringId>,
+        site: SiteId,
+    },
+    /// Run a compute region (LANGUAGE.md 7.1).
+    Launch(Launch),
+    /// Data movement and presence (`acc data` entry/exit, `enter data`, `exit data`, `update`,
+    /// and the data clauses of a compute construct, which `Launch` carries itself).
+    Data(DataDirective),
+    /// A structured data region: `enter` ops, the body, then `exit` ops.
+    DataRegion {
+        enter: DataDirective,
+        body: Block,
+        exit: DataDirective,
+    },
+    /// `acc wait[(queues)] [async(q)]`.
+    Wait {
+        queues: Vec<Expr>,
+        async_queue: Option<Queue>,
+        site: SiteId,
+    },
+    /// An atomic update of an array element or a scalar (device code); on the host, a plain
+    /// statement. The statement is one of the forms of LANGUAGE.md 7.8, already lowered.
+    Atomic(Box<Stmt>),
+}
+
+#[derive(Clone, Debug)]
+pub enum PrintArg {
+    Value(Expr),
+    Str(StringId),
+}
+
+#[derive(Clone, Debug)]
+pub struct ForLoop {
+    pub var: LocalId,
+    pub start: Expr,
+    pub end: Expr,
+    pub step: Expr,
+    pub inclusive: bool,
+    pub body: Block,
+    /// How the iterations are shared out, inside compute regions and device routines.
+    pub schedule: LoopSchedule,
+}
+
+/// A loop's schedule as the back ends need it (from `analysis::LoopInfo`).
+#[derive(Clone, Debug, Default)]
+pub struct LoopSchedule {
+    pub gang: bool,
+    pub worker: bool,
+    pub vector: bool,
+    /// This loop heads a `collapse(n)` nest of `n` loops (1 otherwise): the next `n - 1` loops
+    /// are its body's only statements.
+    pub collapse: u32,
+    /// Per-iteration reductions of this loop: the private local and the operator.
+    pub reductions: Vec<(LocalId, ReductionOp)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Const(Const),
+    Local(LocalId),
+    Global(GlobalId),
+    Unary(UnOp, Box<Expr>),
+    /// Operands of one type as in `hir` (shifts: the left's). `&&`/`||` short-circuit. Integer
+    /// `/` and `%` carry the site that reports a division by zero.
+    Binary(BinOp, Box<Expr>, Box<Expr>, Option<SiteId>),
+    /// Numeric conversion to `Expr::ty` (float to integer truncates toward zero and saturates;
+    /// bool to integer is 0 or 1).
+    Convert(Box<Expr>),
+    /// `array[indices]`, bounds-checked unless `site` is `None`.
+    Load {
+        array: Box<Expr>,
+        indices: Vec<Expr>,
+        site: Option<SiteId>,
+    },
+    /// A user function; an array result is owned by the caller.
+    Call(FnId, Vec<Expr>),
+    /// A built-in (arguments as `builtins` documents them after checking); an array result is
+    /// owned by the caller.
+    Builtin(Builtin, Vec<Expr>),
+    /// `param("name", default)`.
+    Param(StringId, Box<Expr>),
+    /// An array section, only as an argument of the `acc_*` data routines.
+    Section {
+        array: Box<Expr>,
+        ranges: Vec<SectionRange>,
+    },
+    /// A new rank-1 array from its elements (owned).
+    ArrayLit(Vec<Expr>),
+}
+
+/// `start:count`; `None` start is 0, `None` count runs to the end of the dimension.
+#[derive(Clone, Debug)]
+pub struct SectionRange {
+    pub start: Option<Expr>,
+    pub count: Option<Expr>,
+}
+
+// ---- compute regions ----------------------------------------------------------------------------
+
+/// An outlined compute construct: a function of its captured variables that the device runs
+/// with its gangs, workers and vector lanes.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub id: RegionId,
+    pub construct: Construct,
+    /// The directive line.
+    pub span: Span,
+    /// What the region receives, in order; `params[i]` is bound to `locals[i]`.
+    pub params: Vec<RegionParam>,
+    pub locals: Vec<Local>,
+    /// Runs once per gang (gang-redundant), with gang loops sharing out their iterations.
+    pub body: Block,
+    /// Reductions whose result reaches the host: the private local each gang accumulates
+    /// into, the operator, and the parameter whose value it is combined with.
+    pub reductions: Vec<RegionReduction>,
+    /// The loops' analysis, for `--info` and the back ends' schedule choices.
+    pub loops: Vec<LoopInfo>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RegionParam {
+    /// The host variable.
+    pub var: VarId,
+    pub name: String,
+    pub ty: Ty,
+    pub pass: Pass,
+}
+
+/// How a captured variable reaches the region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// A copy of the host value; writes stay in the region (firstprivate scalars).
+    Value,
+    /// The value goes in and the region's final value comes back to the host variable (scalars
+    /// under `copy`, `copyout`, reductions).
+    InOut,
+    /// Uninitialized, per gang (`private`).
+    Private,
+    /// An array handle; the region reads and writes the device copy of its data.
+    Array,
+}
+
+#[derive(Clone, Debug)]
+pub struct RegionReduction {
+    pub op: ReductionOp,
+    pub ty: ScalarType,
+    /// The gang-private accumulator.
+    pub private: LocalId,
+    /// The `InOut` parameter combined with the partial results.
+    pub param: usize,
+}
+
+/// Run a region: evaluate its clauses, move data, launch, move data back.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub region: RegionId,
+    /// One per `Region::params`, in order: the host value or array handle.
+    pub args: Vec<Expr>,
+    /// Where `InOut` parameters' final values go: `(param index, host variable)`.
+    pub results: Vec<(usize, Place)>,
+    /// `if(cond)`: false runs the region on the host, with no data movement.
+    pub if_cond: Option<Expr>,
+    /// Launch sizes per device type (already evaluated to `i64` expressions).
+    pub num_gangs: DeviceExprs,
+    pub num_workers: DeviceExprs,
+    pub vector_length: DeviceExprs,
+    pub async_queue: Option<Queue>,
+    pub wait: Option<Vec<Expr>>,
+    /// The data clauses and implicit data attributes of the construct.
+    pub data: Vec<DataOp>,
+    pub site: SiteId,
+}
+
+/// Where a host value is stored back.
+#[derive(Clone, Debug)]
+pub enum Place {
+    Local(LocalId),
+    Global(GlobalId),
+}
+
+/// An `i64` expression per device type (`device_type` scoping resolved).
+#[derive(Clone, Debug, Default)]
+pub struct DeviceExprs {
+    pub nvidia: Option<Expr>,
+    pub host: Option<Expr>,
+    pub multicore: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Queue {
+    /// `async` without an argument: the default asynchronous queue.
+    Default,
+    Numbered(Expr),
+}
+
+/// A data directive, or the data half of a construct.
+#[derive(Clone, Debug)]
+pub struct DataDirective {
+    pub ops: Vec<DataOp>,
+    pub if_cond: Option<Expr>,
+    pub async_queue: Option<Queue>,
+    pub wait: Option<Vec<Expr>>,
+    /// `exit data … finalize`.
+    pub finalize: bool,
+    /// `update … if_present`.
+    pub if_present: bool,
+    pub site: SiteId,
+}
+
+/// One variable of a data clause.
+#[derive(Clone, Debug)]
+pub struct DataOp {
+    pub action: DataAction,
+    /// The array (a scalar in a data clause is passed as a region parameter instead).
+    pub array: Expr,
+    pub name: String,
+    pub ranges: Option<Vec<SectionRange>>,
+    /// The clause's variable, for error messages.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataAction {
+    /// A data clause (on entry and exit of a region or `data` construct, or `enter`/`exit`).
+    Clause(DataClause),
+    /// `update host|self|device`.
+    Update(UpdateDir),
+}
