@@ -329,6 +329,15 @@ pub enum Pass {
     Private,
     /// An array handle; the region reads and writes the device copy of its data.
     Array,
+    /// An array private to each gang (`private(a)` on the construct, or on a loop of the
+    /// region): the argument is the host array; each gang gets its own array of that shape
+    /// (contents unspecified), which the back end makes when the gang starts and frees when it
+    /// ends. (Per gang, not per iteration: iterations of one gang that run concurrently share
+    /// it.)
+    PrivateArray,
+    /// `firstprivate(a)` of an array: as `PrivateArray`, each gang's array starting as a copy
+    /// of the host array.
+    FirstPrivateArray,
 }
 
 #[derive(Clone, Debug)]

@@ -141,6 +141,8 @@ impl Printer<'_> {
                     Pass::InOut => "inout",
                     Pass::Private => "private",
                     Pass::Array => "array",
+                    Pass::PrivateArray => "private array",
+                    Pass::FirstPrivateArray => "firstprivate array",
                 };
                 format!("{}: {} {pass}", self.local(LocalId(i as u32)), ty(p.ty))
             })

@@ -51,6 +51,9 @@ pub(super) struct Body<'c, 'a> {
     pub loops: &'a [LoopInfo],
     /// The statement being lowered sits directly in the top-level code.
     pub top_level: bool,
+    /// In a region: the per-gang parameters standing for arrays that a loop makes `private`
+    /// (bound to their variable inside that loop only).
+    pub private_arrays: HashMap<VarId, LocalId>,
     locals: Vec<ir::Local>,
     temps: u32,
     vars: HashMap<VarId, LocalId>,
@@ -65,6 +68,7 @@ impl<'c, 'a> Body<'c, 'a> {
             context,
             loops,
             top_level: false,
+            private_arrays: HashMap::new(),
             locals: Vec::new(),
             temps: 0,
             vars: HashMap::new(),
@@ -123,6 +127,11 @@ impl<'c, 'a> Body<'c, 'a> {
         let l = self.new_local(self.cx.var_name(v), self.cx.var_ty(v));
         self.vars.insert(v, l);
         l
+    }
+
+    /// Whether `v` has storage here already (a global, or a declared local).
+    pub fn is_visible(&self, v: VarId) -> bool {
+        self.vars.contains_key(&v) || self.cx.is_global(v)
     }
 
     /// Make `v` mean `local` from now on; returns what it meant before.

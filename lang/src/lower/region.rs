@@ -2,10 +2,11 @@
 //! outlined `Region` (parameters, reduction accumulators, the body).
 //!
 //! Parameters follow `RegionInfo::vars` in order. How each is passed:
-//! - arrays: `Pass::Array`, with a data op for their clause or implicit attribute. A `private`
-//!   or `firstprivate` array is passed as a copy made on the host for this launch (data op
-//!   `create` / `copyin` of the copy, released after the launch): the region may write it
-//!   without the host seeing it. (The copy is per launch, not per gang.)
+//! - arrays: `Pass::Array`, with a data op for their clause or implicit attribute;
+//!   `private` / `firstprivate` arrays of the construct are `PrivateArray` /
+//!   `FirstPrivateArray` (the latter with a `copyin` data op: the copies start from the data).
+//!   An array a loop of the region makes `private` is one more parameter after those of
+//!   `RegionInfo::vars`, `PrivateArray`, bound to the variable inside that loop only.
 //! - scalars: `firstprivate` (explicit or implicit) and `copyin`/`create`/`present`/`no_create`
 //!   are `Value`; `private` is `Private`; `copy`, `copyout`, implicit `copy` (kernels, loop
 //!   reductions) and reductions are `InOut`, written back through `Launch::results`.
@@ -18,7 +19,6 @@ use super::body::{Body, Context, ScopeKind};
 use super::expr::{constant, expr};
 use super::{ty, Cx};
 use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionInfo, Size};
-use crate::builtins::Builtin;
 use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ReductionOp, ScalarType, UnOp};
 use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
 use crate::span::Span;
@@ -60,6 +60,23 @@ impl Body<'_, '_> {
                 pass,
             });
             args.push(arg);
+        }
+        let mut loop_private = Vec::new();
+        for l in &info.loops {
+            for &p in &l.private {
+                let t = self.cx.var_ty(p);
+                if !t.is_array() || loop_private.contains(&p) || !self.is_visible(p) {
+                    continue;
+                }
+                loop_private.push(p);
+                params.push(ir::RegionParam {
+                    var: p,
+                    name: self.cx.var_name(p),
+                    ty: t,
+                    pass: Pass::PrivateArray,
+                });
+                args.push(self.read(p));
+            }
         }
 
         let if_cond = self.launch_if(d);
@@ -113,20 +130,10 @@ impl Body<'_, '_> {
             span,
         };
         match &u.attr {
-            DataAttr::Private { span } | DataAttr::FirstPrivate { span } => {
-                let t = self.temp(read.ty);
-                let copy = expr(
-                    ExprKind::Builtin(Builtin::Copy, vec![read.clone()]),
-                    read.ty,
-                );
-                self.emit(Stmt::Set(t, copy));
-                self.own(t);
-                let clause = match u.attr {
-                    DataAttr::Private { .. } => DataClause::Create,
-                    _ => DataClause::CopyIn,
-                };
-                data.push(op(clause, self.local(t), None, *span));
-                self.local(t)
+            DataAttr::Private { .. } => read,
+            DataAttr::FirstPrivate { span } => {
+                data.push(op(DataClause::CopyIn, read.clone(), None, *span));
+                read
             }
             DataAttr::Clause {
                 clause,
@@ -165,7 +172,7 @@ impl Body<'_, '_> {
         }
     }
 
-    /// `if(c)` and `self(c)` as one condition: true runs on the device.
+    /// `if(c)` and `self(c)` as one condition: true runs on the device. (Constant parts fold.)
     fn launch_if(&mut self, d: &hir::Directive) -> Option<ir::Expr> {
         let bool_ty = Ty::Scalar(ScalarType::Bool);
         let mut cond: Option<ir::Expr> = None;
@@ -175,17 +182,22 @@ impl Body<'_, '_> {
                 ClauseKind::SelfCond(None) => constant(Const::Bool(false)),
                 ClauseKind::SelfCond(Some(e)) => {
                     let x = self.clause_value(e);
-                    expr(ExprKind::Unary(UnOp::Not, Box::new(x)), bool_ty)
+                    match x.kind {
+                        ExprKind::Const(Const::Bool(b)) => constant(Const::Bool(!b)),
+                        _ => expr(ExprKind::Unary(UnOp::Not, Box::new(x)), bool_ty),
+                    }
                 }
                 _ => continue,
             };
-            cond = Some(match cond {
-                None => this,
-                Some(prev) => expr(
+            cond = match (cond, this) {
+                (None, this) => Some(this),
+                (Some(prev), this) if is_true(&this) => Some(prev),
+                (Some(prev), this) if is_true(&prev) => Some(this),
+                (Some(prev), this) => Some(expr(
                     ExprKind::Binary(BinOp::And, Box::new(prev), Box::new(this), None),
                     bool_ty,
-                ),
-            });
+                )),
+            };
         }
         cond
     }
@@ -217,6 +229,10 @@ impl Body<'_, '_> {
     }
 }
 
+fn is_true(e: &ir::Expr) -> bool {
+    matches!(e.kind, ExprKind::Const(Const::Bool(true)))
+}
+
 /// Size clause expressions already evaluated, by span (the same clause applies to several
 /// device types).
 #[derive(Default)]
@@ -225,7 +241,11 @@ struct SizeCache(Vec<(Span, ir::Expr)>);
 /// How a variable reaches the region.
 fn pass_of(t: Ty, attr: &DataAttr, reduced: bool) -> Pass {
     if t.is_array() {
-        return Pass::Array;
+        return match attr {
+            DataAttr::Private { .. } => Pass::PrivateArray,
+            DataAttr::FirstPrivate { .. } => Pass::FirstPrivateArray,
+            _ => Pass::Array,
+        };
     }
     if reduced {
         return Pass::InOut;
@@ -250,9 +270,13 @@ fn outline<'a>(
     d: &hir::Directive,
 ) -> ir::Region {
     let mut b = Body::new(cx, Context::Region, &info.loops);
-    for (u, p) in info.vars.iter().zip(&params) {
-        let l = b.new_local(u.name.clone(), p.ty);
-        b.bind(u.var, Some(l));
+    for (i, p) in params.iter().enumerate() {
+        let l = b.new_local(p.name.clone(), p.ty);
+        if i < info.vars.len() {
+            b.bind(p.var, Some(l));
+        } else {
+            b.private_arrays.insert(p.var, l);
+        }
     }
     b.push_scope(ScopeKind::Block);
     let mut reductions: Vec<ir::RegionReduction> = Vec::new();

@@ -403,14 +403,19 @@ impl Body<'_, '_> {
                     schedule.reductions.push((l, r.op));
                 }
             }
-            // `private` scalars get their own local inside the loop. (A private array would
-            // need a copy per iteration, which device code cannot allocate: it stays shared.)
+            // `private` scalars get their own local inside the loop; arrays the region's
+            // per-gang parameter for them (`Pass::PrivateArray`; in a routine, where there is
+            // none, the array stays shared).
             for &p in &info.private {
                 let t = self.cx.var_ty(p);
-                if t.is_array() {
-                    continue;
-                }
-                let l = self.new_local(self.cx.var_name(p), t);
+                let l = if t.is_array() {
+                    match self.private_arrays.get(&p) {
+                        Some(&l) => l,
+                        None => continue,
+                    }
+                } else {
+                    self.new_local(self.cx.var_name(p), t)
+                };
                 saved.push((p, self.bind(p, Some(l))));
             }
         }

@@ -6,7 +6,9 @@
 //!
 //! Output formatting is simplified (floats as Rust's `{:?}`); it is not the language's printer.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::builtins::{Builtin, FormatPiece, FormatSpec};
 use crate::hir::{BinOp, Const, ReductionOp, ScalarType, UnOp, VarId};
@@ -77,7 +79,8 @@ impl V {
 
 struct Arr {
     dims: Vec<i64>,
-    data: Vec<V>,
+    /// Shared by `reshape`s of one array.
+    data: Rc<RefCell<Vec<V>>>,
     rc: i64,
     freed: bool,
 }
@@ -106,6 +109,9 @@ pub struct Interp<'m> {
     pub out: String,
     params: HashMap<String, f64>,
     steps: u64,
+    /// The gang running (index, count): gang loops share their iterations among gangs.
+    gang: (i64, i64),
+    default_async: i32,
 }
 
 /// Run `main`; the output, or the first error (the output so far is in the message).
@@ -117,6 +123,8 @@ pub fn run(m: &Module, params: &[(&str, f64)]) -> Result<String, String> {
         out: String::new(),
         params: params.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         steps: 0,
+        gang: (0, 1),
+        default_async: 0,
     };
     match it.call_main() {
         Ok(()) => {}
@@ -175,7 +183,7 @@ impl Interp<'_> {
         }
         self.heap.push(Arr {
             dims,
-            data,
+            data: Rc::new(RefCell::new(data)),
             rc: 1,
             freed: false,
         });
@@ -197,7 +205,7 @@ impl Interp<'_> {
             a.rc -= 1;
             if a.rc == 0 {
                 a.freed = true;
-                a.data = Vec::new();
+                a.data = Rc::default();
             }
         }
         Ok(())
@@ -240,7 +248,7 @@ impl Interp<'_> {
                 let v = self.expr(fr, value)?;
                 let at = self.offset(a, &idx, site.is_some())?;
                 if let V::A(h) = a {
-                    self.heap[h].data[at] = v;
+                    self.heap[h].data.borrow_mut()[at] = v;
                 }
             }
             Stmt::Eval(e) => {
@@ -275,7 +283,9 @@ impl Interp<'_> {
                 let end = self.expr(fr, &f.end)?.i64();
                 let step = self.expr(fr, &f.step)?.i64();
                 let t = f.start.ty.scalar().unwrap_or(ScalarType::I64);
+                let (gang, gangs) = if f.schedule.gang { self.gang } else { (0, 1) };
                 let mut i = start;
+                let mut k = 0i64;
                 loop {
                     let go = match (step > 0, f.inclusive) {
                         (true, false) => i < end,
@@ -285,6 +295,11 @@ impl Interp<'_> {
                     };
                     if !go || step == 0 {
                         break;
+                    }
+                    k += 1;
+                    if (k - 1) % gangs != gang {
+                        i = i.wrapping_add(step);
+                        continue;
                     }
                     fr[f.var.0 as usize] = V::of(t, i as f64, i);
                     match self.block(fr, &f.body)? {
@@ -401,23 +416,49 @@ impl Interp<'_> {
             let a = self.expr(fr, &op.array)?;
             self.arr(a)?;
         }
-        let mut rf = vec![V::Unit; region.locals.len()];
-        for (i, (p, a)) in region.params.iter().zip(args).enumerate() {
-            if p.pass == Pass::Array {
-                self.arr(a)?;
+        // Gang-redundant execution, one gang after another: `InOut` scalars are shared,
+        // reductions combined after each gang.
+        let gangs = match &l.num_gangs.host {
+            Some(e) => self.expr(fr, e)?.i64().max(1),
+            None => 1,
+        };
+        let mut shared = args.clone();
+        for g in 0..gangs {
+            let mut rf = vec![V::Unit; region.locals.len()];
+            for (i, p) in region.params.iter().enumerate() {
+                if p.pass == Pass::Array {
+                    self.arr(args[i])?;
+                }
+                rf[i] = match p.pass {
+                    Pass::Private => V::Unit,
+                    Pass::InOut => shared[i],
+                    Pass::PrivateArray | Pass::FirstPrivateArray => {
+                        let a = self.arr(args[i])?;
+                        let (d, data) = (a.dims.clone(), a.data.borrow().clone());
+                        self.new_array(d, data)?
+                    }
+                    _ => args[i],
+                };
             }
-            if p.pass != Pass::Private {
-                rf[i] = a;
+            self.gang = (g, gangs);
+            let flow = self.block(&mut rf, &region.body);
+            self.gang = (0, 1);
+            match flow? {
+                Flow::Normal => {}
+                _ => return bug("a region ended with a jump"),
+            }
+            for (i, p) in region.params.iter().enumerate() {
+                match p.pass {
+                    Pass::InOut => shared[i] = rf[i],
+                    Pass::PrivateArray | Pass::FirstPrivateArray => self.release(rf[i])?,
+                    _ => {}
+                }
+            }
+            for red in &region.reductions {
+                shared[red.param] = combine(red.op, shared[red.param], rf[red.private.0 as usize]);
             }
         }
-        match self.block(&mut rf, &region.body)? {
-            Flow::Normal => {}
-            _ => return bug("a region ended with a jump"),
-        }
-        for red in &region.reductions {
-            let (a, b) = (rf[red.param], rf[red.private.0 as usize]);
-            rf[red.param] = combine(red.op, a, b);
-        }
+        let rf = shared;
         for (i, place) in &l.results {
             match place {
                 Place::Local(x) => fr[x.0 as usize] = rf[*i],
@@ -439,7 +480,7 @@ impl Interp<'_> {
             let i = i.i64();
             if i < 0 || i >= *d {
                 if checked {
-                    return error(format!("index {i} out of bounds {:?}", arr.dims));
+                    return error(format!("index out of bounds: {i} in {:?}", arr.dims));
                 }
                 return bug("unchecked access out of bounds");
             }
@@ -507,7 +548,8 @@ impl Interp<'_> {
                 let a = self.expr(fr, array)?;
                 let idx = self.exprs(fr, indices)?;
                 let at = self.offset(a, &idx, site.is_some())?;
-                self.arr(a)?.data[at]
+                let x = self.arr(a)?.data.borrow()[at];
+                x
             }
             ExprKind::Call(f, args) => {
                 let args = self.exprs(fr, args)?;
@@ -580,7 +622,7 @@ impl Interp<'_> {
                 let step = if n > 1 { (z - a) / (n - 1) as f64 } else { 0.0 };
                 make(self, vec![n], &|i| V::F64(a + step * i as f64))?
             }
-            Len => V::I64(self.arr(f(0))?.data.len() as i64),
+            Len => V::I64(self.arr(f(0))?.data.borrow().len() as i64),
             Rank => V::I64(self.arr(f(0))?.dims.len() as i64),
             Size => {
                 let a = self.arr(f(0))?;
@@ -589,28 +631,61 @@ impl Interp<'_> {
                     None => return error("size: no such dimension"),
                 }
             }
-            Copy | Reshape => {
+            Copy => {
                 let a = self.arr(f(0))?;
-                let data = a.data.clone();
-                let d = if b == Copy { a.dims.clone() } else { dims(1) };
-                if d.iter().product::<i64>() != data.len() as i64 {
-                    return error("reshape: element count differs");
-                }
+                let (d, data) = (a.dims.clone(), a.data.borrow().clone());
                 self.new_array(d, data)?
             }
-            Sum | Product | Maximum | Minimum => {
+            Reshape => {
                 let a = self.arr(f(0))?;
-                let xs: Vec<f64> = a.data.iter().map(|x| x.f64()).collect();
-                if xs.is_empty() && matches!(b, Maximum | Minimum) {
-                    return error("empty array");
+                let data = a.data.clone();
+                let d = dims(1);
+                if d.iter().product::<i64>() != data.borrow().len() as i64 {
+                    return error("reshape: element count differs");
                 }
-                let r = match b {
-                    Sum => xs.iter().sum(),
-                    Product => xs.iter().product(),
-                    Maximum => xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-                    _ => xs.iter().cloned().fold(f64::INFINITY, f64::min),
+                self.heap.push(Arr {
+                    dims: d,
+                    data,
+                    rc: 1,
+                    freed: false,
+                });
+                V::A(self.heap.len() - 1)
+            }
+            Sum | Product => {
+                let xs: Vec<V> = self
+                    .arr(f(0))?
+                    .data
+                    .borrow()
+                    .iter()
+                    .map(|x| x.convert(elem))
+                    .collect();
+                let (op, start) = if b == Sum {
+                    (BinOp::Add, 0)
+                } else {
+                    (BinOp::Mul, 1)
                 };
-                V::of(elem, r, r as i64)
+                let mut acc = V::of(elem, start as f64, start);
+                for x in xs {
+                    acc = binary(op, acc, x)?;
+                }
+                acc
+            }
+            Maximum | Minimum => {
+                let xs: Vec<V> = self.arr(f(0))?.data.borrow().clone();
+                let Some(mut best) = xs.first().copied() else {
+                    return error("empty array");
+                };
+                for x in xs {
+                    let better = if b == Maximum {
+                        x.f64() > best.f64()
+                    } else {
+                        x.f64() < best.f64()
+                    };
+                    if better {
+                        best = x;
+                    }
+                }
+                best
             }
             Abs | Fabs => match f(0) {
                 V::I32(x) => V::I32(x.wrapping_abs()),
@@ -672,8 +747,14 @@ impl Interp<'_> {
             Isinf => V::B(f(0).f64().is_infinite()),
             Isfinite => V::B(f(0).f64().is_finite()),
             Clock => V::F64(0.0),
-            Seed | AccSetDeviceType | AccSetDeviceNum | AccWait | AccWaitAll | AccWaitAsync
-            | AccSetDefaultAsync => V::Unit,
+            AccSetDefaultAsync => {
+                self.default_async = f(0).i64() as i32;
+                V::Unit
+            }
+            AccGetDefaultAsync => V::I32(self.default_async),
+            Seed | AccSetDeviceType | AccSetDeviceNum | AccWait | AccWaitAll | AccWaitAsync => {
+                V::Unit
+            }
             AccCopyin | AccCreate | AccCopyout | AccDelete | AccUpdateDevice | AccUpdateSelf => {
                 self.arr(f(0))?;
                 V::Unit
@@ -684,7 +765,7 @@ impl Interp<'_> {
             }
             AccGetNumDevices => V::I32(1),
             AccGetDeviceType => V::I32(2),
-            AccGetDeviceNum | AccGetDefaultAsync => V::I32(0),
+            AccGetDeviceNum => V::I32(0),
             AccOnDevice => V::B(f(0).i64() == 2),
             AccAsyncTest | AccAsyncTestAll => V::B(true),
             AccGetProperty => V::I64(0),
@@ -699,12 +780,46 @@ impl Interp<'_> {
         Ok(match v {
             V::A(_) => {
                 let a = self.arr(v)?;
-                let items: Vec<String> = a.data.iter().map(|x| scalar_text(*x)).collect();
-                format!("[{}]", items.join(", "))
+                show_dim(a, 0, 0)
             }
             x => scalar_text(x),
         })
     }
+}
+
+/// Dimension `d` of an array from element `base` on: rows one per line, aligned under the
+/// first; more than 10 entries elided to the first and last three.
+fn show_dim(a: &Arr, d: usize, base: usize) -> String {
+    let n = a.dims.get(d).copied().unwrap_or(0).max(0) as usize;
+    let stride: usize = a.dims[d + 1..].iter().product::<i64>().max(0) as usize;
+    let entries: Vec<Option<usize>> = if n > 10 {
+        vec![
+            Some(0),
+            Some(1),
+            Some(2),
+            None,
+            Some(n - 3),
+            Some(n - 2),
+            Some(n - 1),
+        ]
+    } else {
+        (0..n).map(Some).collect()
+    };
+    let last = d + 1 >= a.dims.len();
+    let items: Vec<String> = entries
+        .into_iter()
+        .map(|e| match e {
+            None => "...".to_string(),
+            Some(i) if last => scalar_text(a.data.borrow()[base + i]),
+            Some(i) => show_dim(a, d + 1, base + i * stride),
+        })
+        .collect();
+    let sep = if last {
+        ", ".to_string()
+    } else {
+        format!(",\n{}", " ".repeat(d + 1))
+    };
+    format!("[{}]", items.join(&sep))
 }
 
 fn scalar_text(v: V) -> String {
@@ -712,32 +827,154 @@ fn scalar_text(v: V) -> String {
         V::B(b) => b.to_string(),
         V::I32(x) => x.to_string(),
         V::I64(x) => x.to_string(),
-        V::F32(x) => format!("{x:?}"),
-        V::F64(x) => format!("{x:?}"),
+        V::F32(x) => float_text(format!("{x:?}")),
+        V::F64(x) => float_text(format!("{x:?}")),
         V::A(h) => format!("array{h}"),
         V::Unit => "()".into(),
     }
 }
 
+/// Rust's `{:?}` of a float is the shortest round-trip form, plain for 1e-4 <= |x| < 1e16 and
+/// with an exponent otherwise: the language's rule, except for the spelling of NaN.
+fn float_text(s: String) -> String {
+    if s == "NaN" {
+        "nan".into()
+    } else {
+        s
+    }
+}
+
+/// C's `printf` of one conversion (integers as `long long`, floats as `double`).
 fn printf_one(s: &FormatSpec, v: V) -> String {
-    let body = match s.conv {
-        'f' => format!("{:.*}", s.precision.unwrap_or(6) as usize, v.f64()),
-        'e' => format!("{:.*e}", s.precision.unwrap_or(6) as usize, v.f64()),
-        'g' => format!("{}", v.f64()),
-        'x' => format!("{:x}", v.i64()),
-        'c' => char::from_u32(v.i64() as u32).map_or(String::new(), String::from),
-        _ => v.i64().to_string(),
+    let left = s.flags.contains('-');
+    let zero = s.flags.contains('0') && !left;
+    let plus = s.flags.contains('+');
+    let space = s.flags.contains(' ');
+    let alt = s.flags.contains('#');
+    let (sign, body, numeric) = match s.conv {
+        'd' | 'i' => {
+            let x = v.i64();
+            let mut digits = x.unsigned_abs().to_string();
+            if let Some(p) = s.precision {
+                if p == 0 && x == 0 {
+                    digits.clear();
+                }
+                while digits.len() < p as usize {
+                    digits.insert(0, '0');
+                }
+            }
+            (sign_of(x < 0, plus, space), digits, s.precision.is_none())
+        }
+        'u' | 'x' => {
+            let x = v.i64() as u64;
+            let mut digits = if s.conv == 'x' {
+                format!("{x:x}")
+            } else {
+                x.to_string()
+            };
+            if let Some(p) = s.precision {
+                while digits.len() < p as usize {
+                    digits.insert(0, '0');
+                }
+            }
+            let prefix = if alt && s.conv == 'x' && x != 0 {
+                "0x"
+            } else {
+                ""
+            };
+            (prefix.to_string(), digits, s.precision.is_none())
+        }
+        'c' => (
+            String::new(),
+            char::from_u32(v.i64() as u32).map_or(String::new(), String::from),
+            false,
+        ),
+        _ => {
+            let x = v.f64();
+            let neg = x.is_sign_negative() && !x.is_nan();
+            let a = x.abs();
+            let body = if a.is_nan() {
+                "nan".to_string()
+            } else if a.is_infinite() {
+                "inf".to_string()
+            } else {
+                let p = s.precision.unwrap_or(6) as usize;
+                match s.conv {
+                    'f' => {
+                        let mut t = format!("{a:.p$}");
+                        if alt && p == 0 {
+                            t.push('.');
+                        }
+                        t
+                    }
+                    'e' => c_exp(a, p, alt),
+                    _ => c_general(a, p, alt),
+                }
+            };
+            (sign_of(neg, plus, space), body, a.is_finite())
+        }
     };
     let w = s.width.unwrap_or(0) as usize;
-    if body.len() >= w {
-        body
-    } else if s.flags.contains('-') {
-        format!("{body:<w$}")
-    } else if s.flags.contains('0') {
-        format!("{body:0>w$}")
+    let len = sign.len() + body.chars().count();
+    if len >= w {
+        format!("{sign}{body}")
+    } else if left {
+        format!("{sign}{body}{}", " ".repeat(w - len))
+    } else if zero && numeric {
+        format!("{sign}{}{body}", "0".repeat(w - len))
     } else {
-        format!("{body:>w$}")
+        format!("{}{sign}{body}", " ".repeat(w - len))
     }
+}
+
+fn sign_of(neg: bool, plus: bool, space: bool) -> String {
+    if neg {
+        "-".into()
+    } else if plus {
+        "+".into()
+    } else if space {
+        " ".into()
+    } else {
+        String::new()
+    }
+}
+
+/// `%e` of a non-negative finite value.
+fn c_exp(a: f64, p: usize, alt: bool) -> String {
+    let t = format!("{a:.p$e}");
+    let (mant, exp) = t.split_once('e').unwrap_or((&t, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut mant = mant.to_string();
+    if alt && p == 0 {
+        mant.push('.');
+    }
+    format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+/// `%g` of a non-negative finite value.
+fn c_general(a: f64, p: usize, alt: bool) -> String {
+    let p = p.max(1);
+    let e = format!("{a:.*e}", p - 1);
+    let x: i32 = e.split_once('e').map_or(0, |(_, x)| x.parse().unwrap_or(0));
+    let mut t = if (p as i32) > x && x >= -4 {
+        let prec = (p as i32 - 1 - x) as usize;
+        format!("{a:.prec$}")
+    } else {
+        c_exp(a, p - 1, alt)
+    };
+    if !alt {
+        let (m, rest) = match t.find('e') {
+            Some(i) => (t[..i].to_string(), t[i..].to_string()),
+            None => (t.clone(), String::new()),
+        };
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m
+        };
+        t = m + &rest;
+    }
+    t
 }
 
 fn binary(op: BinOp, x: V, y: V) -> R<V> {
