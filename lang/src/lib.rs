@@ -20,6 +20,7 @@ pub mod diag;
 pub mod hir;
 pub mod ir;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod span;
 pub mod token;

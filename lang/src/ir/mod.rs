@@ -15,6 +15,19 @@
 //! - Strings exist only as `StringId`s in `print`, `assert` and `param`, formats as `FormatId`s.
 //!
 //! Nothing here names a Cranelift or PTX type: the IR is back-end neutral.
+//!
+//! Evaluation order: operands are evaluated left to right (a `Store` evaluates its array, then
+//! its indices, then its value, and checks bounds before storing). Lowering has already spilled
+//! into temporaries whatever would make another order observable, so a back end may rely on
+//! this order without re-checking it.
+//!
+//! Every local is assigned before it is read, except `Pass::Private` region parameters and the
+//! locals a loop's `private` clause introduces (uninitialized, as in OpenACC). A block may end
+//! in `Break`, `Continue` or `Return`; lowering emits nothing after them in the same block.
+//!
+//! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
+
+mod print;
 
 use crate::analysis::{LoopInfo, RegionId};
 use crate::builtins::{Builtin, FormatPiece};
@@ -184,8 +197,11 @@ pub enum Stmt {
         site: SiteId,
     },
     /// An atomic update of an array element or a scalar (device code); on the host, a plain
-    /// statement. The statement is one of the forms of LANGUAGE.md 7.8, already lowered.
+    /// statement. The statement is one of the forms of LANGUAGE.md 7.8, already lowered (a
+    /// capture is a `Block` of its two statements).
     Atomic(Box<Stmt>),
+    /// Statements run in order: only the capture block of an `Atomic` (`{ v = x; x += e }`).
+    Block(Block),
 }
 
 #[derive(Clone, Debug)]
@@ -248,6 +264,10 @@ pub enum ExprKind {
     /// A built-in (arguments as `builtins` documents them after checking); an array result is
     /// owned by the caller.
     Builtin(Builtin, Vec<Expr>),
+    /// A built-in that can fail at run time, with the site its error names: `size`, `reshape`,
+    /// `maximum`, `minimum`, the array constructors (`zeros ones random fill iota linspace`)
+    /// and the data routines (`acc_copyin` …). Otherwise exactly `Builtin`.
+    CheckedBuiltin(Builtin, Vec<Expr>, SiteId),
     /// `param("name", default)`.
     Param(StringId, Box<Expr>),
     /// An array section, only as an argument of the `acc_*` data routines.
@@ -309,6 +329,15 @@ pub enum Pass {
     Private,
     /// An array handle; the region reads and writes the device copy of its data.
     Array,
+    /// An array private to each gang (`private(a)` on the construct, or on a loop of the
+    /// region): the argument is the host array; each gang gets its own array of that shape
+    /// (contents unspecified), which the back end makes when the gang starts and frees when it
+    /// ends. (Per gang, not per iteration: iterations of one gang that run concurrently share
+    /// it.)
+    PrivateArray,
+    /// `firstprivate(a)` of an array: as `PrivateArray`, each gang's array starting as a copy
+    /// of the host array.
+    FirstPrivateArray,
 }
 
 #[derive(Clone, Debug)]

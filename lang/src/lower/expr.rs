@@ -1,0 +1,551 @@
+//! Expressions: flattening, array ownership, left-to-right order, run-time checks.
+
+use super::body::{Body, ScopeKind};
+use super::ty;
+use crate::builtins::Builtin;
+use crate::hir::{self, BinOp, Const, ScalarType, Type};
+use crate::ir::{self, ExprKind, Stmt, Ty};
+
+/// A lowered expression; for arrays, whether the reference is owned (a new array, or a
+/// temporary holding one) rather than borrowed (a variable's).
+pub(super) struct Val {
+    pub e: ir::Expr,
+    pub owned: bool,
+}
+
+impl Val {
+    fn plain(e: ir::Expr) -> Val {
+        Val { e, owned: false }
+    }
+}
+
+pub(super) fn expr(kind: ExprKind, ty: Ty) -> ir::Expr {
+    ir::Expr { kind, ty }
+}
+
+pub(super) fn constant(c: Const) -> ir::Expr {
+    expr(ExprKind::Const(c), Ty::Scalar(c.ty()))
+}
+
+/// A placeholder for what a checked program never has (a string value, an error).
+pub(super) fn dummy(t: Type) -> ir::Expr {
+    expr(ExprKind::Const(Const::Bool(false)), ty(t))
+}
+
+/// `x` converted to `to` (nothing when it already has that type).
+pub(super) fn convert_to(x: ir::Expr, to: ScalarType) -> ir::Expr {
+    if x.ty == Ty::Scalar(to) {
+        x
+    } else {
+        expr(ExprKind::Convert(Box::new(x)), Ty::Scalar(to))
+    }
+}
+
+/// The built-ins whose run-time failure names a site (`ir::ExprKind::CheckedBuiltin`).
+pub(super) fn can_fail(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(
+        b,
+        Zeros
+            | Ones
+            | Random
+            | Fill
+            | Iota
+            | Linspace
+            | Size
+            | Reshape
+            | Maximum
+            | Minimum
+            | AccCopyin
+            | AccCreate
+            | AccCopyout
+            | AccDelete
+            | AccUpdateDevice
+            | AccUpdateSelf
+    )
+}
+
+/// The name a bounds check reports for an indexed expression.
+pub(super) fn array_name(body: &Body, base: &hir::Expr) -> String {
+    match base.as_var() {
+        Some(v) => body.cx.var_name(v),
+        None => "array".into(),
+    }
+}
+
+impl Body<'_, '_> {
+    /// Lower `e` as a value. (Each kind is lowered by its own function: expressions nest as
+    /// deep as the front end allows, and small frames keep the recursion within a thread's
+    /// stack in debug builds too.)
+    pub fn expr(&mut self, e: &hir::Expr) -> Val {
+        use hir::ExprKind as H;
+        match &e.kind {
+            H::Const(c) => Val::plain(constant(*c)),
+            H::Var(v) => Val::plain(self.read(*v)),
+            H::Unary(op, x) => Val::plain(self.unary(e, *op, x)),
+            H::Binary(op, l, r) => Val::plain(self.binary(e, *op, l, r)),
+            H::Convert { expr: x, .. } => Val::plain(self.convert(e, x)),
+            H::Call(f, args) => self.call(e, *f, args),
+            H::Builtin(b, args) => self.builtin(e, *b, args),
+            H::Index { base, indices } => Val::plain(self.index(e, base, indices)),
+            H::Section { base, ranges } => Val::plain(self.section(base, ranges)),
+            H::ArrayLit(elems) => self.array_lit(e, elems),
+            H::If(c, a, b) => self.if_expr(e, c, a, b),
+            H::Block(stmts, value) => self.block_expr(e, stmts, value),
+            H::Str(_) | H::Error => Val::plain(dummy(e.ty)),
+        }
+    }
+
+    #[inline(never)]
+    fn unary(&mut self, e: &hir::Expr, op: hir::UnOp, x: &hir::Expr) -> ir::Expr {
+        let x = self.operand(x);
+        expr(ExprKind::Unary(op, Box::new(x)), ty(e.ty))
+    }
+
+    #[inline(never)]
+    fn convert(&mut self, e: &hir::Expr, x: &hir::Expr) -> ir::Expr {
+        let x = self.operand(x);
+        match e.ty.scalar() {
+            Some(s) => convert_to(x, s),
+            None => x,
+        }
+    }
+
+    #[inline(never)]
+    fn call(&mut self, e: &hir::Expr, f: hir::FnId, args: &[hir::Expr]) -> Val {
+        let t = ty(e.ty);
+        let args: Vec<&hir::Expr> = args.iter().collect();
+        let xs = self.operands(&args, true);
+        Val {
+            e: expr(ExprKind::Call(f, xs), t),
+            owned: t.is_array(),
+        }
+    }
+
+    #[inline(never)]
+    fn index(&mut self, e: &hir::Expr, base: &hir::Expr, indices: &[hir::Expr]) -> ir::Expr {
+        let mut all: Vec<&hir::Expr> = vec![base];
+        all.extend(indices.iter());
+        let mut xs = self.operands(&all, false).into_iter();
+        let array = xs.next().unwrap_or_else(|| dummy(base.ty));
+        let what = array_name(self, base);
+        let site = self.cx.site(e.span, what);
+        expr(
+            ExprKind::Load {
+                array: Box::new(array),
+                indices: xs.collect(),
+                site: Some(site),
+            },
+            ty(e.ty),
+        )
+    }
+
+    #[inline(never)]
+    fn array_lit(&mut self, e: &hir::Expr, elems: &[hir::Expr]) -> Val {
+        let elems: Vec<&hir::Expr> = elems.iter().collect();
+        let xs = self.operands(&elems, false);
+        Val {
+            e: expr(ExprKind::ArrayLit(xs), ty(e.ty)),
+            owned: true,
+        }
+    }
+
+    /// Lower `e` for a use that borrows it: an owned array goes into a temporary released when
+    /// the statement ends.
+    pub fn operand(&mut self, e: &hir::Expr) -> ir::Expr {
+        let v = self.expr(e);
+        self.borrow(v)
+    }
+
+    pub fn borrow(&mut self, v: Val) -> ir::Expr {
+        if !v.owned {
+            return v.e;
+        }
+        let t = match v.e.kind {
+            ExprKind::Local(l) if self.is_temp(l) => l,
+            _ => {
+                let t = self.temp(v.e.ty);
+                self.emit(Stmt::Set(t, v.e));
+                t
+            }
+        };
+        self.own(t);
+        self.local(t)
+    }
+
+    /// An owned reference to the value, for a store that keeps it: a borrowed array is
+    /// retained. (Scalars are returned as they are.)
+    pub fn owned_value(&mut self, v: Val) -> ir::Expr {
+        if v.e.ty.is_array() && !v.owned {
+            self.emit(Stmt::Retain(v.e.clone()));
+        }
+        v.e
+    }
+
+    /// Operands evaluated left to right. Statements that a later operand needs (flattened `if`s,
+    /// temporaries) run before the earlier operands are evaluated, so an earlier operand those
+    /// statements could change is spilled to a temporary first (`keeps`). `user_call`: the
+    /// operands are a user function's arguments (the call itself runs user code after them).
+    pub fn operands(&mut self, es: &[&hir::Expr], user_call: bool) -> Vec<ir::Expr> {
+        let n = es.len();
+        let mut later = vec![Later::default(); n];
+        let mut acc = Later {
+            calls: user_call,
+            ..Later::default()
+        };
+        for i in (0..n).rev() {
+            later[i] = acc;
+            acc = acc.and(es[i]);
+        }
+        let mut out = Vec::with_capacity(n);
+        for (i, e) in es.iter().enumerate() {
+            let x = self.operand(e);
+            let x = if self.keeps(&x, later[i]) {
+                x
+            } else {
+                self.spill(x)
+            };
+            out.push(x);
+        }
+        out
+    }
+
+    /// Whether `x` still means the same when evaluated after what `later` does: a local
+    /// changes only by statements (flattened `if`s), a global or a loaded element also by
+    /// calls whose statements run first, and a borrowed global array may be freed by any call
+    /// that runs after it is read (which could rebind the global).
+    pub fn keeps(&self, x: &ir::Expr, later: Later) -> bool {
+        match &x.kind {
+            ExprKind::Const(_) | ExprKind::Section { .. } => true,
+            ExprKind::Local(l) => self.is_temp(*l) || !later.blocks,
+            ExprKind::Global(_) => !(later.effects || x.ty.is_array() && later.calls),
+            _ => !later.effects,
+        }
+    }
+
+    /// Keep the value of `x` as it is now: scalars in a temporary, a borrowed array retained
+    /// in one (released when the statement ends). Constants and temporaries already are.
+    pub fn spill(&mut self, x: ir::Expr) -> ir::Expr {
+        match &x.kind {
+            ExprKind::Const(_) | ExprKind::Section { .. } => x,
+            ExprKind::Local(l) if self.is_temp(*l) => x,
+            _ => {
+                let t = self.temp(x.ty);
+                let array = x.ty.is_array();
+                self.emit(Stmt::Set(t, x));
+                if array {
+                    self.emit(Stmt::Retain(self.local(t)));
+                    self.own(t);
+                }
+                self.local(t)
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn binary(&mut self, e: &hir::Expr, op: BinOp, l: &hir::Expr, r: &hir::Expr) -> ir::Expr {
+        if matches!(op, BinOp::And | BinOp::Or) && needs_stmts(r) {
+            return self.short_circuit(e, op, l, r);
+        }
+        let mut xs = self.operands(&[l, r], false).into_iter();
+        let a = xs.next().unwrap_or_else(|| dummy(l.ty));
+        let b = xs.next().unwrap_or_else(|| dummy(r.ty));
+        let site = self.division_site(op, a.ty, e.span);
+        expr(
+            ExprKind::Binary(op, Box::new(a), Box::new(b), site),
+            ty(e.ty),
+        )
+    }
+
+    /// `l && r` with statements in `r`: they may only run when `l` does not decide.
+    #[inline(never)]
+    fn short_circuit(
+        &mut self,
+        e: &hir::Expr,
+        op: BinOp,
+        l: &hir::Expr,
+        r: &hir::Expr,
+    ) -> ir::Expr {
+        let t = ty(e.ty);
+        {
+            let lv = self.operand(l);
+            let result = self.temp(t);
+            self.emit(Stmt::Set(result, lv));
+            let rhs = self.nested(ScopeKind::Block, |b| {
+                let rv = b.operand(r);
+                b.emit(Stmt::Set(result, rv));
+            });
+            let (then, els) = if op == BinOp::And {
+                (rhs, Vec::new())
+            } else {
+                (Vec::new(), rhs)
+            };
+            let cond = self.local(result);
+            self.emit(Stmt::If { cond, then, els });
+            self.local(result)
+        }
+    }
+
+    /// The site of an integer division or remainder (division by zero).
+    pub fn division_site(
+        &mut self,
+        op: BinOp,
+        operand: Ty,
+        span: crate::span::Span,
+    ) -> Option<ir::SiteId> {
+        let int = operand.scalar().is_some_and(ScalarType::is_int);
+        (matches!(op, BinOp::Div | BinOp::Rem) && int).then(|| self.cx.site(span, ""))
+    }
+
+    #[inline(never)]
+    fn builtin(&mut self, e: &hir::Expr, b: Builtin, args: &[hir::Expr]) -> Val {
+        let t = ty(e.ty);
+        match b {
+            Builtin::Print | Builtin::Printf | Builtin::Assert => {
+                self.effect(e);
+                Val::plain(dummy(e.ty))
+            }
+            Builtin::Param => {
+                let name = match args.first().map(|a| &a.kind) {
+                    Some(hir::ExprKind::Str(s)) => s.as_str(),
+                    _ => "",
+                };
+                let name = self.cx.string(name);
+                let default = match args.get(1) {
+                    Some(d) => self.operand(d),
+                    None => dummy(e.ty),
+                };
+                Val::plain(expr(ExprKind::Param(name, Box::new(default)), t))
+            }
+            _ => {
+                let args: Vec<&hir::Expr> = args.iter().collect();
+                let xs = self.operands(&args, false);
+                let kind = if can_fail(b) {
+                    let site = self.cx.site(e.span, b.name());
+                    ExprKind::CheckedBuiltin(b, xs, site)
+                } else {
+                    ExprKind::Builtin(b, xs)
+                };
+                Val {
+                    e: expr(kind, t),
+                    owned: t.is_array(),
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn section(&mut self, base: &hir::Expr, ranges: &[hir::SectionRange]) -> ir::Expr {
+        let array = self.operand(base);
+        let t = array.ty;
+        let ranges = self.ranges(ranges);
+        expr(
+            ExprKind::Section {
+                array: Box::new(array),
+                ranges,
+            },
+            t,
+        )
+    }
+
+    pub fn ranges(&mut self, ranges: &[hir::SectionRange]) -> Vec<ir::SectionRange> {
+        ranges
+            .iter()
+            .map(|r| ir::SectionRange {
+                start: r.start.as_ref().map(|x| self.operand(x)),
+                count: r.count.as_ref().map(|x| self.operand(x)),
+            })
+            .collect()
+    }
+
+    /// `if c { a } else { b }` as a value: a temporary set in both branches.
+    #[inline(never)]
+    fn if_expr(&mut self, e: &hir::Expr, c: &hir::Expr, a: &hir::Expr, b: &hir::Expr) -> Val {
+        if e.ty == Type::Void {
+            self.effect(e);
+            return Val::plain(dummy(e.ty));
+        }
+        let t = ty(e.ty);
+        let cond = self.operand(c);
+        let result = self.temp(t);
+        let then = self.nested(ScopeKind::Block, |x| x.set_result(a, result));
+        let els = self.nested(ScopeKind::Block, |x| x.set_result(b, result));
+        self.emit(Stmt::If { cond, then, els });
+        Val {
+            e: self.local(result),
+            owned: t.is_array(),
+        }
+    }
+
+    /// `result = e`, the result owning an array.
+    fn set_result(&mut self, e: &hir::Expr, result: ir::LocalId) {
+        let v = self.expr(e);
+        let x = self.owned_value(v);
+        self.emit(Stmt::Set(result, x));
+    }
+
+    /// `{ stmts; value }`: the block's arrays are released once its value is safe in a
+    /// temporary.
+    #[inline(never)]
+    fn block_expr(&mut self, e: &hir::Expr, stmts: &[hir::Stmt], value: &hir::Expr) -> Val {
+        if e.ty == Type::Void {
+            self.effect(e);
+            return Val::plain(dummy(e.ty));
+        }
+        self.push_scope(ScopeKind::Block);
+        for s in stmts {
+            self.stmt(s);
+        }
+        let v = self.expr(value);
+        if !self.scope_owns_anything() {
+            self.pop_scope();
+            return v;
+        }
+        let t = v.e.ty;
+        let result = self.temp(t);
+        let x = self.owned_value(v);
+        self.emit(Stmt::Set(result, x));
+        self.pop_scope();
+        Val {
+            e: self.local(result),
+            owned: t.is_array(),
+        }
+    }
+}
+
+/// What evaluating some operands may do, for the operands before them.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Later {
+    /// Statements run first (hoisted) that may call user code or assign variables.
+    pub effects: bool,
+    /// User statements (flattened `if` branches) that may assign locals.
+    pub blocks: bool,
+    /// User code runs (a call, hoisted or not).
+    pub calls: bool,
+}
+
+impl Later {
+    pub fn of(e: &hir::Expr) -> Later {
+        Later::default().and(e)
+    }
+
+    pub fn and(self, e: &hir::Expr) -> Later {
+        Later {
+            effects: self.effects || hoists_effects(e),
+            blocks: self.blocks || has_blocks(e),
+            calls: self.calls || may_call(e),
+        }
+    }
+}
+
+/// Whether the statements lowering `e` hoists (flattened `if`s; owned arrays bound to
+/// temporaries, evaluated with their arguments) may run user code.
+fn hoists_effects(e: &hir::Expr) -> bool {
+    use hir::ExprKind as H;
+    match &e.kind {
+        H::If(..) | H::Block(..) => true,
+        H::Call(..) | H::Builtin(..) | H::ArrayLit(_) if e.ty.is_array() => may_call(e),
+        H::Call(_, args) | H::Builtin(_, args) | H::ArrayLit(args) => {
+            args.iter().any(hoists_effects)
+        }
+        H::Unary(_, x) | H::Convert { expr: x, .. } => hoists_effects(x),
+        H::Binary(_, l, r) => hoists_effects(l) || hoists_effects(r),
+        H::Index { base, indices } => hoists_effects(base) || indices.iter().any(hoists_effects),
+        H::Section { base, ranges } => {
+            hoists_effects(base)
+                || ranges.iter().any(|r| {
+                    r.start.as_ref().is_some_and(hoists_effects)
+                        || r.count.as_ref().is_some_and(hoists_effects)
+                })
+        }
+        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
+    }
+}
+
+/// Whether `e` holds statements of the program (an `if` expression's branches).
+pub(super) fn has_blocks(e: &hir::Expr) -> bool {
+    use hir::ExprKind as H;
+    match &e.kind {
+        H::If(..) | H::Block(..) => true,
+        H::Call(_, args) | H::Builtin(_, args) | H::ArrayLit(args) => args.iter().any(has_blocks),
+        H::Unary(_, x) | H::Convert { expr: x, .. } => has_blocks(x),
+        H::Binary(_, l, r) => has_blocks(l) || has_blocks(r),
+        H::Index { base, indices } => has_blocks(base) || indices.iter().any(has_blocks),
+        H::Section { base, ranges } => {
+            has_blocks(base)
+                || ranges.iter().any(|r| {
+                    r.start.as_ref().is_some_and(has_blocks)
+                        || r.count.as_ref().is_some_and(has_blocks)
+                })
+        }
+        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
+    }
+}
+
+/// Whether lowering `e` as an operand emits statements: flattened `if`s and blocks, and
+/// owned arrays (bound to temporaries).
+pub(super) fn needs_stmts(e: &hir::Expr) -> bool {
+    use hir::ExprKind as H;
+    match &e.kind {
+        H::If(..) | H::Block(..) | H::ArrayLit(_) => true,
+        H::Call(_, args) => e.ty.is_array() || args.iter().any(needs_stmts),
+        H::Builtin(b, args) => {
+            e.ty.is_array()
+                || matches!(b, Builtin::Print | Builtin::Printf | Builtin::Assert)
+                || args.iter().any(needs_stmts)
+        }
+        H::Unary(_, x) | H::Convert { expr: x, .. } => needs_stmts(x),
+        H::Binary(_, l, r) => needs_stmts(l) || needs_stmts(r),
+        H::Index { base, indices } => needs_stmts(base) || indices.iter().any(needs_stmts),
+        H::Section { base, ranges } => {
+            needs_stmts(base)
+                || ranges.iter().any(|r| {
+                    r.start.as_ref().is_some_and(needs_stmts)
+                        || r.count.as_ref().is_some_and(needs_stmts)
+                })
+        }
+        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
+    }
+}
+
+/// Whether evaluating `e` may run user code (which may assign globals).
+pub(super) fn may_call(e: &hir::Expr) -> bool {
+    use hir::ExprKind as H;
+    match &e.kind {
+        H::Call(..) | H::If(..) | H::Block(..) => true,
+        H::Builtin(_, args) | H::ArrayLit(args) => args.iter().any(may_call),
+        H::Unary(_, x) | H::Convert { expr: x, .. } => may_call(x),
+        H::Binary(_, l, r) => may_call(l) || may_call(r),
+        H::Index { base, indices } => may_call(base) || indices.iter().any(may_call),
+        H::Section { base, ranges } => {
+            may_call(base)
+                || ranges.iter().any(|r| {
+                    r.start.as_ref().is_some_and(may_call) || r.count.as_ref().is_some_and(may_call)
+                })
+        }
+        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
+    }
+}
+
+/// Structural equality of side-effect-free expressions (the location of an atomic).
+pub(super) fn same(a: &hir::Expr, b: &hir::Expr) -> bool {
+    use hir::ExprKind as H;
+    match (&a.kind, &b.kind) {
+        (H::Var(x), H::Var(y)) => x == y,
+        (H::Const(x), H::Const(y)) => x == y,
+        (
+            H::Index {
+                base: b1,
+                indices: i1,
+            },
+            H::Index {
+                base: b2,
+                indices: i2,
+            },
+        ) => same(b1, b2) && i1.len() == i2.len() && i1.iter().zip(i2).all(|(x, y)| same(x, y)),
+        (H::Unary(o1, x), H::Unary(o2, y)) => o1 == o2 && same(x, y),
+        (H::Binary(o1, l1, r1), H::Binary(o2, l2, r2)) => o1 == o2 && same(l1, l2) && same(r1, r2),
+        (H::Convert { expr: x, .. }, H::Convert { expr: y, .. }) => a.ty == b.ty && same(x, y),
+        _ => false,
+    }
+}

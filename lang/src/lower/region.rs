@@ -1,0 +1,350 @@
+//! Compute constructs: the host side (`Launch`: arguments, clauses, data ops, results) and the
+//! outlined `Region` (parameters, reduction accumulators, the body).
+//!
+//! Parameters follow `RegionInfo::vars` in order. How each is passed:
+//! - arrays: `Pass::Array`, with a data op for their clause or implicit attribute;
+//!   `private` / `firstprivate` arrays of the construct are `PrivateArray` /
+//!   `FirstPrivateArray` (the latter with a `copyin` data op: the copies start from the data).
+//!   An array a loop of the region makes `private` is one more parameter after those of
+//!   `RegionInfo::vars`, `PrivateArray`, bound to the variable inside that loop only.
+//! - scalars: `firstprivate` (explicit or implicit) and `copyin`/`create`/`present`/`no_create`
+//!   are `Value`; `private` is `Private`; `copy`, `copyout`, implicit `copy` (kernels, loop
+//!   reductions) and reductions are `InOut`, written back through `Launch::results`.
+//!
+//! Reductions (`RegionInfo::reductions`): the body uses a private accumulator (`name.red`) that
+//! the region's first statements set to the operator's identity; `Region::reductions` names it
+//! and the `InOut` parameter the back end combines it with.
+
+use super::body::{Body, Context, ScopeKind};
+use super::expr::{constant, expr};
+use super::{ty, Cx};
+use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionInfo, Size};
+use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ReductionOp, ScalarType, UnOp};
+use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
+use crate::span::Span;
+
+impl Body<'_, '_> {
+    pub fn compute(&mut self, d: &hir::Directive) {
+        let analysis = self.cx.analysis;
+        let info = match analysis.region_at(d.span) {
+            Some(info) if self.context != Context::Region => info,
+            // Not analyzed, or nested in a region (neither in a checked program): inline.
+            _ => {
+                if let Some(body) = &d.body {
+                    self.stmt(body);
+                }
+                return;
+            }
+        };
+
+        let mut params = Vec::with_capacity(info.vars.len());
+        let mut args = Vec::with_capacity(info.vars.len());
+        let mut results = Vec::new();
+        let mut data = Vec::new();
+        for (i, u) in info.vars.iter().enumerate() {
+            let t = ty(u.ty);
+            let reduced = info.reductions.iter().any(|r| r.var == u.var);
+            let pass = pass_of(t, &u.attr, reduced);
+            let arg = if t.is_array() {
+                self.array_arg(u, d.span, &mut data)
+            } else {
+                self.read(u.var)
+            };
+            if pass == Pass::InOut {
+                results.push((i, self.place(u.var)));
+            }
+            params.push(ir::RegionParam {
+                var: u.var,
+                name: u.name.clone(),
+                ty: t,
+                pass,
+            });
+            args.push(arg);
+        }
+        let mut loop_private = Vec::new();
+        for l in &info.loops {
+            for &p in &l.private {
+                let t = self.cx.var_ty(p);
+                if !t.is_array() || loop_private.contains(&p) || !self.is_visible(p) {
+                    continue;
+                }
+                loop_private.push(p);
+                params.push(ir::RegionParam {
+                    var: p,
+                    name: self.cx.var_name(p),
+                    ty: t,
+                    pass: Pass::PrivateArray,
+                });
+                args.push(self.read(p));
+            }
+        }
+
+        let if_cond = self.launch_if(d);
+        let mut sizes = SizeCache::default();
+        let num_gangs = self.device_exprs(&info.launch, |l| &l.num_gangs, &mut sizes);
+        let num_workers = self.device_exprs(&info.launch, |l| &l.num_workers, &mut sizes);
+        let vector_length = self.device_exprs(&info.launch, |l| &l.vector_length, &mut sizes);
+        let launch = &info.launch.nvidia;
+        let async_queue = launch.async_queue.as_ref().map(|q| match q {
+            analysis::AsyncQueue::Default => Queue::Default,
+            analysis::AsyncQueue::Queue(e) => Queue::Numbered(self.clause_value(e)),
+        });
+        let wait = launch
+            .wait
+            .as_ref()
+            .map(|qs| qs.iter().map(|q| self.clause_value(q)).collect());
+        let site = self.cx.site(d.span, d.construct.name());
+
+        let region = outline(self.cx, info, params, d);
+        if let Some(slot) = self.cx.regions.get_mut(info.id.0 as usize) {
+            *slot = Some(region);
+        }
+        self.emit(Stmt::Launch(ir::Launch {
+            region: info.id,
+            args,
+            results,
+            if_cond,
+            num_gangs,
+            num_workers,
+            vector_length,
+            async_queue,
+            wait,
+            data,
+            site,
+        }));
+    }
+
+    /// The host array a region parameter receives, and its data op.
+    fn array_arg(
+        &mut self,
+        u: &analysis::VarUse,
+        at: Span,
+        data: &mut Vec<ir::DataOp>,
+    ) -> ir::Expr {
+        let read = self.read(u.var);
+        let op = |action: DataClause, array: ir::Expr, ranges, span| ir::DataOp {
+            action: DataAction::Clause(action),
+            array,
+            name: u.name.clone(),
+            ranges,
+            span,
+        };
+        match &u.attr {
+            DataAttr::Private { .. } => read,
+            DataAttr::FirstPrivate { span } => {
+                data.push(op(DataClause::CopyIn, read.clone(), None, *span));
+                read
+            }
+            DataAttr::Clause {
+                clause,
+                sections,
+                span,
+            } => {
+                let ranges = sections.as_ref().map(|rs| {
+                    rs.iter()
+                        .map(|sr| ir::SectionRange {
+                            start: sr.start.as_ref().map(|x| self.clause_value(x)),
+                            count: sr.count.as_ref().map(|x| self.clause_value(x)),
+                        })
+                        .collect()
+                });
+                data.push(op(*clause, read.clone(), ranges, *span));
+                read
+            }
+            DataAttr::Implicit(Implicit::Present) => {
+                data.push(op(
+                    DataClause::Present,
+                    read.clone(),
+                    None,
+                    u.first_use.unwrap_or(at),
+                ));
+                read
+            }
+            DataAttr::Implicit(_) | DataAttr::Reduction { .. } => {
+                data.push(op(
+                    DataClause::Copy,
+                    read.clone(),
+                    None,
+                    u.first_use.unwrap_or(at),
+                ));
+                read
+            }
+        }
+    }
+
+    /// `if(c)` and `self(c)` as one condition: true runs on the device. (Constant parts fold.)
+    fn launch_if(&mut self, d: &hir::Directive) -> Option<ir::Expr> {
+        let bool_ty = Ty::Scalar(ScalarType::Bool);
+        let mut cond: Option<ir::Expr> = None;
+        for c in &d.clauses {
+            let this = match &c.kind {
+                ClauseKind::If(e) => self.clause_value(e),
+                ClauseKind::SelfCond(None) => constant(Const::Bool(false)),
+                ClauseKind::SelfCond(Some(e)) => {
+                    let x = self.clause_value(e);
+                    match x.kind {
+                        ExprKind::Const(Const::Bool(b)) => constant(Const::Bool(!b)),
+                        _ => expr(ExprKind::Unary(UnOp::Not, Box::new(x)), bool_ty),
+                    }
+                }
+                _ => continue,
+            };
+            cond = match (cond, this) {
+                (None, this) => Some(this),
+                (Some(prev), this) if is_true(&this) => Some(prev),
+                (Some(prev), this) if is_true(&prev) => Some(this),
+                (Some(prev), this) => Some(expr(
+                    ExprKind::Binary(BinOp::And, Box::new(prev), Box::new(this), None),
+                    bool_ty,
+                )),
+            };
+        }
+        cond
+    }
+
+    fn device_exprs(
+        &mut self,
+        launch: &PerDevice<analysis::Launch>,
+        get: impl Fn(&analysis::Launch) -> &Option<Size>,
+        cache: &mut SizeCache,
+    ) -> ir::DeviceExprs {
+        let mut one = |b: &mut Self, l: &analysis::Launch| -> Option<ir::Expr> {
+            match get(l).as_ref()? {
+                Size::Const(v) => Some(constant(Const::I64(*v))),
+                Size::Expr(e) => {
+                    if let Some((_, x)) = cache.0.iter().find(|(s, _)| *s == e.span) {
+                        return Some(x.clone());
+                    }
+                    let x = b.clause_value(e);
+                    cache.0.push((e.span, x.clone()));
+                    Some(x)
+                }
+            }
+        };
+        ir::DeviceExprs {
+            nvidia: one(self, &launch.nvidia),
+            host: one(self, &launch.host),
+            multicore: one(self, &launch.multicore),
+        }
+    }
+}
+
+fn is_true(e: &ir::Expr) -> bool {
+    matches!(e.kind, ExprKind::Const(Const::Bool(true)))
+}
+
+/// Size clause expressions already evaluated, by span (the same clause applies to several
+/// device types).
+#[derive(Default)]
+struct SizeCache(Vec<(Span, ir::Expr)>);
+
+/// How a variable reaches the region.
+fn pass_of(t: Ty, attr: &DataAttr, reduced: bool) -> Pass {
+    if t.is_array() {
+        return match attr {
+            DataAttr::Private { .. } => Pass::PrivateArray,
+            DataAttr::FirstPrivate { .. } => Pass::FirstPrivateArray,
+            _ => Pass::Array,
+        };
+    }
+    if reduced {
+        return Pass::InOut;
+    }
+    match attr {
+        DataAttr::FirstPrivate { .. } | DataAttr::Implicit(Implicit::FirstPrivate) => Pass::Value,
+        DataAttr::Private { .. } => Pass::Private,
+        DataAttr::Clause {
+            clause: DataClause::Copy | DataClause::CopyOut,
+            ..
+        } => Pass::InOut,
+        DataAttr::Clause { .. } | DataAttr::Implicit(Implicit::Present) => Pass::Value,
+        DataAttr::Reduction { .. } | DataAttr::Implicit(Implicit::Copy) => Pass::InOut,
+    }
+}
+
+/// The region itself: parameters bound to its first locals, accumulators, then the body.
+fn outline<'a>(
+    cx: &mut Cx<'a>,
+    info: &'a RegionInfo,
+    params: Vec<ir::RegionParam>,
+    d: &hir::Directive,
+) -> ir::Region {
+    let mut b = Body::new(cx, Context::Region, &info.loops);
+    for (i, p) in params.iter().enumerate() {
+        let l = b.new_local(p.name.clone(), p.ty);
+        if i < info.vars.len() {
+            b.bind(p.var, Some(l));
+        } else {
+            b.private_arrays.insert(p.var, l);
+        }
+    }
+    b.push_scope(ScopeKind::Block);
+    let mut reductions: Vec<ir::RegionReduction> = Vec::new();
+    for r in &info.reductions {
+        let Some(param) = params
+            .iter()
+            .position(|p| p.var == r.var && p.pass == Pass::InOut)
+        else {
+            continue;
+        };
+        if reductions.iter().any(|x| x.param == param) {
+            continue;
+        }
+        let name = format!("{}.red", params[param].name);
+        let private = b.new_local(name, Ty::Scalar(r.ty));
+        b.bind(r.var, Some(private));
+        b.emit(Stmt::Set(private, identity(r.op, r.ty)));
+        reductions.push(ir::RegionReduction {
+            op: r.op,
+            ty: r.ty,
+            private,
+            param,
+        });
+    }
+    if let Some(body) = &d.body {
+        b.stmt(body);
+    }
+    b.pop_scope();
+    let (locals, body) = b.finish();
+    ir::Region {
+        id: info.id,
+        construct: d.construct,
+        span: d.span,
+        params,
+        locals,
+        body,
+        reductions,
+        loops: info.loops.clone(),
+    }
+}
+
+/// The value a reduction starts from: `x op identity == x`.
+pub(super) fn identity(op: ReductionOp, t: ScalarType) -> ir::Expr {
+    use ReductionOp as R;
+    use ScalarType as S;
+    let c = match (op, t) {
+        (R::And, _) => Const::Bool(true),
+        (R::Or, _) | (_, S::Bool) => Const::Bool(false),
+        (R::Add | R::BitOr | R::BitXor, S::I32) => Const::I32(0),
+        (R::Add | R::BitOr | R::BitXor, S::I64) => Const::I64(0),
+        (R::Add | R::BitOr | R::BitXor, S::F32) => Const::F32(0.0),
+        (R::Add | R::BitOr | R::BitXor, S::F64) => Const::F64(0.0),
+        (R::Mul, S::I32) => Const::I32(1),
+        (R::Mul, S::I64) => Const::I64(1),
+        (R::Mul, S::F32) => Const::F32(1.0),
+        (R::Mul, S::F64) => Const::F64(1.0),
+        (R::BitAnd, S::I32) => Const::I32(-1),
+        (R::BitAnd, S::I64) => Const::I64(-1),
+        (R::BitAnd, S::F32) => Const::F32(0.0),
+        (R::BitAnd, S::F64) => Const::F64(0.0),
+        (R::Max, S::I32) => Const::I32(i32::MIN),
+        (R::Max, S::I64) => Const::I64(i64::MIN),
+        (R::Max, S::F32) => Const::F32(f32::NEG_INFINITY),
+        (R::Max, S::F64) => Const::F64(f64::NEG_INFINITY),
+        (R::Min, S::I32) => Const::I32(i32::MAX),
+        (R::Min, S::I64) => Const::I64(i64::MAX),
+        (R::Min, S::F32) => Const::F32(f32::INFINITY),
+        (R::Min, S::F64) => Const::F64(f64::INFINITY),
+    };
+    constant(c)
+}

@@ -1,0 +1,516 @@
+//! A checker of what `ir` promises a back end: ids in range, types that agree, blocks that end at
+//! their first jump, launches that match their regions, every local read assigned somewhere.
+
+use crate::ast::ScalarType;
+use crate::builtins::FormatPiece;
+use crate::hir::BinOp;
+use crate::ir::*;
+
+pub fn check(m: &Module) -> Result<(), String> {
+    for (i, r) in m.regions.iter().enumerate() {
+        if r.id.0 as usize != i {
+            return Err(format!("region {i} has id {}", r.id.0));
+        }
+    }
+    for f in m.functions.iter().chain([&m.main]) {
+        let mut b = BodyCheck::new(m, &f.locals, &f.name);
+        for &p in &f.params {
+            b.local(p)?;
+            b.assigned[p.0 as usize] = true;
+        }
+        b.ret = Some(f.ret);
+        b.block(&f.body, 0)?;
+        b.reads_assigned()?;
+    }
+    for r in &m.regions {
+        let name = format!("region {}", r.id.0);
+        let mut b = BodyCheck::new(m, &r.locals, &name);
+        if r.params.len() > r.locals.len() {
+            return Err(format!("{name}: more params than locals"));
+        }
+        for (i, p) in r.params.iter().enumerate() {
+            if r.locals[i].ty != p.ty {
+                return Err(format!("{name}: param {i} type differs from its local"));
+            }
+            b.assigned[i] = true;
+        }
+        for red in &r.reductions {
+            b.local(red.private)?;
+            if r.params.get(red.param).map(|p| p.pass) != Some(Pass::InOut) {
+                return Err(format!("{name}: reduction into a param that is not inout"));
+            }
+            if b.ty(red.private) != Ty::Scalar(red.ty) {
+                return Err(format!("{name}: reduction accumulator of the wrong type"));
+            }
+        }
+        b.block(&r.body, 0)?;
+        b.reads_assigned()?;
+    }
+    Ok(())
+}
+
+struct BodyCheck<'m> {
+    m: &'m Module,
+    locals: &'m [Local],
+    name: &'m str,
+    assigned: Vec<bool>,
+    read: Vec<bool>,
+    /// `Some(ret)` in functions.
+    ret: Option<Option<Ty>>,
+}
+
+impl<'m> BodyCheck<'m> {
+    fn new(m: &'m Module, locals: &'m [Local], name: &'m str) -> Self {
+        BodyCheck {
+            m,
+            locals,
+            name,
+            assigned: vec![false; locals.len()],
+            read: vec![false; locals.len()],
+            ret: None,
+        }
+    }
+
+    fn err<T>(&self, what: String) -> Result<T, String> {
+        Err(format!("{}: {what}", self.name))
+    }
+
+    fn local(&self, l: LocalId) -> Result<(), String> {
+        if (l.0 as usize) < self.locals.len() {
+            Ok(())
+        } else {
+            self.err(format!("local {} out of range", l.0))
+        }
+    }
+
+    fn ty(&self, l: LocalId) -> Ty {
+        self.locals[l.0 as usize].ty
+    }
+
+    fn site(&self, s: SiteId) -> Result<(), String> {
+        if (s.0 as usize) < self.m.sites.len() {
+            Ok(())
+        } else {
+            self.err(format!("site {} out of range", s.0))
+        }
+    }
+
+    fn reads_assigned(&self) -> Result<(), String> {
+        for (i, (&r, &a)) in self.read.iter().zip(&self.assigned).enumerate() {
+            if r && !a {
+                return self.err(format!(
+                    "local {} ({}) is read but never assigned",
+                    i, self.locals[i].name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: &Block, loops: usize) -> Result<(), String> {
+        for (i, s) in b.iter().enumerate() {
+            if matches!(s, Stmt::Break | Stmt::Continue | Stmt::Return(_)) && i + 1 != b.len() {
+                return self.err("statements after a jump".into());
+            }
+            self.stmt(s, loops)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, loops: usize) -> Result<(), String> {
+        match s {
+            Stmt::Set(l, e) => {
+                self.local(*l)?;
+                self.assigned[l.0 as usize] = true;
+                let t = self.expr(e)?;
+                if t != self.ty(*l) {
+                    return self.err(format!("set of {:?} local with {:?}", self.ty(*l), t));
+                }
+            }
+            Stmt::SetGlobal(g, e) => {
+                let t = self.expr(e)?;
+                if let Some(global) = self.m.globals.iter().find(|x| x.id == *g) {
+                    if global.ty != t {
+                        return self.err(format!("set of global {} with {t:?}", global.name));
+                    }
+                }
+            }
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                site,
+            } => {
+                let elem = self.access(array, indices, *site)?;
+                if self.expr(value)? != Ty::Scalar(elem) {
+                    return self.err("stored value of the wrong type".into());
+                }
+            }
+            Stmt::Eval(e) => {
+                self.expr(e)?;
+            }
+            Stmt::If { cond, then, els } => {
+                self.cond(cond)?;
+                self.block(then, loops)?;
+                self.block(els, loops)?;
+            }
+            Stmt::While { cond, body } => {
+                self.cond(cond)?;
+                self.block(body, loops + 1)?;
+            }
+            Stmt::For(f) => {
+                self.local(f.var)?;
+                self.assigned[f.var.0 as usize] = true;
+                let t = self.ty(f.var);
+                for e in [&f.start, &f.end, &f.step] {
+                    if self.expr(e)? != t {
+                        return self.err("loop bound of the wrong type".into());
+                    }
+                }
+                if !matches!(t, Ty::Scalar(ScalarType::I32 | ScalarType::I64)) {
+                    return self.err("loop variable not an integer".into());
+                }
+                for (l, _) in &f.schedule.reductions {
+                    self.local(*l)?;
+                }
+                if f.schedule.collapse == 0 {
+                    return self.err("collapse(0)".into());
+                }
+                self.block(&f.body, loops + 1)?;
+            }
+            Stmt::Break | Stmt::Continue => {
+                if loops == 0 {
+                    return self.err("jump outside a loop".into());
+                }
+            }
+            Stmt::Return(e) => {
+                let t = match e {
+                    Some(e) => Some(self.expr(e)?),
+                    None => None,
+                };
+                if let Some(ret) = self.ret {
+                    if ret != t {
+                        return self.err(format!("return of {t:?} from a function of {ret:?}"));
+                    }
+                } else {
+                    return self.err("return in a region".into());
+                }
+            }
+            Stmt::Retain(e) | Stmt::Release(e) => {
+                if !self.expr(e)?.is_array() {
+                    return self.err("reference count of a scalar".into());
+                }
+                if !matches!(e.kind, ExprKind::Local(_) | ExprKind::Global(_)) {
+                    return self.err("reference count of a computed value".into());
+                }
+            }
+            Stmt::Print(args) => {
+                for a in args {
+                    match a {
+                        PrintArg::Value(e) => {
+                            self.expr(e)?;
+                        }
+                        PrintArg::Str(s) => {
+                            if s.0 as usize >= self.m.strings.len() {
+                                return self.err("string out of range".into());
+                            }
+                        }
+                    }
+                }
+            }
+            Stmt::Printf(f, args) => {
+                let Some(pieces) = self.m.formats.get(f.0 as usize) else {
+                    return self.err("format out of range".into());
+                };
+                let specs = pieces
+                    .iter()
+                    .filter(|p| matches!(p, FormatPiece::Spec(_)))
+                    .count();
+                if specs != args.len() {
+                    return self.err(format!(
+                        "printf with {specs} conversions and {} values",
+                        args.len()
+                    ));
+                }
+                for a in args {
+                    if self.expr(a)?.is_array() {
+                        return self.err("printf of an array".into());
+                    }
+                }
+            }
+            Stmt::Assert { cond, site, .. } => {
+                self.cond(cond)?;
+                self.site(*site)?;
+            }
+            Stmt::Launch(l) => self.launch(l)?,
+            Stmt::Data(d) => self.data(d)?,
+            Stmt::DataRegion { enter, body, exit } => {
+                self.data(enter)?;
+                self.block(body, loops)?;
+                self.data(exit)?;
+            }
+            Stmt::Wait {
+                queues,
+                async_queue,
+                site,
+            } => {
+                for q in queues {
+                    self.int(q)?;
+                }
+                self.queue(async_queue.as_ref())?;
+                self.site(*site)?;
+            }
+            Stmt::Atomic(inner) => match &**inner {
+                Stmt::Set(..) | Stmt::SetGlobal(..) | Stmt::Store { .. } => {
+                    self.stmt(inner, loops)?
+                }
+                Stmt::Block(b) if b.len() == 2 => self.block(b, loops)?,
+                _ => return self.err("atomic of an unexpected statement".into()),
+            },
+            Stmt::Block(b) => self.block(b, loops)?,
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self, l: &Launch) -> Result<(), String> {
+        let Some(r) = self.m.regions.get(l.region.0 as usize) else {
+            return self.err("launch of a missing region".into());
+        };
+        if l.args.len() != r.params.len() {
+            return self.err(format!(
+                "launch with {} args for {} params",
+                l.args.len(),
+                r.params.len()
+            ));
+        }
+        for (a, p) in l.args.iter().zip(&r.params) {
+            if self.expr(a)? != p.ty {
+                return self.err(format!("launch arg for `{}` of the wrong type", p.name));
+            }
+        }
+        for (i, place) in &l.results {
+            if r.params.get(*i).map(|p| p.pass) != Some(Pass::InOut) {
+                return self.err("result of a param that is not inout".into());
+            }
+            if let Place::Local(x) = place {
+                self.local(*x)?;
+            }
+        }
+        if let Some(c) = &l.if_cond {
+            self.cond(c)?;
+        }
+        for d in [&l.num_gangs, &l.num_workers, &l.vector_length] {
+            for e in [&d.nvidia, &d.host, &d.multicore].into_iter().flatten() {
+                if self.expr(e)? != Ty::Scalar(ScalarType::I64) {
+                    return self.err("launch size not i64".into());
+                }
+            }
+        }
+        self.queue(l.async_queue.as_ref())?;
+        for q in l.wait.iter().flatten() {
+            self.int(q)?;
+        }
+        for op in &l.data {
+            self.data_op(op)?;
+        }
+        self.site(l.site)
+    }
+
+    fn data(&mut self, d: &DataDirective) -> Result<(), String> {
+        for op in &d.ops {
+            self.data_op(op)?;
+        }
+        if let Some(c) = &d.if_cond {
+            self.cond(c)?;
+        }
+        self.queue(d.async_queue.as_ref())?;
+        for q in d.wait.iter().flatten() {
+            self.int(q)?;
+        }
+        self.site(d.site)
+    }
+
+    fn data_op(&mut self, op: &DataOp) -> Result<(), String> {
+        let t = self.expr(&op.array)?;
+        let Ty::Array { rank, .. } = t else {
+            return self.err(format!("data op on scalar `{}`", op.name));
+        };
+        if let Some(ranges) = &op.ranges {
+            if ranges.len() != rank as usize {
+                return self.err("section of the wrong rank".into());
+            }
+            for r in ranges {
+                for e in [&r.start, &r.count].into_iter().flatten() {
+                    self.int(e)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, q: Option<&Queue>) -> Result<(), String> {
+        match q {
+            Some(Queue::Numbered(e)) => self.int(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn cond(&mut self, e: &Expr) -> Result<(), String> {
+        if self.expr(e)? != Ty::Scalar(ScalarType::Bool) {
+            return self.err("condition not bool".into());
+        }
+        Ok(())
+    }
+
+    fn int(&mut self, e: &Expr) -> Result<(), String> {
+        match self.expr(e)? {
+            Ty::Scalar(ScalarType::I32 | ScalarType::I64) => Ok(()),
+            t => self.err(format!("{t:?} where an integer is needed")),
+        }
+    }
+
+    /// An element access; its element type.
+    fn access(
+        &mut self,
+        array: &Expr,
+        indices: &[Expr],
+        site: Option<SiteId>,
+    ) -> Result<ScalarType, String> {
+        let Ty::Array { elem, rank } = self.expr(array)? else {
+            return self.err("indexing a scalar".into());
+        };
+        if indices.len() != rank as usize {
+            return self.err("wrong number of indices".into());
+        }
+        for i in indices {
+            self.int(i)?;
+        }
+        if let Some(s) = site {
+            self.site(s)?;
+        }
+        Ok(elem)
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Ty, String> {
+        let bool_ty = Ty::Scalar(ScalarType::Bool);
+        match &e.kind {
+            ExprKind::Const(c) => {
+                if e.ty != Ty::Scalar(c.ty()) {
+                    return self.err("constant of the wrong type".into());
+                }
+            }
+            ExprKind::Local(l) => {
+                self.local(*l)?;
+                self.read[l.0 as usize] = true;
+                if self.ty(*l) != e.ty {
+                    return self.err("local read with the wrong type".into());
+                }
+            }
+            ExprKind::Global(g) => {
+                if let Some(global) = self.m.globals.iter().find(|x| x.id == *g) {
+                    if global.ty != e.ty {
+                        return self.err("global read with the wrong type".into());
+                    }
+                }
+            }
+            ExprKind::Unary(op, x) => {
+                let t = self.expr(x)?;
+                if t != e.ty || (*op == UnOp::Not) != (t == bool_ty) {
+                    return self.err(format!("unary {op:?} on {t:?}"));
+                }
+            }
+            ExprKind::Binary(op, a, b, site) => {
+                let (ta, tb) = (self.expr(a)?, self.expr(b)?);
+                let ok = match op {
+                    BinOp::And | BinOp::Or => ta == bool_ty && tb == bool_ty && e.ty == bool_ty,
+                    BinOp::Shl | BinOp::Shr => {
+                        ta == e.ty && tb.scalar().is_some_and(ScalarType::is_int)
+                    }
+                    o if o.is_comparison() => ta == tb && e.ty == bool_ty,
+                    _ => ta == tb && ta == e.ty,
+                };
+                if !ok {
+                    return self.err(format!(
+                        "binary {op:?} of {ta:?} and {tb:?} giving {:?}",
+                        e.ty
+                    ));
+                }
+                let int_div = matches!(op, BinOp::Div | BinOp::Rem)
+                    && ta.scalar().is_some_and(ScalarType::is_int);
+                if int_div != site.is_some() {
+                    return self.err("division site missing or misplaced".into());
+                }
+                if let Some(s) = site {
+                    self.site(*s)?;
+                }
+            }
+            ExprKind::Convert(x) => {
+                let t = self.expr(x)?;
+                if t.is_array() || e.ty.is_array() {
+                    return self.err("conversion of an array".into());
+                }
+            }
+            ExprKind::Load {
+                array,
+                indices,
+                site,
+            } => {
+                let elem = self.access(array, indices, *site)?;
+                if e.ty != Ty::Scalar(elem) {
+                    return self.err("load of the wrong type".into());
+                }
+            }
+            ExprKind::Call(f, args) => {
+                let mut ts = Vec::new();
+                for a in args {
+                    ts.push(self.expr(a)?);
+                }
+                if let Some(callee) = self.m.functions.iter().find(|x| x.id == Some(*f)) {
+                    let params: Vec<Ty> = callee
+                        .params
+                        .iter()
+                        .map(|p| callee.locals[p.0 as usize].ty)
+                        .collect();
+                    if params != ts {
+                        return self.err(format!("call of {} with {ts:?}", callee.name));
+                    }
+                    if let Some(r) = callee.ret {
+                        if r != e.ty {
+                            return self.err(format!("call of {} typed {:?}", callee.name, e.ty));
+                        }
+                    }
+                }
+            }
+            ExprKind::Builtin(_, args) | ExprKind::ArrayLit(args) => {
+                for a in args {
+                    self.expr(a)?;
+                }
+            }
+            ExprKind::CheckedBuiltin(_, args, site) => {
+                for a in args {
+                    self.expr(a)?;
+                }
+                self.site(*site)?;
+            }
+            ExprKind::Param(s, d) => {
+                if s.0 as usize >= self.m.strings.len() {
+                    return self.err("string out of range".into());
+                }
+                if self.expr(d)? != e.ty {
+                    return self.err("param default of the wrong type".into());
+                }
+            }
+            ExprKind::Section { array, ranges } => {
+                if self.expr(array)? != e.ty {
+                    return self.err("section typed unlike its array".into());
+                }
+                for r in ranges {
+                    for x in [&r.start, &r.count].into_iter().flatten() {
+                        self.int(x)?;
+                    }
+                }
+            }
+        }
+        Ok(e.ty)
+    }
+}
