@@ -48,12 +48,15 @@ pub type MainFn = unsafe extern "C" fn(*mut Ctx);
 pub type RegionFn = unsafe extern "C" fn(*mut Ctx, *mut u64, i64, i64);
 
 /// What a compile produced.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct CompiledModule {
     /// The compile's top-level statements. Safety: call it with a valid context whose globals
     /// hold a slot for every global in the `GlobalSlots` given to `compile`, while the `Jit`
     /// lives.
     pub main: MainFn,
+    /// The module's regions, for a device layer that runs their gangs itself (issue 4); the
+    /// compiled `main` calls them directly on the host device.
+    pub regions: Vec<(RegionId, RegionFn)>,
 }
 
 #[derive(Debug)]
@@ -117,6 +120,15 @@ pub struct Jit {
     poisoned: bool,
 }
 
+/// What `translate` produced: the translated functions, the ids of the user functions and
+/// regions they define, and `main`'s.
+struct Translation {
+    functions: Vec<Translated>,
+    new_functions: Vec<(FnId, FuncId)>,
+    regions: Vec<(RegionId, FuncId)>,
+    main: FuncId,
+}
+
 /// A translated (not yet defined) function.
 struct Translated {
     id: FuncId,
@@ -162,7 +174,12 @@ impl Jit {
         module: &ir::Module,
         slots: &GlobalSlots,
     ) -> Result<CompiledModule, JitError> {
-        let (translated, new_functions, main_id) = self.translate(module, slots)?;
+        let Translation {
+            functions: translated,
+            new_functions,
+            regions,
+            main: main_id,
+        } = self.translate(module, slots)?;
         let jit = self.module.as_mut().ok_or(JitError::Poisoned)?;
         // Every function verified, so defining should not fail; if it does, functions already
         // defined may refer to ones that are not, and the module cannot be finalized safely.
@@ -181,20 +198,36 @@ impl Jit {
         let main = jit.get_finalized_function(main_id);
         // SAFETY: `main_id` was declared with the signature `(ctx: ptr)` and no results.
         let main = unsafe { std::mem::transmute::<*const u8, MainFn>(main) };
-        Ok(CompiledModule { main })
+        let regions = regions
+            .into_iter()
+            .map(|(id, f)| {
+                let p = jit.get_finalized_function(f);
+                // SAFETY: regions are declared with `region_signature`.
+                (id, unsafe { std::mem::transmute::<*const u8, RegionFn>(p) })
+            })
+            .collect();
+        Ok(CompiledModule { main, regions })
     }
 
     /// The Cranelift IR of each function, region and `main` of `module` (`--emit clif`), as
-    /// `compile` would generate it, before optimization. Nothing is defined.
+    /// `compile` generates it, or with `optimized` after Cranelift's optimizations (what the
+    /// machine code is made from). Nothing is defined.
     pub fn clif_text(
         &mut self,
         module: &ir::Module,
         slots: &GlobalSlots,
+        optimized: bool,
     ) -> Result<String, JitError> {
-        let (translated, _, _) = self.translate(module, slots)?;
+        let translated = self.translate(module, slots)?.functions;
+        let jit = self.module.as_ref().ok_or(JitError::Poisoned)?;
         let mut out = String::new();
         for t in translated {
-            out += &format!("; {}\n{}\n", t.name, t.func.display());
+            let mut ctx = Context::for_function(t.func);
+            if optimized {
+                ctx.optimize(jit.isa(), &mut Default::default())
+                    .map_err(|e| JitError::Module(format!("{}: {e:?}", t.name)))?;
+            }
+            out += &format!("; {}\n{}\n", t.name, ctx.func.display());
         }
         Ok(out)
     }
@@ -209,12 +242,11 @@ impl Jit {
     }
 
     /// Declare and translate every function of `module`, verifying each.
-    #[allow(clippy::type_complexity)]
     fn translate(
         &mut self,
         module: &ir::Module,
         slots: &GlobalSlots,
-    ) -> Result<(Vec<Translated>, Vec<(FnId, FuncId)>, FuncId), JitError> {
+    ) -> Result<Translation, JitError> {
         if self.poisoned {
             return Err(JitError::Poisoned);
         }
@@ -287,7 +319,16 @@ impl Jit {
             finish(jit, *id, name, FnKind::Region(r))?;
         }
         finish(jit, main_id, &main_name, FnKind::Main(&module.main))?;
-        Ok((out, new_functions, main_id))
+        Ok(Translation {
+            functions: out,
+            new_functions,
+            regions: module
+                .regions
+                .iter()
+                .map(|r| (r.id, regions[&r.id]))
+                .collect(),
+            main: main_id,
+        })
     }
 
     /// Copy the module's string literals and `printf` formats into storage that lives as long

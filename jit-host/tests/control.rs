@@ -352,9 +352,22 @@ fn clif_text_shows_every_function() {
         vec![f],
         main(&[], vec![print(vec![call(4, vec![i64c(3)], s(I64))])]),
     );
-    let text = jit.clif_text(&m, &Default::default()).unwrap();
+    let text = jit.clif_text(&m, &Default::default(), false).unwrap();
     assert!(text.contains("; twice#4"), "{text}");
     assert!(text.contains("imul"), "{text}");
     assert!(text.contains("; main"), "{text}");
     assert!(text.contains("call"), "{text}");
+    // Optimized, `x * 2` is `x + x` and the unused globals pointer is gone.
+    let text = jit.clif_text(&m, &Default::default(), true).unwrap();
+    let twice = text.split("; main").next().unwrap();
+    assert!(
+        twice.contains("iadd v1, v1") && !twice.contains("load"),
+        "{text}"
+    );
+}
+
+#[test]
+fn jit_can_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<acc_jit_host::Jit>();
 }

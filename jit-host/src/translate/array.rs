@@ -22,9 +22,11 @@ pub(super) fn elem_size(t: ScalarType) -> i64 {
 }
 
 /// Header fields never change once an array exists (its shape is fixed; `reshape` makes a new
-/// header), so their loads may be merged and hoisted.
+/// header), so their loads may be merged and hoisted out of loops (`can_move`): a handle that
+/// compiled code holds always points at a live header (the checker sees to it that array
+/// variables are initialized before use, and lowering's reference counting keeps it alive).
 fn header_flags() -> MemFlagsData {
-    MemFlagsData::trusted().with_readonly()
+    MemFlagsData::trusted().with_readonly().with_can_move()
 }
 
 impl Tx<'_, '_> {

@@ -182,7 +182,7 @@ pub(crate) fn translate(
     let ctx = params[0];
     let globals = b.ins().load(
         PTR,
-        MemFlagsData::trusted().with_readonly(),
+        MemFlagsData::trusted().with_readonly().with_can_move(),
         ctx,
         CTX_GLOBALS_OFFSET,
     );

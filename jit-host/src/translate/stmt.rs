@@ -38,8 +38,10 @@ impl Tx<'_, '_> {
                 value,
                 site,
             } => {
-                let (addr, _) = self.element_addr(array, indices, *site)?;
+                // The value first (as Python does): a bounds error of the target comes after
+                // any error or output of the right-hand side.
                 let v = self.expr(value)?;
+                let (addr, _) = self.element_addr(array, indices, *site)?;
                 self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
             }
             Stmt::Eval(e) => {
