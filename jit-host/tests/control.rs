@@ -371,3 +371,102 @@ fn jit_can_move_between_threads() {
     fn send<T: Send>() {}
     send::<acc_jit_host::Jit>();
 }
+
+/// Globals 0 (`i64[]`), 1 and 2 (`i64`).
+fn with_globals(functions: Vec<acc_lang::ir::Function>, body: Vec<Stmt>) -> Run {
+    let mut m = module(functions, main(&[("i", s(I64)), ("j", s(I64))], body));
+    m.globals = [arr(I64, 1), s(I64), s(I64)]
+        .iter()
+        .enumerate()
+        .map(|(i, &ty)| Global {
+            id: VarId(i as u32),
+            name: format!("g{i}"),
+            ty,
+        })
+        .collect();
+    run(&m)
+}
+
+#[test]
+fn loops_see_the_globals_they_change() {
+    let a = || global(0, arr(I64, 1));
+    let g1 = || global(1, s(I64));
+    let g2 = || global(2, s(I64));
+    let i = || var(0, s(I64));
+    let lit = Expr {
+        kind: acc_lang::ir::ExprKind::ArrayLit(vec![i64c(1), i64c(2), i64c(3)]),
+        ty: arr(I64, 1),
+    };
+    let bump = function(
+        1,
+        "bump",
+        0,
+        None,
+        &[],
+        vec![Stmt::SetGlobal(VarId(1), bin(Add, g1(), i64c(10)))],
+    );
+    let len = || builtin(Builtin::Len, vec![a()], s(I64));
+    let body = vec![
+        Stmt::SetGlobal(VarId(0), lit),
+        Stmt::SetGlobal(VarId(1), i64c(0)),
+        Stmt::SetGlobal(VarId(2), i64c(0)),
+        // Reads the array (cacheable) and accumulates into a global (not).
+        for_(
+            0,
+            i64c(0),
+            len(),
+            i64c(1),
+            false,
+            vec![Stmt::SetGlobal(
+                VarId(1),
+                bin(Add, g1(), load(a(), vec![i()], Some(0))),
+            )],
+        ),
+        print(vec![g1()]),
+        Stmt::While {
+            cond: bin(Lt, g1(), i64c(100)),
+            body: vec![Stmt::SetGlobal(VarId(1), bin(Mul, g1(), i64c(2)))],
+        },
+        print(vec![g1()]),
+        // A call may change any global.
+        for_(
+            0,
+            i64c(0),
+            i64c(3),
+            i64c(1),
+            false,
+            vec![Stmt::Eval(call(1, vec![], s(I64))), print(vec![g1()])],
+        ),
+        // Nested: the outer loop caches g2, the inner one writes g1.
+        for_(
+            0,
+            i64c(0),
+            i64c(2),
+            i64c(1),
+            false,
+            vec![for_(
+                1,
+                i64c(0),
+                i64c(2),
+                i64c(1),
+                false,
+                vec![Stmt::SetGlobal(VarId(1), bin(Add, g1(), g2()))],
+            )],
+        ),
+        print(vec![g1()]),
+        for_(
+            0,
+            i64c(0),
+            i64c(3),
+            i64c(1),
+            false,
+            vec![
+                print(vec![g2()]),
+                Stmt::SetGlobal(VarId(2), bin(Add, g2(), i64c(1))),
+            ],
+        ),
+    ];
+    let r = with_globals(vec![bump], body);
+    assert_eq!(r.status, 0, "{}", r.error);
+    assert_eq!(r.out, "6\n192\n202\n212\n222\n222\n0\n1\n2\n");
+}

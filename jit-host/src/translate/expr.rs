@@ -29,6 +29,7 @@ impl Tx<'_, '_> {
                 let (var, _) = self.local(*l)?;
                 self.b.use_var(var)
             }
+            ExprKind::Global(g) if self.cached_globals.contains_key(g) => self.cached_globals[g],
             ExprKind::Global(g) => {
                 let (base, offset) = self.global_addr(*g)?;
                 let t = super::clif_type(e.ty);

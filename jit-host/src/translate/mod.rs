@@ -8,6 +8,7 @@
 mod array;
 mod builtin;
 mod expr;
+mod hoist;
 mod region;
 mod stmt;
 
@@ -164,6 +165,8 @@ pub(crate) struct Tx<'a, 'f> {
     region: Option<RegionCx>,
     imports: HashMap<String, FuncRef>,
     users: HashMap<FuncId, FuncRef>,
+    /// Globals loaded before the enclosing loops, which do not change them (`hoist`).
+    cached_globals: HashMap<ir::GlobalId, Value>,
 }
 
 /// Build `func`'s body.
@@ -209,6 +212,7 @@ pub(crate) fn translate(
         region: None,
         imports: HashMap::new(),
         users: HashMap::new(),
+        cached_globals: HashMap::new(),
     };
     match kind {
         FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params[1..])?,

@@ -158,6 +158,7 @@ impl Tx<'_, '_> {
         let header = self.b.create_block();
         let body_block = self.b.create_block();
         let exit = self.b.create_block();
+        let preloaded = self.preload_globals(&[cond], body)?;
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(header);
         let c = self.expr(cond)?;
@@ -171,6 +172,7 @@ impl Tx<'_, '_> {
         self.loops.pop();
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(exit);
+        self.forget_globals(preloaded);
         Ok(())
     }
 
@@ -215,6 +217,7 @@ impl Tx<'_, '_> {
             saved.push((rvar, rs, op, before));
         }
 
+        let preloaded = self.preload_globals(&[], &f.body)?;
         let exit = self.b.create_block();
         let (nonempty, first, last) = match (&self.region, f.schedule.gang) {
             (Some(r), true) => {
@@ -268,6 +271,7 @@ impl Tx<'_, '_> {
             let combined = self.combine(op, rs, before, partial);
             self.b.def_var(rvar, combined);
         }
+        self.forget_globals(preloaded);
         Ok(())
     }
 
