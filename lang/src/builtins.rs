@@ -341,7 +341,8 @@ impl FormatSpec {
     }
 }
 
-/// A format error: a message and the byte range in the format string it concerns.
+/// A format error: a message (a whole sentence, naming `printf`) and the byte range in the
+/// format string it concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FormatError {
     pub message: String,
@@ -382,14 +383,15 @@ pub fn parse_format(fmt: &str) -> Result<Vec<FormatPiece>, FormatError> {
                 return Ok(None);
             }
             fmt[s..*j].parse().map(Some).map_err(|_| FormatError {
-                message: "width or precision too large".into(),
+                message: "`printf` width or precision too large".into(),
                 start,
                 end: *j,
             })
         };
         if bytes.get(j) == Some(&b'*') {
             return Err(FormatError {
-                message: "`*` width and precision are not supported; write the number".into(),
+                message: "`printf` does not support `*` widths and precisions; write the number"
+                    .into(),
                 start,
                 end: j + 1,
             });
@@ -400,7 +402,9 @@ pub fn parse_format(fmt: &str) -> Result<Vec<FormatPiece>, FormatError> {
             j += 1;
             if bytes.get(j) == Some(&b'*') {
                 return Err(FormatError {
-                    message: "`*` width and precision are not supported; write the number".into(),
+                    message:
+                        "`printf` does not support `*` widths and precisions; write the number"
+                            .into(),
                     start,
                     end: j + 1,
                 });
@@ -413,16 +417,14 @@ pub fn parse_format(fmt: &str) -> Result<Vec<FormatPiece>, FormatError> {
         }
         let Some(conv) = fmt[j..].chars().next() else {
             return Err(FormatError {
-                message: "incomplete conversion at the end of the format".into(),
+                message: "incomplete `printf` conversion at the end of the format".into(),
                 start,
                 end: fmt.len(),
             });
         };
         if !"diuxfegsc".contains(conv) {
             return Err(FormatError {
-                message: format!(
-                    "unsupported conversion `%{conv}`; use one of %d %i %u %x %f %e %g %s %c %%"
-                ),
+                message: format!("unsupported `printf` conversion `%{conv}`"),
                 start,
                 end: j + conv.len_utf8(),
             });

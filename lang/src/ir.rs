@@ -119,6 +119,9 @@ pub struct Function {
 
 pub type Block = Vec<Stmt>;
 
+// Statements are built once and walked by the back ends; boxing the large directive variants
+// would only add noise to every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Stmt {
     /// `local = value`. For an array local the value's reference is moved in: lowering has

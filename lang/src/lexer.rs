@@ -798,8 +798,12 @@ impl<'src> Lexer<'src> {
     }
 
     fn close_at_eof(&mut self) {
+        /// More unclosed brackets than this are summed up in the last error's help.
+        const SHOWN: usize = 3;
         let eof = Span::new(self.bytes.len(), self.bytes.len());
-        for (opener, span) in std::mem::take(&mut self.open).into_iter().rev() {
+        let open = std::mem::take(&mut self.open);
+        let hidden = open.len().saturating_sub(SHOWN);
+        for (i, (opener, span)) in open.into_iter().rev().take(SHOWN).enumerate() {
             self.parseable = false;
             let mut d = Diagnostic::error(
                 format!("unclosed `{}`", opener.as_str()),
@@ -815,7 +819,11 @@ impl<'src> Lexer<'src> {
                     );
                 }
             }
-            self.error(d.with_help(format!("add the missing `{}`", matching(opener).as_str())));
+            let mut help = format!("add the missing `{}`", matching(opener).as_str());
+            if i + 1 == SHOWN && hidden > 0 {
+                help += &format!(" ({hidden} more brackets opened before it are unclosed too)");
+            }
+            self.error(d.with_help(help));
         }
     }
 }

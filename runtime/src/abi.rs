@@ -39,6 +39,12 @@ pub struct ArrayHeader {
     pub refcount: i64,
     /// Offset 80: identity for presence tables (never reused within a process).
     pub id: u64,
+    /// Offset 88: the header that owns `data` when this one shares it (a `reshape` of it), null
+    /// when this header owns its data. A sharing header holds one reference on its owner, so the
+    /// data is freed when the last header using it goes. The owner never shares itself: a
+    /// reshape of a reshape points at the original owner. Presence tables (issue 4) should key
+    /// shared data by the owner's `id`.
+    pub owner: *mut ArrayHeader,
 }
 
 pub const ARRAY_DATA_OFFSET: i32 = 0;
@@ -69,3 +75,266 @@ pub struct Ctx {
 
 pub const CTX_GLOBALS_OFFSET: i32 = 0;
 pub const CTX_STATUS_OFFSET: i32 = 8;
+pub const ARRAY_OWNER_OFFSET: i32 = 88;
+
+/// A string as compiled code passes it by reference: `acc_printf`'s `%s` slot holds the
+/// address of one of these.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StrRef {
+    /// Offset 0: UTF-8 bytes.
+    pub ptr: *const u8,
+    /// Offset 8: their count.
+    pub len: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points (docs/ABI.md, "Runtime"). Each may be called only by compiled code, with the
+// `Ctx` of a live `context::Context` and live array handles.
+// ---------------------------------------------------------------------------------------------
+
+use crate::array;
+use crate::error::RunErrorKind;
+use crate::host::fail;
+
+/// A zero-filled array of `rank` extents at `dims`; null after recording an error.
+///
+/// # Safety
+/// `ctx` is a live context; `dims` points at `rank` extents.
+pub unsafe extern "C" fn acc_rt_array_new(
+    ctx: *mut Ctx,
+    elem: u32,
+    rank: u32,
+    dims: *const i64,
+) -> *mut ArrayHeader {
+    let made = array::dims_from_raw(rank, dims).and_then(|dims| array::new_array(elem, dims));
+    match made {
+        Ok(a) => a,
+        Err(kind) => {
+            fail(ctx, kind, None);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// # Safety
+/// `a` is null or a live array.
+pub unsafe extern "C" fn acc_rt_retain(a: *mut ArrayHeader) {
+    array::retain(a);
+}
+
+/// # Safety
+/// `a` is null or a live array whose reference the caller gives up.
+pub unsafe extern "C" fn acc_rt_release(a: *mut ArrayHeader) {
+    array::release(a);
+}
+
+/// # Safety
+/// `ctx` is a live context, `a` a live array.
+pub unsafe extern "C" fn acc_rt_bounds_error(
+    ctx: *mut Ctx,
+    site: u32,
+    a: *mut ArrayHeader,
+    dim: u32,
+    index: i64,
+) {
+    let shape = if a.is_null() {
+        Vec::new()
+    } else {
+        array::shape(a).to_vec()
+    };
+    fail(ctx, RunErrorKind::Bounds { index, dim, shape }, Some(site));
+}
+
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_div_zero(ctx: *mut Ctx, site: u32) {
+    fail(ctx, RunErrorKind::DivZero, Some(site));
+}
+
+/// # Safety
+/// `ctx` is a live context; `msg` points at `len` bytes of UTF-8 (any pointer when `len` is 0).
+pub unsafe extern "C" fn acc_rt_assert_fail(ctx: *mut Ctx, site: u32, msg: *const u8, len: usize) {
+    let message = (len > 0).then(|| string_arg(msg, len).into_owned());
+    fail(ctx, RunErrorKind::AssertFailed { message }, Some(site));
+}
+
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_exit(ctx: *mut Ctx, code: i32) {
+    if (*ctx).status == STATUS_OK {
+        (*ctx).status = STATUS_EXIT;
+        (*ctx).exit_code = code;
+    }
+}
+
+/// `size(a, d)`.
+///
+/// # Safety
+/// `ctx` is a live context, `a` a live array.
+pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHeader, d: i64) -> i64 {
+    let rank = (*a).rank;
+    match usize::try_from(d) {
+        Ok(i) if i < rank as usize => (*a).dims[i],
+        _ => {
+            fail(ctx, RunErrorKind::BadDimension { dim: d, rank }, Some(site));
+            0
+        }
+    }
+}
+
+/// A string argument (`ptr`, `len`) of compiled code; invalid UTF-8 is replaced.
+///
+/// # Safety
+/// `ptr` points at `len` readable bytes, or `len` is 0.
+pub unsafe fn string_arg<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a, str> {
+    if len == 0 || ptr.is_null() {
+        return "".into();
+    }
+    String::from_utf8_lossy(std::slice::from_raw_parts(ptr, len))
+}
+
+/// The runtime's entry points by name, for jit-host's symbol table.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("acc_rt_array_new", acc_rt_array_new as *const u8),
+        ("acc_rt_retain", acc_rt_retain as *const u8),
+        ("acc_rt_release", acc_rt_release as *const u8),
+        ("acc_rt_bounds_error", acc_rt_bounds_error as *const u8),
+        ("acc_rt_div_zero", acc_rt_div_zero as *const u8),
+        ("acc_rt_assert_fail", acc_rt_assert_fail as *const u8),
+        ("acc_rt_exit", acc_rt_exit as *const u8),
+        ("acc_rt_size", acc_rt_size as *const u8),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{Context, Outcome};
+    use crate::error::RunError;
+    use crate::host::HostState;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn layouts_match_the_documented_offsets() {
+        assert_eq!(offset_of!(ArrayHeader, data), ARRAY_DATA_OFFSET as usize);
+        assert_eq!(offset_of!(ArrayHeader, len), ARRAY_LEN_OFFSET as usize);
+        assert_eq!(offset_of!(ArrayHeader, dims), ARRAY_DIMS_OFFSET as usize);
+        assert_eq!(offset_of!(ArrayHeader, rank), 64);
+        assert_eq!(offset_of!(ArrayHeader, elem), 68);
+        assert_eq!(offset_of!(ArrayHeader, refcount), 72);
+        assert_eq!(offset_of!(ArrayHeader, id), 80);
+        assert_eq!(offset_of!(ArrayHeader, owner), ARRAY_OWNER_OFFSET as usize);
+        assert_eq!(size_of::<ArrayHeader>(), 96);
+        assert_eq!(align_of::<ArrayHeader>(), 8);
+        assert_eq!(offset_of!(Ctx, globals), CTX_GLOBALS_OFFSET as usize);
+        assert_eq!(offset_of!(Ctx, status), CTX_STATUS_OFFSET as usize);
+        assert_eq!(offset_of!(Ctx, exit_code), 12);
+        assert_eq!(offset_of!(Ctx, host), 16);
+    }
+
+    fn context() -> Context {
+        Context::new(HostState::new(Box::new(std::io::sink())))
+    }
+
+    fn error(c: &mut Context) -> RunError {
+        match c.finish() {
+            Outcome::Error(e) => e,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn array_new_and_release() {
+        let mut c = context();
+        let dims = [2i64, 3];
+        unsafe {
+            let a = acc_rt_array_new(c.ctx_ptr(), ELEM_I32, 2, dims.as_ptr());
+            assert!(!a.is_null());
+            assert_eq!((*a).len, 6);
+            acc_rt_retain(a);
+            assert_eq!((*a).refcount, 2);
+            acc_rt_release(a);
+            acc_rt_release(a);
+            let bad = [2i64, -1];
+            let a = acc_rt_array_new(c.ctx_ptr(), ELEM_I32, 2, bad.as_ptr());
+            assert!(a.is_null());
+        }
+        assert_eq!(
+            error(&mut c).kind,
+            RunErrorKind::NegativeExtent { dim: 1, extent: -1 }
+        );
+    }
+
+    #[test]
+    fn errors_are_recorded_with_their_site() {
+        let mut c = context();
+        let dims = [3i64, 4];
+        unsafe {
+            let a = acc_rt_array_new(c.ctx_ptr(), ELEM_F64, 2, dims.as_ptr());
+            acc_rt_bounds_error(c.ctx_ptr(), 5, a, 1, 4);
+            assert_eq!(
+                error(&mut c),
+                RunError {
+                    kind: RunErrorKind::Bounds {
+                        index: 4,
+                        dim: 1,
+                        shape: vec![3, 4]
+                    },
+                    site: Some(5)
+                }
+            );
+            assert_eq!(acc_rt_size(c.ctx_ptr(), 6, a, 1), 4);
+            assert_eq!(acc_rt_size(c.ctx_ptr(), 6, a, 0), 3);
+            assert_eq!(c.status(), STATUS_OK);
+            assert_eq!(acc_rt_size(c.ctx_ptr(), 6, a, 2), 0);
+            assert_eq!(
+                error(&mut c).kind,
+                RunErrorKind::BadDimension { dim: 2, rank: 2 }
+            );
+            assert_eq!(acc_rt_size(c.ctx_ptr(), 6, a, -1), 0);
+            assert_eq!(error(&mut c).site, Some(6));
+            acc_rt_release(a);
+        }
+        unsafe { acc_rt_div_zero(c.ctx_ptr(), 9) };
+        assert_eq!(
+            error(&mut c),
+            RunError {
+                kind: RunErrorKind::DivZero,
+                site: Some(9)
+            }
+        );
+        let msg = "n must be even";
+        unsafe { acc_rt_assert_fail(c.ctx_ptr(), 1, msg.as_ptr(), msg.len()) };
+        assert_eq!(
+            error(&mut c).kind,
+            RunErrorKind::AssertFailed {
+                message: Some(msg.into())
+            }
+        );
+        unsafe { acc_rt_assert_fail(c.ctx_ptr(), 1, std::ptr::null(), 0) };
+        assert_eq!(
+            error(&mut c).kind,
+            RunErrorKind::AssertFailed { message: None }
+        );
+    }
+
+    #[test]
+    fn exit_sets_the_code() {
+        let mut c = context();
+        unsafe { acc_rt_exit(c.ctx_ptr(), 3) };
+        assert_eq!(c.status(), STATUS_EXIT);
+        assert_eq!(c.finish(), Outcome::Exit(3));
+    }
+
+    #[test]
+    fn symbols_are_unique_and_non_null() {
+        let syms = symbols();
+        let mut names: Vec<_> = syms.iter().map(|s| s.0).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), syms.len());
+        assert!(syms.iter().all(|s| !s.1.is_null()));
+    }
+}

@@ -3,5 +3,18 @@
 //!
 //! The ABI between compiled code and the runtime is `abi`: the layouts of `ArrayHeader` and
 //! `Ctx` (compiled code reads fields at fixed offsets) and the `extern "C"` entry points.
+//! The engine's side is safe Rust: a `Context` owns a `Ctx` with its `HostState` (output,
+//! recorded error, parameters, random state) and globals, and `Context::finish` says how a run
+//! ended.
 
 pub mod abi;
+pub mod array;
+pub mod context;
+pub mod error;
+pub mod host;
+pub mod rng;
+
+pub use array::{live_arrays, live_buffers};
+pub use context::{Context, Outcome};
+pub use error::{RunError, RunErrorKind};
+pub use host::{HostState, SharedBuffer};

@@ -9,7 +9,8 @@ use super::{Cx, RoutineInfo};
 use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
 use crate::hir::{
-    Construct, Directive, Expr, ExprKind, FnId, Place, PlaceKind, RoutineLevel, Stmt, VarKind,
+    Construct, Directive, Expr, ExprKind, FnId, Place, PlaceKind, RoutineLevel, Stmt, StmtKind,
+    VarKind,
 };
 use crate::span::Span;
 
@@ -20,6 +21,7 @@ pub(super) fn check_region(cx: &mut Cx, body: &Stmt) {
         function: None,
         relocate: None,
         origin: None,
+        bound: None,
     };
     scan.stmt(body);
 }
@@ -111,6 +113,7 @@ pub(super) fn routines(cx: &mut Cx) -> Vec<RoutineInfo> {
                 function: Some(f),
                 relocate: (!is_new).then_some(origin.span),
                 origin: origin_label,
+                bound: None,
             };
             visit::walk_block(&mut scan, &function.body);
         }
@@ -227,6 +230,9 @@ struct DeviceScan<'c, 'p> {
     relocate: Option<Span>,
     /// Why the function is device code, as a secondary label.
     origin: Option<(Span, String)>,
+    /// The initializer being visited of `let name = …`, and `name`: an array created there
+    /// is named in the help.
+    bound: Option<(Span, String)>,
 }
 
 impl DeviceScan<'_, '_> {
@@ -254,14 +260,34 @@ impl DeviceScan<'_, '_> {
         self.cx.diags.push(d.with_help(help));
     }
 
+    /// How to avoid creating the array at `span` in device code.
+    fn allocation_help(&self, span: Span) -> String {
+        if let Some(f) = self.function {
+            return format!(
+                "create the array in host code and pass it to `{}` as an argument",
+                self.cx.fn_name(f)
+            );
+        }
+        match &self.bound {
+            Some((at, name)) if *at == span => format!(
+                "create `{name}` on the host before the region and name it in a data clause \
+                 (`create({name})`), or give each gang its own copy with `private({name})`"
+            ),
+            _ => "create the array on the host before the region and name it in a data clause \
+                  (`create(…)`), or give each gang its own copy with `private(…)`"
+                .into(),
+        }
+    }
+
     fn builtin(&mut self, b: Builtin, span: Span) {
         let name = b.name();
         if b.allocates() {
+            let help = self.allocation_help(span);
             self.report(
                 format!("`{name}` creates an array in device code"),
                 span,
                 "allocates".into(),
-                "create the array on the host before the region and name it in a data clause (`create(t)`), or give each gang its own copy with `private(t)`".into(),
+                help,
             );
             return;
         }
@@ -292,15 +318,32 @@ impl DeviceScan<'_, '_> {
 }
 
 impl Visitor for DeviceScan<'_, '_> {
+    fn stmt(&mut self, s: &Stmt) {
+        let outer = self.bound.take();
+        if let StmtKind::Let { var, init } = &s.kind {
+            let name = self
+                .cx
+                .program
+                .vars
+                .get(var.index())
+                .map(|v| v.name.clone());
+            self.bound = name.map(|n| (init.span, n));
+        }
+        visit::walk_stmt(self, s);
+        self.bound = outer;
+    }
+
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::ArrayLit(_) => self.report(
-                "an array literal creates an array in device code".into(),
-                e.span,
-                "allocates".into(),
-                "create the array on the host before the region and name it in a data clause"
-                    .into(),
-            ),
+            ExprKind::ArrayLit(_) => {
+                let help = self.allocation_help(e.span);
+                self.report(
+                    "an array literal creates an array in device code".into(),
+                    e.span,
+                    "allocates".into(),
+                    help,
+                )
+            }
             ExprKind::Builtin(b, _) => self.builtin(*b, e.span),
             _ => {}
         }

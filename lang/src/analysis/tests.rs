@@ -664,11 +664,24 @@ fn recursion_in_device_code() {
 #[test]
 fn array_creation_in_device_code() {
     let d = error(
-        &with_pre("acc parallel loop\nfor i in 0..n {\n  let t = zeros(4)\n  a[i] = t[0]\n}\n"),
+        &with_pre("acc parallel loop\nfor i in 0..n {\n  let tmp = zeros(4)\n  a[i] = tmp[0]\n}\n"),
         "`zeros` creates an array in device code",
         "zeros(4)",
     );
-    assert!(d.help.unwrap().contains("private"));
+    assert_eq!(
+        d.help.as_deref(),
+        Some(
+            "create `tmp` on the host before the region and name it in a data clause \
+             (`create(tmp)`), or give each gang its own copy with `private(tmp)`"
+        )
+    );
+    // Not bound by a `let`: no name to show.
+    let d = error(
+        &with_pre("acc parallel loop\nfor i in 0..n {\n  a[i] = len(zeros(4)) * 1.0\n}\n"),
+        "`zeros` creates an array in device code",
+        "zeros(4)",
+    );
+    assert!(d.help.unwrap().contains("(`create(…)`)"));
     error(
         &with_pre("acc parallel loop\nfor i in 0..n {\n  let t = [1.0, 2.0]\n  a[i] = t[0]\n}\n"),
         "an array literal creates an array in device code",
@@ -677,6 +690,10 @@ fn array_creation_in_device_code() {
     let src = "fn scratch() -> f64 {\n  let t = ones(3)\n  return t[0]\n}\nlet a = zeros(10)\nacc parallel loop\nfor i in 0..10 { a[i] = scratch() }\n";
     let d = error(src, "`ones` creates an array in device code", "ones(3)");
     assert_eq!(src.get(d.labels[1].span.range()), Some("scratch()"));
+    assert_eq!(
+        d.help.as_deref(),
+        Some("create the array in host code and pass it to `scratch` as an argument")
+    );
 }
 
 #[test]

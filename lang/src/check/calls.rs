@@ -11,6 +11,74 @@ use super::exprs::Target;
 use super::literals::{convert, poison, Checked, FlexKind};
 use super::Cx;
 
+/// The help for an unknown function that other languages have under that name (`length`,
+/// `println`, `range`, `float(n)`); near misses of acc's names are found by edit distance.
+fn known_elsewhere(name: &str, args: &[ast::Expr]) -> Option<String> {
+    let builtin = |b: &str| Some(format!("did you mean `{b}`?"));
+    let arg = args
+        .first()
+        .filter(|_| args.len() == 1)
+        .and_then(super::source_text);
+    let convert = |t: &str| match &arg {
+        Some(a) => Some(format!("convert with `as`: `{a} as {t}`")),
+        None => Some(format!("convert with `as {t}`")),
+    };
+    match name {
+        "length" | "lenght" | "lengh" | "lentgh" | "numel" => builtin("len"),
+        "println" | "print_ln" | "puts" | "echo" | "write" | "writeln" | "disp" | "display" => {
+            builtin("print")
+        }
+        "print_f" | "sprintf" | "fprintf" | "printfn" => builtin("printf"),
+        "array" | "empty" | "alloc" | "zeroes" | "new_array" => builtin("zeros"),
+        "range" | "arange" | "xrange" | "seq" => Some(format!(
+            "acc has no `{name}`: count with a `for i in 0..n` loop, or make the array \
+             0, 1, …, n-1 with `iota(n)`"
+        )),
+        "mean" | "avg" | "average" => {
+            let a = arg.as_deref().unwrap_or("a");
+            Some(format!("the mean of an array is `sum({a}) / len({a})`"))
+        }
+        "maxval" | "amax" | "max_element" => builtin("maximum"),
+        "minval" | "amin" | "min_element" => builtin("minimum"),
+        "rand" | "rng" => builtin("random"),
+        "srand" => builtin("seed"),
+        "time" | "now" => builtin("clock"),
+        "ln" => builtin("log"),
+        "power" => builtin("pow"),
+        "abort" | "quit" => builtin("exit"),
+        "int" | "long" => convert("i64"),
+        "float" | "double" => convert("f64"),
+        _ => {
+            // A type name called like a function: `f32(n)`.
+            ScalarType::from_name(name).and_then(|t| convert(t.name()))
+        }
+    }
+}
+
+/// The source span of bytes `start..end` of a decoded string literal written at `lit` (quotes
+/// included). An escape (`\n`, `\t`, `\"`, `\\`) is two source bytes for one decoded byte. A
+/// raw tab decodes like `\t`: when the lengths do not add up (raw tabs, or a span that is not
+/// just the literal), offsets are unknown and the whole literal is returned.
+fn literal_span(lit: Span, decoded: &str, start: usize, end: usize) -> Span {
+    let source_len = |s: &str| -> usize {
+        s.chars()
+            .map(|c| match c {
+                '\n' | '\t' | '"' | '\\' => 2,
+                c => c.len_utf8(),
+            })
+            .sum()
+    };
+    let (Some(before), Some(inside)) = (decoded.get(..start), decoded.get(start..end)) else {
+        return lit;
+    };
+    if source_len(decoded) + 2 != lit.len() {
+        return lit;
+    }
+    let from = lit.start as usize + 1 + source_len(before);
+    let to = (from + source_len(inside)).min(lit.end as usize);
+    Span::new(from.min(to), to)
+}
+
 fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
@@ -35,7 +103,8 @@ impl Cx<'_> {
             return self.builtin_call(span, b, args, hint);
         }
         self.check_args_only(args);
-        let mut d = if self.lookup_var(&name.name).is_some() {
+        let is_var = self.lookup_var(&name.name).is_some();
+        let mut d = if is_var {
             Diagnostic::error(
                 format!("`{}` is a variable, not a function", name.name),
                 name.span,
@@ -54,8 +123,15 @@ impl Cx<'_> {
             .keys()
             .map(String::as_str)
             .chain(Builtin::ALL.iter().map(|b| b.name()));
-        if let Some(close) = diag::closest(&name.name, candidates) {
-            d = d.with_help(format!("did you mean `{close}`?"));
+        let help = diag::closest(&name.name, candidates)
+            .map(|close| format!("did you mean `{close}`?"))
+            .or_else(|| {
+                (!is_var)
+                    .then(|| known_elsewhere(&name.name, args))
+                    .flatten()
+            });
+        if let Some(help) = help {
+            d = d.with_help(help);
         }
         self.error(d);
         poison(span)
@@ -115,6 +191,10 @@ impl Cx<'_> {
                 )
             })
             .collect();
+        if sig.returns_undeclared {
+            // Its `return value` is reported in the function; no "has no value" here.
+            return poison(span);
+        }
         Expr {
             kind: ExprKind::Call(id, args),
             ty: sig.ret,
@@ -681,9 +761,9 @@ impl Cx<'_> {
                 self.check_args_only(values);
                 self.error(
                     Diagnostic::error(
-                        format!("invalid `printf` format: {}", e.message),
-                        fmt_expr.span,
-                        format!("`{}`", fmt.get(e.start..e.end).unwrap_or("")),
+                        e.message,
+                        literal_span(fmt_expr.span, fmt, e.start, e.end),
+                        "not a valid conversion",
                     )
                     .with_help("conversions: %d %i %u %x %f %e %g %s %c, and %% for `%`"),
                 );
@@ -722,6 +802,7 @@ impl Cx<'_> {
                 return None;
             };
             let conv = fmt.get(spec.start..spec.end).unwrap_or("%");
+            let conv_span = literal_span(fmt_expr.span, fmt, spec.start, spec.end);
             let x = match spec.arg() {
                 FormatArg::Str => match &v.kind {
                     A::Str(s) => Expr {
@@ -732,7 +813,7 @@ impl Cx<'_> {
                     _ => {
                         let x = self.value(v, None);
                         if !x.ty.is_error() {
-                            self.printf_mismatch(conv, "a string", &x, fmt_expr.span, None);
+                            self.printf_mismatch(conv, "a string", &x, conv_span, None);
                         }
                         ok = false;
                         continue;
@@ -742,13 +823,8 @@ impl Cx<'_> {
                     let c = self.expr_any(v, None);
                     if let Checked::Flex(_, FlexKind::Float) = c {
                         let x = self.settle(c, None);
-                        self.printf_mismatch(
-                            conv,
-                            "an integer",
-                            &x,
-                            fmt_expr.span,
-                            Some("use `%f`, `%e` or `%g` for floats"),
-                        );
+                        let help = "use `%f`, `%e` or `%g` for floats".to_string();
+                        self.printf_mismatch(conv, "an integer", &x, conv_span, Some(help));
                         ok = false;
                         continue;
                     }
@@ -756,13 +832,21 @@ impl Cx<'_> {
                     if !x.ty.is_int() {
                         if !x.ty.is_error() {
                             let help = if x.ty.is_float() {
-                                Some("use `%f`, `%e` or `%g` for floats, or convert: `x as i64`")
+                                Some(self.convert_help(
+                                    "use `%f`, `%e` or `%g` for floats, or convert",
+                                    &x,
+                                    "i64",
+                                ))
                             } else if x.ty == Type::BOOL {
-                                Some("print a bool with `print`, or convert: `b as i32`")
+                                Some(self.convert_help(
+                                    "print a bool with `print`, or convert",
+                                    &x,
+                                    "i32",
+                                ))
                             } else {
                                 None
                             };
-                            self.printf_mismatch(conv, "an integer", &x, fmt_expr.span, help);
+                            self.printf_mismatch(conv, "an integer", &x, conv_span, help);
                         }
                         ok = false;
                     }
@@ -773,10 +857,10 @@ impl Cx<'_> {
                     let x = self.settle(c, Some(ScalarType::F64));
                     if !x.ty.is_float() {
                         if !x.ty.is_error() {
-                            let help =
-                                x.ty.is_int()
-                                    .then_some("use `%d` for integers, or convert: `x as f64`");
-                            self.printf_mismatch(conv, "a float", &x, fmt_expr.span, help);
+                            let help = x.ty.is_int().then(|| {
+                                self.convert_help("use `%d` for integers, or convert", &x, "f64")
+                            });
+                            self.printf_mismatch(conv, "a float", &x, conv_span, help);
                         }
                         ok = false;
                     }
@@ -785,33 +869,46 @@ impl Cx<'_> {
             };
             xs.push(x);
         }
-        if values.len() < specs.len() {
-            let missing = specs[values.len()];
+        if let Some(missing) = specs.get(values.len()) {
             let conv = fmt.get(missing.start..missing.end).unwrap_or("%");
-            self.error(
-                Diagnostic::error(
-                    format!(
-                        "the format has {} but `printf` has {}",
-                        plural(specs.len(), "conversion"),
-                        plural(values.len(), "value")
-                    ),
-                    fmt_expr.span,
-                    format!("`{conv}` has no value"),
-                )
-                .with_label(span, "in this call"),
-            );
+            let mut d = Diagnostic::error(
+                format!(
+                    "the format has {} but `printf` has {}",
+                    plural(specs.len(), "conversion"),
+                    plural(values.len(), "value")
+                ),
+                literal_span(fmt_expr.span, fmt, missing.start, missing.end),
+                format!("`{conv}` has no value"),
+            )
+            .with_help("give one value per conversion, or remove the conversions that have none");
+            if let (Some(first), Some(last)) = (values.first(), values.last()) {
+                d = d.with_label(
+                    first.span.to(last.span),
+                    format!("{} given", plural(values.len(), "value")),
+                );
+            }
+            self.error(d);
             return None;
         }
         ok.then_some((xs, Type::Void))
     }
 
+    /// "{lead}: `n as i64`", or "{lead} with `as i64`" when `x` is not simple.
+    fn convert_help(&self, lead: &str, x: &Expr, to: &str) -> String {
+        match self.text_of(x) {
+            Some(t) => format!("{lead}: `{t} as {to}`"),
+            None => format!("{lead} with `as {to}`"),
+        }
+    }
+
+    /// `conv_span` is the conversion inside the format string.
     fn printf_mismatch(
         &mut self,
         conv: &str,
         needs: &str,
         x: &Expr,
-        fmt: Span,
-        help: Option<&str>,
+        conv_span: Span,
+        help: Option<String>,
     ) {
         let found = match x.ty {
             Type::Str => "a string".to_string(),
@@ -822,7 +919,7 @@ impl Cx<'_> {
             x.span,
             format!("this is {found}"),
         )
-        .with_label(fmt, format!("`{conv}` in this format"));
+        .with_label(conv_span, format!("`{conv}` in this format"));
         if let Some(h) = help {
             d = d.with_help(h);
         }

@@ -119,7 +119,7 @@ impl Cx<'_> {
                     "not a variable",
                 ));
             } else {
-                self.unknown_var(&r.name);
+                self.unknown_var(&r.name, None);
             }
             return None;
         };

@@ -3,7 +3,7 @@
 //! passing and `return`.
 
 use crate::ast::{self, BinOp, ExprKind as A, ScalarType, UnOp};
-use crate::builtins::BuiltinConst;
+use crate::builtins::{BuiltinConst, Shape};
 use crate::diag::Diagnostic;
 use crate::hir::{Const, Expr, ExprKind, Type};
 use crate::span::Span;
@@ -13,8 +13,13 @@ use super::Cx;
 
 /// Where a value is going, for the message when it cannot be converted to the target type.
 pub(super) enum Target<'a> {
-    /// `let x: T = …` or `x = …`; `decl` is the declaration (this compile's only).
-    Var { name: &'a str, decl: Option<Span> },
+    /// `let x: T = …` (`declaring`) or `x = …`; `decl` is the declaration (this compile's
+    /// only).
+    Var {
+        name: &'a str,
+        decl: Option<Span>,
+        declaring: bool,
+    },
     /// `a[i] = …`
     Elem,
     /// An argument of a user function.
@@ -86,6 +91,12 @@ impl Cx<'_> {
     /// narrowing included); anything else must match exactly.
     pub(super) fn coerce(&mut self, e: &ast::Expr, target: Type, to: Target<'_>) -> Expr {
         let x = self.value(e, Some(target));
+        if target.is_int() {
+            if let Some(lit) = float_literal(e) {
+                self.error(float_literal_to_int(&lit, target, &to, e.span));
+                return poison(x.span);
+            }
+        }
         self.convert_to(x, target, to)
     }
 
@@ -99,8 +110,9 @@ impl Cx<'_> {
             }
         }
         let found = x.ty;
+        let help = self.conversion_help(&x, target, &to);
         let mut d = match to {
-            Target::Var { name, decl } => {
+            Target::Var { name, decl, .. } => {
                 let d = Diagnostic::error(
                     format!("cannot assign {found} to `{name}` of type {target}"),
                     x.span,
@@ -137,11 +149,64 @@ impl Cx<'_> {
                 Diagnostic::error(format!("expected {target}, found {found}"), x.span, label)
             }
         };
-        if let Some(help) = conversion_help(found, target) {
+        if let Some(help) = help {
             d = d.with_help(help);
         }
         self.error(d);
         poison(x.span)
+    }
+
+    /// A hint for a failed conversion of `x` to `target`.
+    fn conversion_help(&self, x: &Expr, target: Type, to: &Target<'_>) -> Option<String> {
+        match (x.ty, target) {
+            (Type::Scalar(ScalarType::Bool), t) if t.is_numeric() => {
+                Some(self.bool_as_number(x, t))
+            }
+            (f, Type::Scalar(ScalarType::Bool)) if f.is_numeric() => Some(self.compare_help(x)),
+            (Type::Array { elem: a, rank: r }, Type::Array { elem: b, rank: s })
+                if r == s && a != b =>
+            {
+                Some(format!(
+                    "arrays are not converted; create one with element type {0}: `zeros({0}, …)`",
+                    b.name()
+                ))
+            }
+            (Type::Array { rank: r, .. }, Type::Array { rank: s, .. }) if r != s => Some(format!(
+                "the ranks differ ({r} and {s}); `reshape(a, d0, …)` gives the same data another \
+                 shape"
+            )),
+            (Type::Array { .. }, t) if t.is_scalar() => Some(match self.text_of(x) {
+                Some(a) => format!("index the array to get an element: `{a}[i]`"),
+                None => "index the array to get an element: `a[i]`".into(),
+            }),
+            (f, Type::Array { rank, .. }) if f.is_scalar() => {
+                let v = self.text_of(x).unwrap_or_else(|| "v".into());
+                Some(match to {
+                    Target::Var {
+                        name,
+                        declaring: false,
+                        ..
+                    } => fill_help(name, &v, rank),
+                    _ => format!(
+                        "a scalar is not an array; `fill({v}, n)` makes an array of n copies"
+                    ),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// "`bool` does not mix with numbers: …" for a bool given where a number of type `t` goes.
+    pub(super) fn bool_as_number(&self, x: &Expr, t: Type) -> String {
+        let lead = "`bool` does not mix with numbers";
+        match (x.as_const(), self.text_of(x)) {
+            (Some(Const::Bool(b)), _) => {
+                let n = if b { 1 } else { 0 };
+                format!("{lead}: write `{n}` instead of `{b}`")
+            }
+            (_, Some(b)) => format!("{lead}: convert it with `{b} as {t}`"),
+            (_, None) => format!("{lead}: convert it with `as {t}`"),
+        }
     }
 
     /// Check a condition: it must be `bool`.
@@ -162,11 +227,41 @@ impl Cx<'_> {
         poison(x.span)
     }
 
-    /// "compare explicitly: `n != 0`", with the variable's name when the value is one.
+    /// "compare explicitly: `n != 0`", with the value's text when it is simple.
     fn compare_help(&self, x: &Expr) -> String {
-        let name = x.as_var().map_or("x", |v| self.var(v).name.as_str());
         let zero = if x.ty.is_float() { "0.0" } else { "0" };
-        format!("compare explicitly: `{name} != {zero}`")
+        match self.text_of(x) {
+            Some(t) => format!("compare explicitly: `{t} != {zero}`"),
+            None => format!("compare explicitly with `!= {zero}`"),
+        }
+    }
+
+    /// The text of a simple expression (`n`, `a[i]`, `len(a)`, `2.5`), for help lines that
+    /// show code; `None` when it is not simple enough to repeat.
+    pub(super) fn text_of(&self, x: &Expr) -> Option<String> {
+        let list = |xs: &[Expr]| -> Option<String> {
+            let texts: Option<Vec<String>> = xs.iter().map(|x| self.text_of(x)).collect();
+            texts.map(|t| t.join(", "))
+        };
+        let text = match &x.kind {
+            ExprKind::Var(v) => self.var(*v).name.clone(),
+            ExprKind::Const(c) => const_text(*c),
+            // An implicit conversion is not written.
+            ExprKind::Convert {
+                expr,
+                explicit: false,
+            } => return self.text_of(expr),
+            ExprKind::Index { base, indices } => {
+                format!("{}[{}]", self.text_of(base)?, list(indices)?)
+            }
+            // Type arguments (`zeros(f32, n)`) are not kept: leave those out.
+            ExprKind::Builtin(b, args) if !matches!(b.shape(), Shape::ArrayOfType) => {
+                format!("{}({})", b.name(), list(args)?)
+            }
+            ExprKind::Call(f, args) => format!("{}({})", self.sig(*f).name, list(args)?),
+            _ => return None,
+        };
+        (text.chars().count() <= 30).then_some(text)
     }
 
     /// Check an integer-valued expression (index, dimension, clause argument): any integer type.
@@ -183,7 +278,12 @@ impl Cx<'_> {
                 format!("this is {}", x.ty),
             );
             if x.ty.is_float() {
-                d = d.with_help("convert it explicitly: `x as i64` (truncates toward zero)");
+                d = d.with_help(match self.text_of(&x) {
+                    Some(t) => {
+                        format!("convert it explicitly: `{t} as i64` (truncates toward zero)")
+                    }
+                    None => "convert it explicitly with `as i64` (truncates toward zero)".into(),
+                });
             }
             self.error(d);
             return poison(x.span);
@@ -244,7 +344,7 @@ impl Cx<'_> {
         if let Some(c) = BuiltinConst::from_name(&id.name) {
             return constant(Const::I32(c.value()), id.span);
         }
-        self.unknown_var(id);
+        self.unknown_var(id, None);
         poison(id.span)
     }
 
@@ -291,16 +391,11 @@ impl Cx<'_> {
         if !ok {
             let (sym, needs, help) = match op {
                 UnOp::Neg => ("-", "a number", None),
-                UnOp::Not => (
-                    "!",
-                    "a bool",
-                    x.ty.is_int()
-                        .then_some("for a bitwise not use `~`; to test for zero write `x == 0`"),
-                ),
+                UnOp::Not => ("!", "a bool", x.ty.is_int().then(|| self.not_help(&x))),
                 UnOp::BitNot => (
                     "~",
                     "an integer",
-                    (x.ty == Type::BOOL).then_some("for a logical not use `!`"),
+                    (x.ty == Type::BOOL).then(|| "for a logical not use `!`".to_string()),
                 ),
             };
             let mut d = Diagnostic::error(
@@ -320,6 +415,15 @@ impl Cx<'_> {
             ty,
             span: e.span,
         })
+    }
+
+    /// The help for `!` on an integer.
+    fn not_help(&self, x: &Expr) -> String {
+        let lead = "for a bitwise not use `~`";
+        match self.text_of(x) {
+            Some(t) => format!("{lead}; to test for zero write `{t} == 0`"),
+            None => format!("{lead}; to test for zero compare with `== 0`"),
+        }
     }
 
     fn binary<'e>(
@@ -433,14 +537,29 @@ impl Cx<'_> {
         if primary != span {
             d = d.with_label(span, "in this operation");
         }
+        // The bool operand, when the other one is a number.
+        let bool_side = match (lt == Type::BOOL, rt == Type::BOOL) {
+            (true, false) if rt.is_numeric() => Some((l, r)),
+            (false, true) if lt.is_numeric() => Some((r, l)),
+            _ => None,
+        };
         let help = if lt.is_array() || rt.is_array() {
             Some("arrays have no element-wise operators: write a loop over the elements".into())
         } else if cls == OpClass::Logic {
+            let number = if lt == Type::BOOL { r } else { l };
             Some(format!(
-                "`{sym}` needs bool operands; compare explicitly: `x != 0`"
+                "`{sym}` needs bool operands; {}",
+                self.compare_help(number)
             ))
-        } else if lt == Type::BOOL || rt == Type::BOOL {
-            Some("`bool` does not mix with numbers: convert it with `b as i32`".into())
+        } else if let (Some((b, _)), OpClass::Equality) = (bool_side, cls) {
+            Some(match self.text_of(b).filter(|_| b.as_var().is_some()) {
+                Some(b) => format!(
+                    "compare with `true` or `false`, or test the bool itself: `if {b} {{ … }}`"
+                ),
+                None => "compare with `true` or `false`".into(),
+            })
+        } else if let Some((b, n)) = bool_side {
+            Some(self.bool_as_number(b, n.ty))
         } else if cls == OpClass::Shift || cls == OpClass::Bitwise {
             Some(format!(
                 "`{sym}` needs integer operands; convert with `as i64`"
@@ -755,29 +874,112 @@ pub(super) fn section_misplaced(span: Span) -> Diagnostic {
     )
 }
 
-/// A hint for a failed conversion.
-fn conversion_help(found: Type, target: Type) -> Option<String> {
-    match (found, target) {
-        (Type::Scalar(ScalarType::Bool), t) if t.is_numeric() => {
-            Some("`bool` does not mix with numbers: convert it with `b as i32`".into())
-        }
-        (f, Type::Scalar(ScalarType::Bool)) if f.is_numeric() => {
-            Some("compare explicitly: `x != 0`".into())
-        }
-        (Type::Array { elem: a, rank: r }, Type::Array { elem: b, rank: s })
-            if r == s && a != b =>
-        {
-            Some(format!(
-                "arrays are not converted; create one with element type {0}: `zeros({0}, …)`",
-                b.name()
-            ))
-        }
-        (Type::Array { rank: r, .. }, Type::Array { rank: s, .. }) if r != s => Some(format!(
-            "the ranks differ ({r} and {s}); `reshape(a, d0, …)` gives the same data another shape"
-        )),
-        (Type::Array { .. }, t) if t.is_scalar() => {
-            Some("index the array to get an element: `a[i]`".into())
-        }
-        _ => None,
+/// `let k: i32 = 1.5`: a float literal never becomes an integer (LANGUAGE.md section 2).
+fn float_literal_to_int(
+    lit: &FloatLiteral,
+    target: Type,
+    to: &Target<'_>,
+    span: Span,
+) -> Diagnostic {
+    let text = &lit.text;
+    let float = lit.ty.name();
+    // `2.0` is most likely meant as the integer `2`; `1.5` needs a decision.
+    let fix = match lit.integral {
+        Some(v) => format!("write the integer `{v}`"),
+        None => format!("write `{text} as {target}` to truncate toward zero"),
+    };
+    let (what, decl, other) = match to {
+        Target::Var { name, decl, .. } => (
+            format!("{target} `{name}`"),
+            decl.map(|s| (s, format!("`{name}` is {target}"))),
+            Some(format!("declare `{name}: {float}`")),
+        ),
+        Target::Elem => (format!("an element of type {target}"), None, None),
+        Target::Arg { func, param, decl } => (
+            format!("argument `{param}` of `{func}`, of type {target}"),
+            decl.map(|s| (s, "parameter declared here".to_string())),
+            Some(format!("declare the parameter `{param}: {float}`")),
+        ),
+        Target::Return { func, sig } => (
+            format!("{target}, the return type of `{func}`"),
+            Some((*sig, format!("returns {target}"))),
+            Some(format!("declare `-> {float}`")),
+        ),
+        Target::Other(_) => (target.to_string(), None, None),
+    };
+    let mut d = Diagnostic::error(
+        format!("float literal `{text}` cannot become {what}"),
+        span,
+        "a float literal",
+    );
+    if let Some((s, label)) = decl {
+        d = d.with_label(s, label);
+    }
+    d.with_help(match other {
+        Some(other) => format!("{fix}, or {other}"),
+        None => fix,
+    })
+}
+
+/// A float literal as written: `1.5`, `-2.0`, `3.5f32`.
+struct FloatLiteral {
+    text: String,
+    ty: ScalarType,
+    /// The value, when it is a whole number (`2.0`).
+    integral: Option<i64>,
+}
+
+/// `e` if it is a lone float literal, possibly negated.
+fn float_literal(e: &ast::Expr) -> Option<FloatLiteral> {
+    let (neg, inner) = match &e.kind {
+        A::Unary(UnOp::Neg, inner) => (true, inner.as_ref()),
+        _ => (false, e),
+    };
+    let A::Float(digits, suffix) = &inner.kind else {
+        return None;
+    };
+    let sign = if neg { "-" } else { "" };
+    let suffix_text = suffix.map_or("", |s| float_type(s).name());
+    let value = digits.parse::<f64>().ok().map(|v| if neg { -v } else { v });
+    let integral = value
+        .filter(|v| v.fract() == 0.0 && v.abs() < 1e15)
+        .map(|v| v as i64);
+    Some(FloatLiteral {
+        text: format!("{sign}{digits}{suffix_text}"),
+        ty: suffix.map_or(ScalarType::F64, float_type),
+        integral,
+    })
+}
+
+/// `fill` help for `a = 0.0` with `a` an array.
+fn fill_help(name: &str, v: &str, rank: u8) -> String {
+    if rank == 1 {
+        format!(
+            "to set every element write a loop: `for i in 0..len({name}) {{ {name}[i] = {v} }}`, \
+             or make a new array: `{name} = fill({v}, len({name}))`"
+        )
+    } else {
+        let dims: Vec<String> = (0..rank).map(|d| format!("size({name}, {d})")).collect();
+        format!(
+            "to set every element write a loop over each dimension, or make a new array: \
+             `{name} = fill({v}, {})`",
+            dims.join(", ")
+        )
+    }
+}
+
+/// A constant as it would be written.
+fn const_text(c: Const) -> String {
+    let text = match c {
+        Const::Bool(b) => return b.to_string(),
+        Const::I32(v) => v.to_string(),
+        Const::I64(v) => v.to_string(),
+        Const::F32(v) => format!("{v:?}"),
+        Const::F64(v) => format!("{v:?}"),
+    };
+    if text.starts_with('-') {
+        format!("({text})")
+    } else {
+        text
     }
 }

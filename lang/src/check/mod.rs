@@ -13,7 +13,7 @@
 //!
 //! Submodules: `exprs` (expressions, operators, conversions), `literals` (untyped literals taking
 //! their context's type), `stmts` (statements and function bodies), `calls` (user and built-in
-//! calls, `printf` formats), `directives` (clauses).
+//! calls, `printf` formats), `directives` (clauses), `text` (code shown in help lines).
 
 mod calls;
 mod directives;
@@ -22,6 +22,7 @@ mod literals;
 mod stmts;
 #[cfg(test)]
 mod tests;
+mod text;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use crate::ast;
 use crate::diag::{self, Diagnostic};
 use crate::hir::{self, FnId, Type, VarId, VarInfo, VarKind};
 use crate::span::Span;
+use text::{mentions_float, source_text};
 
 /// Name resolution and type checking, remembering what earlier compiles declared.
 #[derive(Default)]
@@ -66,6 +68,9 @@ struct Sig {
     sig_span: Span,
     span: Span,
     routine: Option<hir::Routine>,
+    /// Declared without `-> T` but its body has `return value`: that is reported once, at the
+    /// `return`; its calls are poison rather than "has no value" errors (`-> T` fixes both).
+    returns_undeclared: bool,
 }
 
 #[derive(Clone)]
@@ -174,6 +179,22 @@ fn placeholder(sig: &Sig) -> hir::Function {
         sig_span: sig.sig_span,
         span: sig.span,
         routine: None,
+    }
+}
+
+/// Whether the statement has a `return value` (outside nested functions).
+fn returns_value(s: &ast::Stmt) -> bool {
+    let block = |b: &ast::Block| b.stmts.iter().any(returns_value);
+    match &s.kind {
+        ast::StmtKind::Return(v) => v.is_some(),
+        ast::StmtKind::If { then, els, .. } => {
+            block(then) || els.as_deref().is_some_and(returns_value)
+        }
+        ast::StmtKind::While { body, .. } => block(body),
+        ast::StmtKind::For(f) => block(&f.body),
+        ast::StmtKind::Block(b) => block(b),
+        ast::StmtKind::Directive(d) => d.body.as_deref().is_some_and(returns_value),
+        _ => false,
     }
 }
 
@@ -317,6 +338,7 @@ impl<'c> Cx<'c> {
             });
         }
         let ret = def.ret.as_ref().map_or(Type::Void, |t| self.type_expr(t));
+        let returns_undeclared = def.ret.is_none() && def.body.stmts.iter().any(returns_value);
         Sig {
             name: def.name.name.clone(),
             name_span: def.name.span,
@@ -325,6 +347,7 @@ impl<'c> Cx<'c> {
             sig_span: def.sig_span,
             span,
             routine,
+            returns_undeclared,
         }
     }
 
@@ -514,8 +537,9 @@ impl<'c> Cx<'c> {
         names
     }
 
-    /// The error for a variable name that resolves to nothing.
-    fn unknown_var(&mut self, name: &ast::Ident) {
+    /// The error for a variable name that resolves to nothing. `declare` is the help when
+    /// nothing better is known (for an assignment: how to declare the variable).
+    fn unknown_var(&mut self, name: &ast::Ident, declare: Option<String>) {
         // A top-level `let` of this compile further down?
         let later = self
             .top_lets
@@ -572,6 +596,8 @@ impl<'c> Cx<'c> {
             ));
         } else if let Some(close) = diag::closest(&name.name, self.var_candidates()) {
             d = d.with_help(format!("did you mean `{close}`?"));
+        } else if let Some(help) = declare {
+            d = d.with_help(help);
         }
         self.error(d);
     }

@@ -106,6 +106,7 @@ impl Cx<'_> {
                     Target::Var {
                         name: &name.name,
                         decl: Some(t.span),
+                        declaring: true,
                     },
                 );
                 (init, ty)
@@ -131,21 +132,25 @@ impl Cx<'_> {
         op: Option<BinOp>,
         value: &ast::Expr,
     ) -> Option<StmtKind> {
-        let Some(place) = self.place(target) else {
+        let Some(place) = self.place(target, op, value) else {
             // Still check the value for its own errors.
             let _ = self.value(value, None);
             return None;
         };
         let (op, value) = match op {
             None => {
-                let x = self.value(value, Some(place.ty));
                 let x = match &place.kind {
                     PlaceKind::Var(v) => {
                         let name = self.var(*v).name.clone();
                         let decl = self.is_new_var(*v).then(|| self.var(*v).span);
-                        self.convert_to(x, place.ty, Target::Var { name: &name, decl })
+                        let to = Target::Var {
+                            name: &name,
+                            decl,
+                            declaring: false,
+                        };
+                        self.coerce(value, place.ty, to)
                     }
-                    PlaceKind::Index { .. } => self.convert_to(x, place.ty, Target::Elem),
+                    PlaceKind::Index { .. } => self.coerce(value, place.ty, Target::Elem),
                 };
                 (None, x)
             }
@@ -195,8 +200,9 @@ impl Cx<'_> {
         Some((CompoundOp { op, ty }, convert(x, ty, false)))
     }
 
-    /// An assignment target: a variable or an element.
-    fn place(&mut self, target: &ast::Expr) -> Option<Place> {
+    /// An assignment target: a variable or an element. `op` and `value` are the rest of the
+    /// assignment, for the help when the variable was never declared.
+    fn place(&mut self, target: &ast::Expr, op: Option<BinOp>, value: &ast::Expr) -> Option<Place> {
         match &target.kind {
             A::Name(id) => {
                 let Some(v) = self.resolve_var(&id.name) else {
@@ -207,7 +213,8 @@ impl Cx<'_> {
                             "a built-in constant",
                         ));
                     } else {
-                        self.unknown_var(id);
+                        let help = declare_help(&id.name, op, value);
+                        self.unknown_var(id, Some(help));
                     }
                     return None;
                 };
@@ -432,6 +439,23 @@ impl Cx<'_> {
         };
         if let Some(entry) = self.ck.fns.get_mut(id.index()) {
             entry.def = Some(Arc::new(function));
+        }
+    }
+}
+
+/// "declare it first: `let count = 0`" for `count = 0` with `count` never declared.
+fn declare_help(name: &str, op: Option<BinOp>, value: &ast::Expr) -> String {
+    match (op, super::source_text(value)) {
+        (None, Some(v)) => format!("declare it first: `let {name} = {v}`"),
+        (None, None) => format!("declare it first: `let {name} = …`"),
+        // `count += 1`: it needs a starting value.
+        (Some(_), _) => {
+            let zero = if super::mentions_float(value) {
+                "0.0"
+            } else {
+                "0"
+            };
+            format!("declare it first with a starting value: `let {name} = {zero}`")
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The loop nest a `collapse(n)` or `tile(…)` clause takes: `n` perfectly nested counted loops
 //! (nothing between them) whose bounds do not depend on the outer loops' variables.
 
-use crate::ast::{Clause, Expr, ExprKind, ForLoop, Stmt, StmtKind};
+use crate::ast::{Clause, ClauseKind, Expr, ExprKind, ForLoop, Stmt, StmtKind};
 use crate::diag::Diagnostic;
 use crate::span::Span;
 
@@ -84,7 +84,7 @@ pub(super) fn check(
                     .with_label(current.var.span, "innermost loop of the nest")
                     .with_help(format!(
                         "use `{}` or add the missing loops",
-                        fewer(what, found)
+                        fewer(clause, found)
                     )),
                 );
                 return;
@@ -93,15 +93,17 @@ pub(super) fn check(
     }
 }
 
-/// The clause text with a smaller count, for the help line.
-fn fewer(what: &str, found: u64) -> String {
-    if what.starts_with("collapse") {
-        format!("collapse({found})")
-    } else {
-        format!(
-            "a `tile` with {found} size{}",
-            if found == 1 { "" } else { "s" }
-        )
+/// The clause as it would fit a nest of `found` loops, for the help line: `collapse(2)`,
+/// `tile(8, 8)` (the first sizes as written).
+fn fewer(clause: &Clause, found: u64) -> String {
+    match &clause.kind {
+        ClauseKind::Tile(sizes) => {
+            let keep = usize::try_from(found)
+                .unwrap_or(usize::MAX)
+                .min(sizes.len());
+            super::tile_text(&sizes[..keep])
+        }
+        _ => format!("collapse({found})"),
     }
 }
 

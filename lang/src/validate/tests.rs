@@ -593,6 +593,26 @@ fn tile_needs_one_loop_per_size() {
         "`tile(32, 32)` needs 2 nested `for` loops, but the nest has 1",
         "tile(32, 32)",
     );
+    let d = error(
+        &with_pre(
+            "acc parallel loop tile(8, *, 4)\nfor i in 0..n {\n  for j in 0..n { a[i] = 1.0 }\n}\n",
+        ),
+        "`tile(8, *, 4)` needs 3 nested `for` loops, but the nest has 2",
+        "tile(8, *, 4)",
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("use `tile(8, *)` or add the missing loops")
+    );
+    let d = error(
+        &with_pre("acc parallel loop collapse(2)\nfor i in 0..n { a[i] = 1.0 }\n"),
+        "`collapse(2)` needs 2 nested `for` loops, but the nest has 1",
+        "collapse(2)",
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("use `collapse(1)` or add the missing loops")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

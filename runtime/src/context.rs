@@ -1,0 +1,228 @@
+//! `Context`: the safe owner of a `Ctx`, its `HostState` and its globals' storage, which the
+//! engine creates once per run (or per REPL session) and whose `ctx_ptr()` it passes to
+//! compiled code.
+
+use crate::abi::{ArrayHeader, Ctx, STATUS_ERROR, STATUS_EXIT, STATUS_OK};
+use crate::array;
+use crate::error::RunError;
+use crate::host::HostState;
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// `main` returned normally.
+    Finished,
+    /// `exit(code)`.
+    Exit(i32),
+    /// A run-time error.
+    Error(RunError),
+}
+
+/// Owns the `Ctx` compiled code runs with. The `Ctx`, the host state and the globals live in
+/// allocations of their own, reached only through raw pointers, so their addresses stay put
+/// and compiled code may hold them while the `Context` is not borrowed.
+pub struct Context {
+    ctx: *mut Ctx,
+    host: *mut HostState,
+    /// `globals_len` zero-initialized slots (a boxed slice), `(*ctx).globals`.
+    globals_len: usize,
+}
+
+// SAFETY: the context exclusively owns everything its pointers reach, and `HostState` is Send.
+unsafe impl Send for Context {}
+
+impl Context {
+    pub fn new(host: HostState) -> Context {
+        let host = Box::into_raw(Box::new(host));
+        let globals = Box::into_raw(Vec::<u64>::new().into_boxed_slice()) as *mut u64;
+        let ctx = Box::into_raw(Box::new(Ctx {
+            globals,
+            status: STATUS_OK,
+            exit_code: 0,
+            host: host.cast(),
+        }));
+        Context {
+            ctx,
+            host,
+            globals_len: 0,
+        }
+    }
+
+    /// What compiled code takes as its first argument. Valid as long as the context lives.
+    pub fn ctx_ptr(&self) -> *mut Ctx {
+        self.ctx
+    }
+
+    pub fn host(&mut self) -> &mut HostState {
+        // SAFETY: owned by `self`; compiled code does not run while `self` is borrowed.
+        unsafe { &mut *self.host }
+    }
+
+    /// Grows the globals' storage to at least `n` slots (new slots are zero: a null array
+    /// handle, a zero scalar). Existing values are kept; `Ctx::globals` may move.
+    pub fn ensure_globals(&mut self, n: usize) {
+        if n <= self.globals_len {
+            return;
+        }
+        let mut grown = vec![0u64; n].into_boxed_slice();
+        grown[..self.globals_len].copy_from_slice(self.globals());
+        // SAFETY: the old storage came from `Box::into_raw` of a slice of `globals_len`.
+        unsafe { drop(Box::from_raw(self.globals_slice_ptr())) };
+        // SAFETY: `ctx` is owned by `self`.
+        unsafe { (*self.ctx).globals = Box::into_raw(grown) as *mut u64 };
+        self.globals_len = n;
+    }
+
+    fn globals_slice_ptr(&self) -> *mut [u64] {
+        // SAFETY: `ctx` is owned by `self`.
+        let data = unsafe { (*self.ctx).globals };
+        std::ptr::slice_from_raw_parts_mut(data, self.globals_len)
+    }
+
+    /// The globals' slots (scalars in the low bytes, arrays as handles).
+    pub fn globals(&self) -> &[u64] {
+        // SAFETY: the slots are owned by `self` and initialized.
+        unsafe { &*self.globals_slice_ptr() }
+    }
+
+    pub fn globals_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as `globals`, borrowed mutably through `self`.
+        unsafe { &mut *self.globals_slice_ptr() }
+    }
+
+    /// Releases the array held in global `slot` (if any) and clears the slot. The engine calls
+    /// it for array globals when a session ends; the context does not know which slots hold
+    /// arrays.
+    pub fn release_global_array(&mut self, slot: usize) {
+        if let Some(v) = self.globals_mut().get_mut(slot) {
+            let a = std::mem::take(v) as usize as *mut ArrayHeader;
+            // SAFETY: the engine says the slot holds an owned array handle (or null).
+            unsafe { array::release(a) };
+        }
+    }
+
+    /// `Ctx::status`.
+    pub fn status(&self) -> u32 {
+        // SAFETY: owned by `self`.
+        unsafe { (*self.ctx).status }
+    }
+
+    /// How the last run ended; flushes the output (a write error, such as a closed pipe, is
+    /// dropped: call `flush` first to see it) and resets the status (taking the error) so
+    /// that the context can run again (the next REPL line).
+    pub fn finish(&mut self) -> Outcome {
+        let _ = self.flush();
+        // SAFETY: owned by `self`.
+        let ctx = unsafe { &mut *self.ctx };
+        let status = std::mem::replace(&mut ctx.status, STATUS_OK);
+        let error = self.host().take_error();
+        match (status, error) {
+            (STATUS_EXIT, _) => Outcome::Exit(ctx.exit_code),
+            (STATUS_ERROR, Some(e)) => Outcome::Error(e),
+            (STATUS_ERROR, None) => Outcome::Error(RunError {
+                kind: crate::error::RunErrorKind::Internal {
+                    message: "error status without a recorded error".into(),
+                },
+                site: None,
+            }),
+            _ => Outcome::Finished,
+        }
+    }
+
+    /// Flushes the output sink (at the end of a run, before printing an error).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.host().flush()
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        let _ = self.flush();
+        // SAFETY: all three came from `Box::into_raw` and are owned by `self`.
+        unsafe {
+            drop(Box::from_raw(self.globals_slice_ptr()));
+            drop(Box::from_raw(self.ctx));
+            drop(Box::from_raw(self.host));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{acc_rt_exit, ELEM_F64};
+    use crate::error::RunErrorKind;
+    use crate::host::{fail, host_state, SharedBuffer};
+
+    fn context() -> (Context, SharedBuffer) {
+        let buf = SharedBuffer::new();
+        (Context::new(HostState::new(Box::new(buf.clone()))), buf)
+    }
+
+    #[test]
+    fn ctx_points_at_host_and_globals() {
+        let (mut c, buf) = context();
+        c.ensure_globals(3);
+        c.globals_mut()[1] = 42;
+        c.ensure_globals(2);
+        assert_eq!(c.globals(), &[0, 42, 0]);
+        c.ensure_globals(10);
+        assert_eq!(c.globals()[1], 42);
+        assert_eq!(c.globals().len(), 10);
+        let p = c.ctx_ptr();
+        unsafe {
+            assert_eq!(*(*p).globals.add(1), 42);
+            host_state(p).write_str("out");
+        }
+        c.flush().unwrap();
+        assert_eq!(buf.contents(), "out");
+    }
+
+    #[test]
+    fn first_error_wins_and_finish_resets() {
+        let (mut c, _) = context();
+        let p = c.ctx_ptr();
+        unsafe {
+            fail(p, RunErrorKind::DivZero, Some(3));
+            fail(p, RunErrorKind::DivZero, Some(4));
+        }
+        assert_eq!(c.status(), STATUS_ERROR);
+        assert_eq!(
+            c.finish(),
+            Outcome::Error(RunError {
+                kind: RunErrorKind::DivZero,
+                site: Some(3)
+            })
+        );
+        assert_eq!(c.status(), STATUS_OK);
+        assert_eq!(c.finish(), Outcome::Finished);
+        unsafe {
+            acc_rt_exit(p, 7);
+            fail(p, RunErrorKind::DivZero, Some(4));
+        }
+        assert_eq!(c.finish(), Outcome::Exit(7));
+    }
+
+    #[test]
+    fn finish_flushes() {
+        let buf = SharedBuffer::new();
+        let out = std::io::BufWriter::new(buf.clone());
+        let mut c = Context::new(HostState::new(Box::new(out)));
+        c.host().write_str("buffered");
+        assert_eq!(buf.contents(), "");
+        assert_eq!(c.finish(), Outcome::Finished);
+        assert_eq!(buf.contents(), "buffered");
+    }
+
+    #[test]
+    fn global_arrays_are_released() {
+        let (mut c, _) = context();
+        c.ensure_globals(1);
+        let a = array::new_array(ELEM_F64, &[4]).unwrap();
+        c.globals_mut()[0] = a as u64;
+        c.release_global_array(0);
+        assert_eq!(c.globals()[0], 0);
+        c.release_global_array(0);
+        c.release_global_array(5);
+    }
+}

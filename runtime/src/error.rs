@@ -1,0 +1,192 @@
+//! Run-time errors: what compiled code's checks and the library's functions record in the
+//! context. The engine turns a `RunError` into a diagnostic with the site's source location.
+
+use std::fmt;
+
+/// A recorded run-time error and where it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunError {
+    pub kind: RunErrorKind,
+    /// The `ir::SiteId` of the check that failed; `None` for functions that take no site
+    /// (array constructors, `param`): the engine points at the statement being run or at
+    /// nothing.
+    pub site: Option<u32>,
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunErrorKind {
+    /// `a[…]`: `index` outside `0..shape[dim]`. The array's name is the site's `what`.
+    Bounds {
+        index: i64,
+        dim: u32,
+        shape: Vec<i64>,
+    },
+    /// Integer `/` or `%` by zero.
+    DivZero,
+    /// `assert(cond[, message])` with `cond` false.
+    AssertFailed { message: Option<String> },
+    /// An array constructor (or `iota`/`linspace`) given a negative extent or count.
+    NegativeExtent { dim: usize, extent: i64 },
+    /// An array whose size in bytes does not fit in memory's address range.
+    TooLarge { shape: Vec<i64> },
+    /// The allocator refused.
+    OutOfMemory { bytes: usize },
+    /// `size(a, d)` with `d` outside `0..rank`.
+    BadDimension { dim: i64, rank: u32 },
+    /// `reshape(a, …)` to a shape with a different element count.
+    ReshapeMismatch { from: Vec<i64>, to: Vec<i64> },
+    /// `maximum`/`minimum` of an empty array.
+    EmptyReduction { function: &'static str },
+    /// `--set name=value` whose value is not a `ty`.
+    BadParam {
+        name: String,
+        value: String,
+        ty: &'static str,
+    },
+    /// Compiled code broke the ABI (a bad element code or rank): a compiler bug.
+    Internal { message: String },
+}
+
+impl RunErrorKind {
+    /// The error's message. `what` is the site's text (the indexed array's name, the asserted
+    /// expression), empty when there is no site.
+    pub fn message(&self, what: &str) -> String {
+        match self {
+            RunErrorKind::Bounds { index, dim, shape } => {
+                let name = if what.is_empty() {
+                    "the array".to_string()
+                } else {
+                    format!("`{what}`")
+                };
+                if shape.len() == 1 {
+                    format!(
+                        "index {index} out of bounds for {name} of length {}",
+                        shape[0]
+                    )
+                } else {
+                    format!(
+                        "index {index} out of bounds in dimension {dim} of {name} with shape {}",
+                        shape_text(shape)
+                    )
+                }
+            }
+            RunErrorKind::AssertFailed { message: Some(m) } => format!("assertion failed: {m}"),
+            RunErrorKind::AssertFailed { message: None } if !what.is_empty() => {
+                format!("assertion failed: `{what}`")
+            }
+            _ => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for RunErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunErrorKind::Bounds { .. } => f.write_str(&self.message("")),
+            RunErrorKind::DivZero => f.write_str("integer division by zero"),
+            RunErrorKind::AssertFailed { message: Some(m) } => write!(f, "assertion failed: {m}"),
+            RunErrorKind::AssertFailed { message: None } => f.write_str("assertion failed"),
+            RunErrorKind::NegativeExtent { dim, extent } => {
+                write!(f, "negative array extent {extent} in dimension {dim}")
+            }
+            RunErrorKind::TooLarge { shape } => {
+                write!(f, "an array of shape {} is too large", shape_text(shape))
+            }
+            RunErrorKind::OutOfMemory { bytes } => {
+                write!(f, "out of memory allocating an array of {bytes} bytes")
+            }
+            RunErrorKind::BadDimension { dim, rank } => write!(
+                f,
+                "dimension {dim} out of range for an array of rank {rank} (expected 0 to {})",
+                i64::from(*rank) - 1
+            ),
+            RunErrorKind::ReshapeMismatch { from, to } => write!(
+                f,
+                "cannot reshape an array of shape {} ({} elements) to {} ({} elements)",
+                shape_text(from),
+                count(from),
+                shape_text(to),
+                count(to)
+            ),
+            RunErrorKind::EmptyReduction { function } => {
+                write!(f, "`{function}` of an empty array")
+            }
+            RunErrorKind::BadParam { name, value, ty } => {
+                write!(f, "parameter `{name}` expects {ty}, found `{value}`")
+            }
+            RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),
+        }
+    }
+}
+
+/// `[3, 4]`.
+pub fn shape_text(shape: &[i64]) -> String {
+    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+fn count(shape: &[i64]) -> i128 {
+    shape.iter().map(|&d| i128::from(d)).product()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        let b = RunErrorKind::Bounds {
+            index: 10,
+            dim: 0,
+            shape: vec![10],
+        };
+        assert_eq!(
+            b.message("a"),
+            "index 10 out of bounds for `a` of length 10"
+        );
+        let b = RunErrorKind::Bounds {
+            index: -1,
+            dim: 1,
+            shape: vec![3, 4],
+        };
+        assert_eq!(
+            b.message("grid"),
+            "index -1 out of bounds in dimension 1 of `grid` with shape [3, 4]"
+        );
+        assert_eq!(
+            b.to_string(),
+            "index -1 out of bounds in dimension 1 of the array with shape [3, 4]"
+        );
+        let a = RunErrorKind::AssertFailed { message: None };
+        assert_eq!(a.message("x > 0"), "assertion failed: `x > 0`");
+        assert_eq!(a.message(""), "assertion failed");
+        let a = RunErrorKind::AssertFailed {
+            message: Some("x must be positive".into()),
+        };
+        assert_eq!(a.message("x > 0"), "assertion failed: x must be positive");
+        let r = RunErrorKind::ReshapeMismatch {
+            from: vec![6],
+            to: vec![4, 2],
+        };
+        assert_eq!(
+            r.message(""),
+            "cannot reshape an array of shape [6] (6 elements) to [4, 2] (8 elements)"
+        );
+        let p = RunErrorKind::BadParam {
+            name: "n".into(),
+            value: "abc".into(),
+            ty: "i64",
+        };
+        assert_eq!(p.to_string(), "parameter `n` expects i64, found `abc`");
+        let d = RunErrorKind::BadDimension { dim: 2, rank: 2 };
+        assert_eq!(
+            d.to_string(),
+            "dimension 2 out of range for an array of rank 2 (expected 0 to 1)"
+        );
+        assert_eq!(
+            RunErrorKind::DivZero.message("x"),
+            "integer division by zero"
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! The host side of a run: what `Ctx::host` points at. Compiled code never reads it; the
+//! runtime's and standard library's functions reach it through `host_state(ctx)`.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use crate::abi::{Ctx, STATUS_ERROR, STATUS_OK};
+use crate::error::{RunError, RunErrorKind};
+use crate::rng::Rng;
+
+/// The value `acc_get_default_async` reports before any `acc_set_default_async`: OpenACC's
+/// `acc_async_noval`, distinct from every numbered queue.
+pub const INITIAL_DEFAULT_ASYNC: i32 = -1;
+
+/// Output, the recorded error, parameters and random state of a run (or of a REPL session:
+/// it outlives single runs).
+pub struct HostState {
+    out: Box<dyn Write + Send>,
+    /// The first failure writing `out` (later writes are dropped).
+    io_error: Option<io::Error>,
+    error: Option<RunError>,
+    params: HashMap<String, String>,
+    rng: Rng,
+    default_async: i32,
+}
+
+impl HostState {
+    /// A state writing to `out`. The engine flushes it at the end of a run and before it
+    /// prints an error (`flush`).
+    pub fn new(out: Box<dyn Write + Send>) -> HostState {
+        HostState {
+            out,
+            io_error: None,
+            error: None,
+            params: HashMap::new(),
+            rng: Rng::default(),
+            default_async: INITIAL_DEFAULT_ASYNC,
+        }
+    }
+
+    /// A state writing to standard output through a buffer.
+    pub fn stdout() -> HostState {
+        HostState::new(Box::new(io::BufWriter::with_capacity(
+            1 << 16,
+            io::stdout(),
+        )))
+    }
+
+    /// Replaces the output sink (flushing the old one) and returns the old one.
+    pub fn set_output(&mut self, out: Box<dyn Write + Send>) -> Box<dyn Write + Send> {
+        let _ = self.flush();
+        std::mem::replace(&mut self.out, out)
+    }
+
+    /// Writes program output. A write failure (a closed pipe) is remembered and later output
+    /// is dropped, so that the program runs to its end.
+    pub fn write(&mut self, bytes: &[u8]) {
+        if self.io_error.is_none() {
+            if let Err(e) = self.out.write_all(bytes) {
+                self.io_error = Some(e);
+            }
+        }
+    }
+
+    pub fn write_str(&mut self, s: &str) {
+        self.write(s.as_bytes());
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        match self.io_error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        }
+    }
+
+    /// `--set name=value`: what `param("name", default)` reads (the value is converted to the
+    /// default's type when the script asks for it).
+    pub fn set_param(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.params.insert(name.into(), value.into());
+    }
+
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(String::as_str)
+    }
+
+    pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// `seed(s)`.
+    pub fn seed(&mut self, s: u64) {
+        self.rng = Rng::new(s);
+    }
+
+    pub fn error(&self) -> Option<&RunError> {
+        self.error.as_ref()
+    }
+
+    pub fn take_error(&mut self) -> Option<RunError> {
+        self.error.take()
+    }
+
+    pub fn default_async(&self) -> i32 {
+        self.default_async
+    }
+
+    pub fn set_default_async(&mut self, q: i32) {
+        self.default_async = q;
+    }
+}
+
+/// The host state of a context.
+///
+/// # Safety
+/// `ctx` points at a live `Ctx` whose `host` is a live `HostState` (a `Context`'s), not
+/// otherwise borrowed while the reference is used.
+pub unsafe fn host_state<'a>(ctx: *mut Ctx) -> &'a mut HostState {
+    &mut *((*ctx).host as *mut HostState)
+}
+
+/// Records a run-time error and sets `STATUS_ERROR`, unless the run already stopped (the first
+/// error, or `exit`, wins).
+///
+/// # Safety
+/// As `host_state`.
+pub unsafe fn fail(ctx: *mut Ctx, kind: RunErrorKind, site: Option<u32>) {
+    if (*ctx).status != STATUS_OK {
+        return;
+    }
+    host_state(ctx).error = Some(RunError { kind, site });
+    (*ctx).status = STATUS_ERROR;
+}
+
+/// An output sink the engine (or a test) can read back: clones share one buffer.
+#[derive(Clone, Default)]
+pub struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    pub fn new() -> SharedBuffer {
+        SharedBuffer::default()
+    }
+
+    /// Everything written so far, as text (invalid UTF-8 replaced).
+    pub fn contents(&self) -> String {
+        String::from_utf8_lossy(&self.lock()).into_owned()
+    }
+
+    /// Takes everything written so far, leaving the buffer empty.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        // A panic while holding the lock leaves plain bytes behind: still usable.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Broken;
+    impl Write for Broken {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn output_goes_to_the_sink() {
+        let buf = SharedBuffer::new();
+        let mut h = HostState::new(Box::new(buf.clone()));
+        h.write_str("hello ");
+        h.write(b"world\n");
+        h.flush().unwrap();
+        assert_eq!(buf.contents(), "hello world\n");
+        assert_eq!(buf.take(), b"hello world\n");
+        assert_eq!(buf.contents(), "");
+    }
+
+    #[test]
+    fn write_failures_are_remembered_once() {
+        let mut h = HostState::new(Box::new(Broken));
+        h.write_str("x");
+        h.write_str("y");
+        assert_eq!(h.flush().unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        let buf = SharedBuffer::new();
+        h.set_output(Box::new(buf.clone()));
+        h.write_str("z");
+        assert_eq!(buf.contents(), "z");
+    }
+
+    #[test]
+    fn params_and_seed() {
+        let mut h = HostState::new(Box::new(io::sink()));
+        h.set_param("n", "100");
+        h.set_param("n", "200");
+        assert_eq!(h.param("n"), Some("200"));
+        assert_eq!(h.param("m"), None);
+        assert_eq!(h.params().count(), 1);
+        h.seed(7);
+        let a = h.rng().next_u64();
+        h.seed(7);
+        assert_eq!(h.rng().next_u64(), a);
+        assert_eq!(h.default_async(), INITIAL_DEFAULT_ASYNC);
+        h.set_default_async(3);
+        assert_eq!(h.default_async(), 3);
+    }
+}
