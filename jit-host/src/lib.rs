@@ -38,6 +38,12 @@ use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 
 use translate::{Env, FnKind};
 
+/// Whether compiled code knows how to call the runtime or stdlib function `name` (its
+/// signature is in this crate's table).
+pub fn has_signature(name: &str) -> bool {
+    externs::lookup(name).is_some()
+}
+
 /// The engine's storage slot of each global: `ctx.globals[slot]`.
 pub type GlobalSlots = HashMap<VarId, u32>;
 
