@@ -460,3 +460,36 @@ fn float_max_reduction_over_gangs() {
     let r = run(&m);
     assert_eq!(r.out, "3.0\n");
 }
+
+#[test]
+fn stores_evaluate_array_indices_value_then_check() {
+    // a[idx()] = val() with idx() printing 1 and returning 5 (out of bounds), val() printing 2.
+    let idx = function(
+        1,
+        "idx",
+        0,
+        Some(s(I64)),
+        &[],
+        vec![print(vec![i64c(1)]), ret(i64c(5))],
+    );
+    let val = function(
+        2,
+        "val",
+        0,
+        Some(s(F64)),
+        &[],
+        vec![print(vec![i64c(2)]), ret(f64c(0.0))],
+    );
+    let body = vec![
+        set(0, zeros(F64, vec![i64c(3)])),
+        store(
+            var(0, arr(F64, 1)),
+            vec![call(1, vec![], s(I64))],
+            call(2, vec![], s(F64)),
+            Some(4),
+        ),
+    ];
+    let r = run(&module(vec![idx, val], main(&[("a", arr(F64, 1))], body)));
+    assert_eq!(r.out, "1\n2\n");
+    assert_eq!(r.error, "bounds: site 4, dim 0, index 5, extent 3");
+}

@@ -9,6 +9,13 @@ use super::expr::scalar_of;
 use super::{Tx, PTR};
 use crate::JitError;
 
+/// An array element whose array and indices are evaluated (indices as `i64`).
+pub(super) struct Element {
+    handle: Value,
+    idx: Vec<Value>,
+    pub elem: ScalarType,
+}
+
 /// Offset of `ArrayHeader::rank`.
 pub(super) const ARRAY_RANK_OFFSET: i32 = 64;
 
@@ -55,6 +62,14 @@ impl Tx<'_, '_> {
         indices: &[Expr],
         site: Option<SiteId>,
     ) -> Result<(Value, ScalarType), JitError> {
+        let element = self.element(array, indices)?;
+        let addr = self.element_address(&element, site)?;
+        Ok((addr, element.elem))
+    }
+
+    /// Evaluate the array and the indices of `array[indices]` (in that order), without checking
+    /// anything yet.
+    pub(super) fn element(&mut self, array: &Expr, indices: &[Expr]) -> Result<Element, JitError> {
         let Ty::Array { elem, rank } = array.ty else {
             return Err(JitError::Unsupported("indexing a scalar".into()));
         };
@@ -64,7 +79,7 @@ impl Tx<'_, '_> {
                 indices.len()
             )));
         }
-        let a = self.expr(array)?;
+        let handle = self.expr(array)?;
         let mut idx = Vec::with_capacity(indices.len());
         for i in indices {
             let v = self.expr(i)?;
@@ -74,6 +89,16 @@ impl Tx<'_, '_> {
                 t => return Err(JitError::Unsupported(format!("index of type {}", t.name()))),
             });
         }
+        Ok(Element { handle, idx, elem })
+    }
+
+    /// The address of an evaluated element, bounds-checked when there is a site.
+    pub(super) fn element_address(
+        &mut self,
+        element: &Element,
+        site: Option<SiteId>,
+    ) -> Result<Value, JitError> {
+        let (a, idx) = (element.handle, &element.idx);
         let mut dims = Vec::with_capacity(idx.len());
         for k in 0..idx.len() {
             // The first extent only matters to the bounds check.
@@ -90,7 +115,7 @@ impl Tx<'_, '_> {
             }
         }
         if let Some(site) = site {
-            self.bounds_checks(a, &idx, &dims, site)?;
+            self.bounds_checks(a, idx, &dims, site)?;
         }
         let mut linear = idx[0];
         for k in 1..idx.len() {
@@ -98,7 +123,7 @@ impl Tx<'_, '_> {
             let scaled = self.b.ins().imul(linear, d);
             linear = self.b.ins().iadd(scaled, idx[k]);
         }
-        let size = elem_size(elem);
+        let size = elem_size(element.elem);
         let offset = if size == 1 {
             linear
         } else {
@@ -106,7 +131,7 @@ impl Tx<'_, '_> {
             self.b.ins().ishl(linear, shift)
         };
         let data = self.b.ins().load(PTR, header_flags(), a, ARRAY_DATA_OFFSET);
-        Ok((self.b.ins().iadd(data, offset), elem))
+        Ok(self.b.ins().iadd(data, offset))
     }
 
     fn bounds_checks(

@@ -38,10 +38,10 @@ impl Tx<'_, '_> {
                 value,
                 site,
             } => {
-                // The value first (as Python does): a bounds error of the target comes after
-                // any error or output of the right-hand side.
+                // The IR's order: array, indices, value, then the bounds check.
+                let element = self.element(array, indices)?;
                 let v = self.expr(value)?;
-                let (addr, _) = self.element_addr(array, indices, *site)?;
+                let addr = self.element_address(&element, *site)?;
                 self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
             }
             Stmt::Eval(e) => {
