@@ -350,26 +350,44 @@ fn region_errors_stop_the_launch() {
 }
 
 #[test]
-fn region_results_reach_globals_and_private_arrays_are_copies() {
-    // acc serial copy(g) firstprivate(t): t[0] = 7; g = g * 2 + t[0]
+fn region_results_reach_globals_and_private_arrays_are_per_gang() {
+    // acc parallel num_gangs(3) copy(g) firstprivate(t) private(u):
+    //   t[0] += 1; u[1] = 5; g = g * 2 + t[0] + u[1] + len(u)
+    // Each gang has its own t (starting as the host's [10, 0]) and u (of the host u's shape).
     let t = || var(1, arr(I64, 1));
+    let u = || var(2, arr(I64, 2));
     let region = Region {
         id: RegionId(0),
-        construct: Construct::Serial,
+        construct: Construct::Parallel,
         span: Default::default(),
         params: vec![
             param("g", s(I64), Pass::InOut, 0),
-            param("t", arr(I64, 1), Pass::Value, 1),
+            param("t", arr(I64, 1), Pass::FirstPrivateArray, 1),
+            param("u", arr(I64, 2), Pass::PrivateArray, 2),
         ],
-        locals: locals(&[("g", s(I64)), ("t", arr(I64, 1))]),
+        locals: locals(&[("g", s(I64)), ("t", arr(I64, 1)), ("u", arr(I64, 2))]),
         body: vec![
-            store(t(), vec![i64c(0)], i64c(7), Some(0)),
+            store(
+                t(),
+                vec![i64c(0)],
+                bin(Add, load(t(), vec![i64c(0)], Some(0)), i64c(1)),
+                Some(0),
+            ),
+            store(u(), vec![i64c(0), i64c(1)], i64c(5), Some(0)),
             set(
                 0,
                 bin(
                     Add,
-                    bin(Mul, var(0, s(I64)), i64c(2)),
-                    load(t(), vec![i64c(0)], Some(0)),
+                    bin(
+                        Add,
+                        bin(Mul, var(0, s(I64)), i64c(2)),
+                        load(t(), vec![i64c(0)], Some(0)),
+                    ),
+                    bin(
+                        Add,
+                        load(u(), vec![i64c(0), i64c(1)], Some(0)),
+                        builtin(Builtin::Len, vec![u()], s(I64)),
+                    ),
                 ),
             ),
         ],
@@ -377,17 +395,27 @@ fn region_results_reach_globals_and_private_arrays_are_copies() {
         loops: vec![],
     };
     let body = vec![
-        Stmt::SetGlobal(VarId(0), i64c(20)),
-        set(0, zeros(I64, vec![i64c(1)])),
+        Stmt::SetGlobal(VarId(0), i64c(1)),
+        set(0, zeros(I64, vec![i64c(2)])),
+        store(var(0, arr(I64, 1)), vec![i64c(0)], i64c(10), None),
+        set(1, zeros(I64, vec![i64c(1), i64c(3)])),
         launch(
-            vec![global(0, s(I64)), var(0, arr(I64, 1))],
-            Some(i64c(8)),
+            vec![global(0, s(I64)), var(0, arr(I64, 1)), var(1, arr(I64, 2))],
+            Some(i64c(3)),
             vec![(0, Place::Global(VarId(0)))],
         ),
-        print(vec![global(0, s(I64)), var(0, arr(I64, 1))]),
+        print(vec![
+            global(0, s(I64)),
+            var(0, arr(I64, 1)),
+            var(1, arr(I64, 2)),
+        ]),
         Stmt::Release(var(0, arr(I64, 1))),
+        Stmt::Release(var(1, arr(I64, 2))),
     ];
-    let mut m = module(vec![], main(&[("t", arr(I64, 1))], body));
+    let mut m = module(
+        vec![],
+        main(&[("t", arr(I64, 1)), ("u", arr(I64, 2))], body),
+    );
     m.globals = vec![acc_lang::ir::Global {
         id: VarId(0),
         name: "g".into(),
@@ -396,9 +424,14 @@ fn region_results_reach_globals_and_private_arrays_are_copies() {
     m.regions = vec![region];
     let r = run(&m);
     assert_eq!(r.status, 0, "{}", r.error);
-    // `serial` runs one gang whatever num_gangs says; the host's array is untouched.
-    assert_eq!(r.out, "47 [0]\n");
+    // Each gang adds 11 + 5 + 3 after doubling: 1 -> 21 -> 61 -> 141. The host arrays are
+    // untouched and the gangs' arrays are freed.
+    assert_eq!(r.out, "141 [10, 0] [0, 0, 0]\n");
     assert_eq!(r.live, 0);
+
+    // `serial` runs one gang whatever num_gangs says.
+    m.regions[0].construct = Construct::Serial;
+    assert_eq!(run(&m).out, "21 [10, 0] [0, 0, 0]\n");
 }
 
 #[test]

@@ -193,3 +193,24 @@ fn math_through_the_stdlib() {
     assert_eq!(outcome, Outcome::Finished);
     assert_eq!(out, "1.0 3.0 3.141592653589793 5.0 3.0\n");
 }
+
+#[test]
+fn checked_builtins_report_their_site() {
+    let v = || var(0, arr(I64, 1));
+    let checked = |b: Builtin, args: Vec<Expr>, ty, site: u32| Expr {
+        kind: ExprKind::CheckedBuiltin(b, args, SiteId(site)),
+        ty,
+    };
+    let body = vec![
+        set(0, checked(Builtin::Iota, vec![i64c(3)], arr(I64, 1), 1)),
+        print(vec![checked(Builtin::Size, vec![v(), i64c(0)], s(I64), 2)]),
+        print(vec![checked(Builtin::Size, vec![v(), i64c(1)], s(I64), 7)]),
+    ];
+    let (out, outcome, _) = run_real(&module(vec![], main(&[("v", arr(I64, 1))], body)));
+    assert_eq!(out, "3\n");
+    let Outcome::Error(e) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(e.site, Some(7));
+    assert_eq!(e.kind, RunErrorKind::BadDimension { dim: 1, rank: 1 });
+}

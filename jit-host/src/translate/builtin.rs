@@ -1,7 +1,7 @@
 //! Built-in functions: inline where Cranelift has an instruction, runtime calls otherwise.
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::{Expr, ScalarType, Ty};
+use acc_lang::ir::{Expr, ScalarType, SiteId, Ty};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
@@ -10,7 +10,7 @@ use super::{is_float, Tx};
 use crate::JitError;
 
 /// The `ELEM_*` code of an element type (the order of `ScalarType`).
-fn elem_code(s: ScalarType) -> i64 {
+pub(super) fn elem_code(s: ScalarType) -> i64 {
     match s {
         ScalarType::Bool => 0,
         ScalarType::I32 => 1,
@@ -33,11 +33,14 @@ fn arg(args: &[Expr], i: usize, b: Builtin) -> Result<&Expr, JitError> {
 }
 
 impl Tx<'_, '_> {
+    /// A built-in call; `site` is what `size`, `reshape`, `maximum` and `minimum` report their
+    /// errors at (the other functions that can fail take no site).
     pub(super) fn builtin(
         &mut self,
         b: Builtin,
         args: &[Expr],
         ty: Ty,
+        site: Option<SiteId>,
     ) -> Result<Option<Value>, JitError> {
         use Builtin::*;
         let ctx = self.ctx;
@@ -83,7 +86,7 @@ impl Tx<'_, '_> {
             Size => {
                 let a = self.expr(arg(args, 0, b)?)?;
                 let d = self.expr(arg(args, 1, b)?)?;
-                let site = self.site(None);
+                let site = self.site(site);
                 self.call_rt_value("acc_rt_size", &[ctx, site, a, d])?
             }
             Copy => {
@@ -93,7 +96,7 @@ impl Tx<'_, '_> {
             Reshape => {
                 let a = self.expr(arg(args, 0, b)?)?;
                 let (rank, dims) = self.dims(&args[1..])?;
-                let site = self.site(None);
+                let site = self.site(site);
                 self.call_rt_value("acc_reshape", &[ctx, site, a, rank, dims])?
             }
             Sum | Product | Maximum | Minimum => {
@@ -104,7 +107,7 @@ impl Tx<'_, '_> {
                 if matches!(b, Sum | Product) {
                     self.call_rt_value(&name, &[ctx, a])?
                 } else {
-                    let site = self.site(None);
+                    let site = self.site(site);
                     self.call_rt_value(&name, &[ctx, site, a])?
                 }
             }

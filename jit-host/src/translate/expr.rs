@@ -54,7 +54,10 @@ impl Tx<'_, '_> {
                     .load(scalar_type(elem), MemFlagsData::trusted(), addr, 0)
             }
             ExprKind::Call(id, args) => return self.call_user(*id, args),
-            ExprKind::Builtin(b, args) => return self.builtin(*b, args, e.ty),
+            ExprKind::Builtin(b, args) => return self.builtin(*b, args, e.ty, None),
+            ExprKind::CheckedBuiltin(b, args, site) => {
+                return self.builtin(*b, args, e.ty, Some(*site))
+            }
             ExprKind::Param(name, default) => {
                 let t = scalar_of(e, "`param`")?;
                 let (p, l) = self.string(*name)?;

@@ -92,6 +92,7 @@ impl Uses {
                 self.queue(async_queue.as_ref());
             }
             Stmt::Atomic(s) => self.stmt(s),
+            Stmt::Block(b) => self.block(b),
         }
     }
 
@@ -128,9 +129,9 @@ impl Uses {
                 self.calls = true;
                 args.iter().for_each(|e| self.expr(e));
             }
-            ExprKind::Builtin(_, args) | ExprKind::ArrayLit(args) => {
-                args.iter().for_each(|e| self.expr(e))
-            }
+            ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().for_each(|e| self.expr(e)),
             ExprKind::Section { array, ranges } => {
                 self.expr(array);
                 for r in ranges {

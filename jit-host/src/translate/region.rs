@@ -11,10 +11,12 @@
 //! operator's identity and are combined into their parameter's slot at the end of the call;
 //! since gangs run one after another, a plain read-combine-write is enough here.
 
-use acc_lang::ir::{Construct, Launch, Pass, Place, Region, ScalarType};
+use acc_lang::ir::{Construct, Launch, Pass, Place, Region, ScalarType, Ty};
+use acc_runtime::abi::ARRAY_DIMS_OFFSET;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
+use super::builtin::elem_code;
 use super::expr::scalar_of;
 use super::{clif_type, scalar_type, RegionCx, Tx};
 use crate::JitError;
@@ -35,26 +37,35 @@ impl Tx<'_, '_> {
                 r.id
             )));
         }
-        // Arrays this gang owns a private copy of, released at the end.
-        let mut copies = Vec::new();
+        // Arrays this gang owns, released at the end.
+        let mut owned = Vec::new();
         for (i, &(var, ty)) in self.locals.clone().iter().enumerate() {
             let pass = r.params.get(i).map(|p| p.pass);
             let v = match pass {
-                None => self.zero(clif_type(ty)),
-                Some(Pass::Private) if !ty.is_array() => self.zero(clif_type(ty)),
+                None | Some(Pass::Private) => self.zero(clif_type(ty)),
                 Some(pass) => {
                     let v =
                         self.b
                             .ins()
                             .load(clif_type(ty), MemFlagsData::trusted(), args, slot(i));
-                    // `private` and `firstprivate` arrays: each gang gets its own copy (the
-                    // uninitialized one of `private` may as well hold the original's values).
-                    if ty.is_array() && matches!(pass, Pass::Private | Pass::Value) {
-                        let copy = self.call_rt_value("acc_copy", &[self.ctx, v])?;
-                        copies.push(copy);
-                        copy
-                    } else {
-                        v
+                    match (pass, ty) {
+                        // An array of the host array's shape: its extents are in its header.
+                        (Pass::PrivateArray, Ty::Array { elem, rank }) => {
+                            let code = self.iconst(types::I32, elem_code(elem));
+                            let rank = self.iconst(types::I32, rank as i64);
+                            let offset = self.iconst(types::I64, ARRAY_DIMS_OFFSET as i64);
+                            let dims = self.b.ins().iadd(v, offset);
+                            let a = self
+                                .call_rt_value("acc_rt_array_new", &[self.ctx, code, rank, dims])?;
+                            owned.push(a);
+                            a
+                        }
+                        (Pass::FirstPrivateArray, Ty::Array { .. }) => {
+                            let a = self.call_rt_value("acc_copy", &[self.ctx, v])?;
+                            owned.push(a);
+                            a
+                        }
+                        _ => v,
                     }
                 }
             };
@@ -91,8 +102,8 @@ impl Tx<'_, '_> {
                     .store(MemFlagsData::trusted(), v, args, slot(i));
             }
         }
-        for copy in copies {
-            self.call_rt("acc_rt_release", &[copy])?;
+        for a in owned {
+            self.call_rt("acc_rt_release", &[a])?;
         }
         self.b.ins().return_(&[]);
         self.start_unreachable();

@@ -115,6 +115,7 @@ impl Tx<'_, '_> {
             }
             // Host code runs in one thread: an atomic update is a plain one.
             Stmt::Atomic(s) => self.stmt(s)?,
+            Stmt::Block(b) => self.block(b)?,
         }
         Ok(())
     }
