@@ -119,6 +119,8 @@ pub struct Jit {
     symbols: HashSet<&'static str>,
     /// User functions of all successful compiles.
     functions: HashMap<FnId, FuncId>,
+    /// Those of them compiled as gang routines (`translate::is_gang_routine`).
+    gang_routines: HashSet<FnId>,
     /// String literals and format texts of all compiles (the code embeds their addresses).
     strings: Vec<Box<[u8]>>,
     /// Numbers the functions of each compile so that their names are unique.
@@ -131,6 +133,8 @@ pub struct Jit {
 struct Translation {
     functions: Vec<Translated>,
     new_functions: Vec<(FnId, FuncId)>,
+    /// Every gang routine, of this compile and earlier ones.
+    gang_routines: HashSet<FnId>,
     regions: Vec<(RegionId, FuncId)>,
     main: FuncId,
 }
@@ -167,6 +171,7 @@ impl Jit {
             module: Some(JITModule::new(builder)),
             symbols: symbols.iter().map(|&(name, _)| name).collect(),
             functions: HashMap::new(),
+            gang_routines: HashSet::new(),
             strings: Vec::new(),
             compiles: 0,
             poisoned: false,
@@ -183,6 +188,7 @@ impl Jit {
         let Translation {
             functions: translated,
             new_functions,
+            gang_routines,
             regions,
             main: main_id,
         } = self.translate(module, slots)?;
@@ -201,6 +207,7 @@ impl Jit {
             return Err(e.into());
         }
         self.functions.extend(new_functions);
+        self.gang_routines = gang_routines;
         let main = jit.get_finalized_function(main_id);
         // SAFETY: `main_id` was declared with the signature `(ctx: ptr)` and no results.
         let main = unsafe { std::mem::transmute::<*const u8, MainFn>(main) };
@@ -263,6 +270,7 @@ impl Jit {
 
         // Declare first, so that bodies can call each other in any order.
         let mut functions = self.functions.clone();
+        let mut gang_routines = self.gang_routines.clone();
         let mut new_functions = Vec::new();
         let mut fn_ids = Vec::new();
         for f in &module.functions {
@@ -273,6 +281,9 @@ impl Jit {
             let name = format!("{}#{}.{compile}", f.name, id.0);
             let fid = jit.declare_function(&name, Linkage::Local, &sig)?;
             functions.insert(id, fid);
+            if translate::is_gang_routine(f) {
+                gang_routines.insert(id);
+            }
             new_functions.push((id, fid));
             fn_ids.push((fid, name));
         }
@@ -297,6 +308,7 @@ impl Jit {
             symbols: &self.symbols,
             strings: &strings.strings,
             formats: &strings.formats,
+            gang_routines: &gang_routines,
         };
         let mut fctx = FunctionBuilderContext::new();
         let mut out = Vec::new();
@@ -328,6 +340,7 @@ impl Jit {
         Ok(Translation {
             functions: out,
             new_functions,
+            gang_routines,
             regions: module
                 .regions
                 .iter()

@@ -270,6 +270,17 @@ impl Tx<'_, '_> {
         for a in args {
             values.push(self.expr(a)?);
         }
+        if self.env.gang_routines.contains(&id) {
+            // Outside regions and gang routines, the caller is the only gang.
+            match self.gang {
+                Some(g) => values.extend([g.gang, g.num_gangs]),
+                None => {
+                    let zero = self.iconst(types::I64, 0);
+                    let one = self.iconst(types::I64, 1);
+                    values.extend([zero, one]);
+                }
+            }
+        }
         let f = self.user_func(fid);
         let call = self.b.ins().call(f, &values);
         let result = self.b.inst_results(call).first().copied();

@@ -50,6 +50,15 @@ pub(crate) struct Env<'a> {
     pub symbols: &'a HashSet<&'static str>,
     pub strings: &'a [(usize, usize)],
     pub formats: &'a [(usize, usize)],
+    /// Functions compiled as gang routines (this and earlier compiles), which take the caller's
+    /// gang and gang count as two more parameters.
+    pub gang_routines: &'a HashSet<FnId>,
+}
+
+/// A function that takes `(gang, num_gangs)` after its parameters: a gang routine, whose gang
+/// loops share their iterations over the gangs of the region that calls it.
+pub(crate) fn is_gang_routine(f: &ir::Function) -> bool {
+    f.device == Some(acc_lang::hir::RoutineLevel::Gang)
 }
 
 /// The kinds of native function a compile defines.
@@ -101,6 +110,10 @@ pub(crate) fn function_signature(jit: &JITModule, f: &ir::Function) -> Result<Si
         })?;
         sig.params.push(abi_param(clif_type(local.ty)));
     }
+    if is_gang_routine(f) {
+        sig.params.push(AbiParam::new(types::I64));
+        sig.params.push(AbiParam::new(types::I64));
+    }
     if let Some(r) = f.ret {
         sig.returns.push(abi_param(clif_type(r)));
     }
@@ -141,12 +154,12 @@ struct LoopTargets {
     break_to: Block,
 }
 
-/// The state of the region being translated.
-struct RegionCx {
+/// Which gang runs the code being translated, in a compute region or a gang routine: gang
+/// loops run only this gang's share of their iterations.
+#[derive(Clone, Copy)]
+struct Gang {
     gang: Value,
     num_gangs: Value,
-    /// Where the region's body ends (reductions and write-back follow).
-    epilogue: Block,
 }
 
 /// One function under construction.
@@ -162,7 +175,9 @@ pub(crate) struct Tx<'a, 'f> {
     /// Returns a dummy value: a call failed and `ctx.status` is set.
     fail: Block,
     ret: Option<Ty>,
-    region: Option<RegionCx>,
+    gang: Option<Gang>,
+    /// In a region: where its body ends (reductions and write-back follow); `return` goes there.
+    epilogue: Option<Block>,
     imports: HashMap<String, FuncRef>,
     users: HashMap<FuncId, FuncRef>,
     /// Globals loaded before the enclosing loops, which do not change them (`hoist`).
@@ -209,7 +224,8 @@ pub(crate) fn translate(
         loops: Vec::new(),
         fail,
         ret,
-        region: None,
+        gang: None,
+        epilogue: None,
         imports: HashMap::new(),
         users: HashMap::new(),
         cached_globals: HashMap::new(),
@@ -228,6 +244,11 @@ pub(crate) fn translate(
 
 impl<'a, 'f> Tx<'a, 'f> {
     fn function_body(&mut self, f: &ir::Function, params: &[Value]) -> Result<(), JitError> {
+        if is_gang_routine(f) {
+            if let [.., gang, num_gangs] = *params {
+                self.gang = Some(Gang { gang, num_gangs });
+            }
+        }
         for (i, &(var, ty)) in self.locals.clone().iter().enumerate() {
             let v = match f.params.iter().position(|p| p.0 as usize == i) {
                 Some(k) => params[k],

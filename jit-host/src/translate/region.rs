@@ -18,7 +18,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::builtin::elem_code;
 use super::expr::scalar_of;
-use super::{clif_type, scalar_type, RegionCx, Tx};
+use super::{clif_type, scalar_type, Gang, Tx};
 use crate::JitError;
 
 impl Tx<'_, '_> {
@@ -26,11 +26,8 @@ impl Tx<'_, '_> {
     pub(super) fn region_body(&mut self, r: &Region, params: &[Value]) -> Result<(), JitError> {
         let (args, gang, num_gangs) = (params[0], params[1], params[2]);
         let epilogue = self.b.create_block();
-        self.region = Some(RegionCx {
-            gang,
-            num_gangs,
-            epilogue,
-        });
+        self.gang = Some(Gang { gang, num_gangs });
+        self.epilogue = Some(epilogue);
         if r.params.len() > self.locals.len() {
             return Err(JitError::Unsupported(format!(
                 "region {:?} has more parameters than locals",

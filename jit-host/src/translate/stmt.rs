@@ -121,7 +121,7 @@ impl Tx<'_, '_> {
     }
 
     fn return_stmt(&mut self, e: Option<&Expr>) -> Result<(), JitError> {
-        if let Some(epilogue) = self.region.as_ref().map(|r| r.epilogue) {
+        if let Some(epilogue) = self.epilogue {
             if let Some(e) = e {
                 self.expr_opt(e)?;
             }
@@ -182,7 +182,8 @@ impl Tx<'_, '_> {
     /// `last = (end - start - 1) / step` (exclusive) or `(end - start) / step` (inclusive), with
     /// the differences taken the other way round for a negative step. The loop then runs
     /// iterations `0..=last`, the variable advancing by `step` (wrapping) between them.
-    /// In a compute region a gang loop runs only its gang's share of the iterations.
+    /// In a compute region or a gang routine, a gang loop runs only its gang's share of the
+    /// iterations.
     pub(super) fn for_loop(&mut self, f: &ForLoop) -> Result<(), JitError> {
         let (var, var_ty) = self.local(f.var)?;
         let st = match var_ty {
@@ -220,11 +221,8 @@ impl Tx<'_, '_> {
 
         let preloaded = self.preload_globals(&[], &f.body)?;
         let exit = self.b.create_block();
-        let (nonempty, first, last) = match (&self.region, f.schedule.gang) {
-            (Some(r), true) => {
-                let (gang, num_gangs) = (r.gang, r.num_gangs);
-                self.gang_share(t, nonempty, last, gang, num_gangs)
-            }
+        let (nonempty, first, last) = match (self.gang, f.schedule.gang) {
+            (Some(g), true) => self.gang_share(t, nonempty, last, g.gang, g.num_gangs),
             _ => {
                 let zero = self.iconst(t, 0);
                 (nonempty, zero, last)
