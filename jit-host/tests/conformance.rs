@@ -47,8 +47,8 @@ fn run_script(text: &str, name: &str) -> Result<(String, Result<i32, String>), S
     Ok((out.contents(), ended))
 }
 
-fn scripts() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance");
+fn scripts(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -91,7 +91,17 @@ const KNOWN: &[(&str, &str)] = &[(
 
 #[test]
 fn conformance_suite() {
-    let paths = scripts();
+    check_scripts("tests/conformance");
+}
+
+/// The examples, with their expected outputs.
+#[test]
+fn examples() {
+    check_scripts("examples");
+}
+
+fn check_scripts(dir: &str) {
+    let paths = scripts(dir);
     let mut failures = Vec::new();
     let mut ran = 0;
     for path in &paths {
@@ -122,7 +132,7 @@ fn conformance_suite() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {ran} conformance scripts fail:\n\n{}",
+        "{} of {ran} scripts in {dir} fail:\n\n{}",
         failures.len(),
         failures.join("\n\n")
     );
