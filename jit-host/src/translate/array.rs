@@ -3,7 +3,7 @@
 use acc_lang::ir::{Expr, ScalarType, SiteId, Ty};
 use acc_runtime::abi::{ARRAY_DATA_OFFSET, ARRAY_DIMS_OFFSET, ARRAY_LEN_OFFSET};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::expr::scalar_of;
 use super::{Tx, PTR};
@@ -134,6 +134,8 @@ impl Tx<'_, '_> {
         Ok(self.b.ins().iadd(data, offset))
     }
 
+    /// One branch per access: the indices' unsigned compares are or-ed together, and the cold
+    /// error path works out which dimension failed first.
     fn bounds_checks(
         &mut self,
         a: Value,
@@ -141,32 +143,32 @@ impl Tx<'_, '_> {
         dims: &[Option<Value>],
         site: SiteId,
     ) -> Result<(), JitError> {
-        let error = self.b.create_block();
-        self.b.set_cold_block(error);
-        let dim_param = self.b.append_block_param(error, types::I32);
-        let index_param = self.b.append_block_param(error, types::I64);
-        for (k, (&i, d)) in idx.iter().zip(dims).enumerate() {
+        let mut outs = Vec::with_capacity(idx.len());
+        for (&i, d) in idx.iter().zip(dims) {
             let d = d.expect("loaded when checked");
-            let out = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, d);
-            let k = self.iconst(types::I32, k as i64);
-            let ok = self.b.create_block();
-            self.b.ins().brif(
-                out,
-                error,
-                &[BlockArg::Value(k), BlockArg::Value(i)],
-                ok,
-                &[],
-            );
-            self.b.switch_to_block(ok);
+            outs.push(self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, d));
         }
-        let resume = self.b.current_block().expect("in a block");
+        let mut any = outs[0];
+        for &out in &outs[1..] {
+            any = self.b.ins().bor(any, out);
+        }
+        let error = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(error);
+        self.b.ins().brif(any, error, &[], ok, &[]);
+
         self.b.switch_to_block(error);
+        // The first failing dimension: scan from the last so that earlier ones win.
+        let mut dim = self.iconst(types::I32, 0);
+        let mut index = idx[0];
+        for k in (0..idx.len()).rev() {
+            let kv = self.iconst(types::I32, k as i64);
+            dim = self.b.ins().select(outs[k], kv, dim);
+            index = self.b.ins().select(outs[k], idx[k], index);
+        }
         let site = self.site(Some(site));
-        self.call_rt_and_fail(
-            "acc_rt_bounds_error",
-            &[self.ctx, site, a, dim_param, index_param],
-        )?;
-        self.b.switch_to_block(resume);
+        self.call_rt_and_fail("acc_rt_bounds_error", &[self.ctx, site, a, dim, index])?;
+        self.b.switch_to_block(ok);
         Ok(())
     }
 }

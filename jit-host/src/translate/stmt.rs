@@ -155,23 +155,27 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
+    /// `while`, rotated: the condition is tested before the first iteration and again at the
+    /// end of each (Cranelift hoists loop-invariant code out of loops of this shape, whose
+    /// header is the body, but not always out of a loop whose header is the test).
     fn while_loop(&mut self, cond: &Expr, body: &IrBlock) -> Result<(), JitError> {
-        let header = self.b.create_block();
         let body_block = self.b.create_block();
+        let latch = self.b.create_block();
         let exit = self.b.create_block();
         let preloaded = self.preload_globals(&[cond], body)?;
-        self.b.ins().jump(header, &[]);
-        self.b.switch_to_block(header);
         let c = self.expr(cond)?;
         self.b.ins().brif(c, body_block, &[], exit, &[]);
         self.b.switch_to_block(body_block);
         self.loops.push(LoopTargets {
-            continue_to: header,
+            continue_to: latch,
             break_to: exit,
         });
         self.block(body)?;
         self.loops.pop();
-        self.b.ins().jump(header, &[]);
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        let c = self.expr(cond)?;
+        self.b.ins().brif(c, body_block, &[], exit, &[]);
         self.b.switch_to_block(exit);
         self.forget_globals(preloaded);
         Ok(())
