@@ -17,7 +17,14 @@
 //!   checker cannot rule out when the step is a variable, runs no iterations.
 //!
 //! Compute regions run on the host device: each region is a native function called once per
-//! gang, one gang after another (see `translate::region`).
+//! gang, one gang after another (see `translate::region`). A gang routine (`acc routine gang`)
+//! takes the calling gang and the gang count as two extra `i64` parameters after its own, so
+//! that its gang loops share their iterations like a region's; called from host code it is the
+//! only gang (0 of 1). Private and firstprivate arrays are made per gang and freed at its end.
+//!
+//! Array header fields are loaded with `readonly can_move` (a handle always points at a live
+//! header whose shape never changes), so Cranelift hoists them out of loops; globals a loop
+//! cannot change are loaded once before it (`translate::hoist`).
 
 mod externs;
 mod translate;
