@@ -14,6 +14,15 @@ use acc_runtime::host::HostState;
 
 use crate::error::Error;
 
+/// What `Engine::emit` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The IR both back ends consume.
+    Ir,
+    /// The Cranelift IR of the host code.
+    Clif,
+}
+
 /// An acc session: what the REPL holds between lines and an embedder between calls. Globals
 /// and functions declared by one `run` are visible to the next.
 pub struct Engine {
@@ -31,6 +40,17 @@ pub struct Engine {
     sources: Vec<SourceFile>,
     /// Print the value of top-level expression statements (the REPL).
     print_values: bool,
+    /// The last source compiled, kept to run it again without compiling while nothing else was
+    /// compiled in between (an embedder running one script in a loop): memory stays flat.
+    last: Option<LastScript>,
+}
+
+struct LastScript {
+    text: String,
+    name: String,
+    main: acc_jit_host::MainFn,
+    /// Slots of the array globals its top-level code declares, released before a re-run.
+    array_slots: Vec<u32>,
 }
 
 impl Engine {
@@ -57,12 +77,14 @@ impl Engine {
             sites: Vec::new(),
             sources: Vec::new(),
             print_values: false,
+            last: None,
         })
     }
 
     /// Make top-level expression statements print their value, as the REPL does.
     pub fn set_print_values(&mut self, on: bool) {
         self.print_values = on;
+        self.last = None;
     }
 
     /// `--set name=value`: what `param("name", default)` returns, converted to the default's type.
@@ -87,6 +109,42 @@ impl Engine {
 
     /// Compile `text` (named `name` in messages) and run its top-level statements.
     pub fn run(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        let main = match &self.last {
+            Some(last) if last.text == text && last.name == name => {
+                for &slot in &last.array_slots {
+                    self.context.release_global_array(slot as usize);
+                }
+                last.main
+            }
+            _ => self.compile(name, text)?,
+        };
+        // SAFETY: every global the code uses has a slot, and the context outlives the call.
+        unsafe { main(self.context.ctx_ptr()) };
+        let _ = self.context.flush();
+        match self.context.finish() {
+            Outcome::Finished => Ok(()),
+            Outcome::Exit(code) => Err(Error::Exit(code)),
+            Outcome::Error(e) => Err(self.run_error(e)),
+        }
+    }
+
+    /// Compile `text` without running it, and give the IR (`Emit::Ir`) or the Cranelift IR
+    /// (`Emit::Clif`) it compiles to: `acc --emit ir|clif`.
+    pub fn emit(&mut self, name: &str, text: &str, what: Emit) -> Result<String, Error> {
+        let module = self.lower(name, text)?;
+        self.allocate_globals(&module.globals);
+        match what {
+            Emit::Ir => Ok(module.to_string()),
+            Emit::Clif => self
+                .jit
+                .clif_text(&module, &self.slots, false)
+                .map_err(|e| Error::Internal(e.to_string())),
+        }
+    }
+
+    /// Check and lower `text`, recording its source and sites for error messages.
+    fn lower(&mut self, name: &str, text: &str) -> Result<ir::Module, Error> {
+        self.last = None;
         let source = SourceFile::new(name, text);
         let compiled = self
             .frontend
@@ -104,19 +162,30 @@ impl Engine {
         let source_index = self.sources.len() - 1;
         self.sites
             .extend(module.sites.iter().map(|s| (source_index, s.clone())));
+        Ok(module)
+    }
+
+    /// Compile `text` and give its `main`, keeping it as the last script.
+    fn compile(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
+        let module = self.lower(name, text)?;
         self.allocate_globals(&module.globals);
         let code = self
             .jit
             .compile(&module, &self.slots)
             .map_err(|e| Error::Internal(e.to_string()))?;
-        // SAFETY: every global the code uses has a slot, and the context outlives the call.
-        unsafe { (code.main)(self.context.ctx_ptr()) };
-        let _ = self.context.flush();
-        match self.context.finish() {
-            Outcome::Finished => Ok(()),
-            Outcome::Exit(code) => Err(Error::Exit(code)),
-            Outcome::Error(e) => Err(self.run_error(e)),
-        }
+        let array_slots = module
+            .globals
+            .iter()
+            .filter(|g| g.ty.is_array())
+            .filter_map(|g| self.slots.get(&g.id).copied())
+            .collect();
+        self.last = Some(LastScript {
+            text: text.to_string(),
+            name: name.to_string(),
+            main: code.main,
+            array_slots,
+        });
+        Ok(code.main)
     }
 
     fn allocate_globals(&mut self, globals: &[ir::Global]) {

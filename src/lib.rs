@@ -15,7 +15,7 @@ mod error;
 
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
-pub use engine::Engine;
+pub use engine::{Emit, Engine};
 pub use error::{Error, EXIT_COMPILE_ERROR, EXIT_RUNTIME_ERROR};
 
 /// Parse and type-check `source` without running it. `Ok` carries warnings, if any.

@@ -47,6 +47,9 @@ struct RunArgs {
     /// Give `param("name", default)` a value.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+    /// Print the compiled form instead of running: `ir` (the shared IR) or `clif` (Cranelift IR).
+    #[arg(long, value_name = "ir|clif", value_parser = ["ir", "clif"])]
+    emit: Option<String>,
 }
 
 /// Compiled acc code runs on the native stack: a deep recursion needs room.
@@ -109,6 +112,29 @@ fn run(args: &RunArgs) -> i32 {
     };
     for (k, v) in &params {
         engine.set_param(k, v);
+    }
+    if let Some(what) = &args.emit {
+        let what = if what == "ir" {
+            acc::Emit::Ir
+        } else {
+            acc::Emit::Clif
+        };
+        return match std::fs::read_to_string(file) {
+            Ok(text) => match engine.emit(&file.display().to_string(), &text, what) {
+                Ok(out) => {
+                    print!("{out}");
+                    0
+                }
+                Err(e) => {
+                    eprint!("{}", e.render(colour()));
+                    e.exit_code()
+                }
+            },
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", file.display());
+                acc::EXIT_COMPILE_ERROR
+            }
+        };
     }
     match engine.run_file(file) {
         Ok(()) => 0,
