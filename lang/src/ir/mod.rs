@@ -21,9 +21,10 @@
 //! into temporaries whatever would make another order observable, so a back end may rely on
 //! this order without re-checking it.
 //!
-//! Every local is assigned before it is read, except `Pass::Private` region parameters and the
-//! locals a loop's `private` clause introduces (uninitialized, as in OpenACC). A block may end
-//! in `Break`, `Continue` or `Return`; lowering emits nothing after them in the same block.
+//! Every local is assigned before it is read, except `Pass::Private` region parameters
+//! (uninitialized, as in OpenACC; a loop's `private` scalars are set to zero at the top of each
+//! iteration instead). A block may end in `Break`, `Continue` or `Return`; lowering emits
+//! nothing after them in the same block.
 //!
 //! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
 

@@ -391,6 +391,7 @@ impl Body<'_, '_> {
             ..LoopSchedule::default()
         };
         let mut saved = Vec::new();
+        let mut zeroed = Vec::new();
         if let Some(info) = info {
             if let crate::analysis::Schedule::Parallel(levels) = info.schedule {
                 schedule.gang = levels.gang;
@@ -403,23 +404,32 @@ impl Body<'_, '_> {
                     schedule.reductions.push((l, r.op));
                 }
             }
-            // `private` scalars get their own local inside the loop; arrays the region's
-            // per-gang parameter for them (`Pass::PrivateArray`; in a routine, where there is
-            // none, the array stays shared).
+            // `private` scalars get their own local inside the loop (uninitialized in OpenACC;
+            // zero here, so that every local is assigned before it is read); arrays the
+            // region's per-gang parameter for them (`Pass::PrivateArray`; in a routine, where
+            // there is none, the array stays shared).
             for &p in &info.private {
                 let t = self.cx.var_ty(p);
-                let l = if t.is_array() {
-                    match self.private_arrays.get(&p) {
+                let l = match t {
+                    Ty::Array { .. } => match self.private_arrays.get(&p) {
                         Some(&l) => l,
                         None => continue,
+                    },
+                    Ty::Scalar(s) => {
+                        let l = self.new_local(self.cx.var_name(p), t);
+                        zeroed.push((l, s));
+                        l
                     }
-                } else {
-                    self.new_local(self.cx.var_name(p), t)
                 };
                 saved.push((p, self.bind(p, Some(l))));
             }
         }
-        let body = self.nested(ScopeKind::Loop, |b| b.stmts(&f.body.stmts));
+        let body = self.nested(ScopeKind::Loop, |b| {
+            for (l, s) in zeroed {
+                b.emit(Stmt::Set(l, zero(s)));
+            }
+            b.stmts(&f.body.stmts)
+        });
         for (p, old) in saved.into_iter().rev() {
             self.bind(p, old);
         }
@@ -455,6 +465,16 @@ impl Body<'_, '_> {
         self.leave_all();
         self.emit(Stmt::Return(Some(x)));
     }
+}
+
+fn zero(s: ScalarType) -> ir::Expr {
+    constant(match s {
+        ScalarType::Bool => Const::Bool(false),
+        ScalarType::I32 => Const::I32(0),
+        ScalarType::I64 => Const::I64(0),
+        ScalarType::F32 => Const::F32(0.0),
+        ScalarType::F64 => Const::F64(0.0),
+    })
 }
 
 fn is_str(e: &hir::Expr) -> bool {
