@@ -424,12 +424,12 @@ impl Body<'_, '_> {
                 saved.push((p, self.bind(p, Some(l))));
             }
         }
-        let body = self.nested(ScopeKind::Loop, |b| {
-            for (l, s) in zeroed {
-                b.emit(Stmt::Set(l, zero(s)));
-            }
-            b.stmts(&f.body.stmts)
-        });
+        let mut body = self.nested(ScopeKind::Loop, |b| b.stmts(&f.body.stmts));
+        let inits = zeroed
+            .into_iter()
+            .map(|(l, s)| Stmt::Set(l, zero(s)))
+            .collect();
+        put_first(&mut body, schedule.collapse.saturating_sub(1), inits);
         for (p, old) in saved.into_iter().rev() {
             self.bind(p, old);
         }
@@ -465,6 +465,20 @@ impl Body<'_, '_> {
         self.leave_all();
         self.emit(Stmt::Return(Some(x)));
     }
+}
+
+/// Put `stmts` at the top of `body`, or of the innermost loop of a `collapse` nest `levels`
+/// deep (whose loops must stay each other's only statement).
+fn put_first(body: &mut ir::Block, levels: u32, stmts: Vec<Stmt>) {
+    if stmts.is_empty() {
+        return;
+    }
+    if levels > 0 {
+        if let [Stmt::For(inner)] = body.as_mut_slice() {
+            return put_first(&mut inner.body, levels - 1, stmts);
+        }
+    }
+    body.splice(0..0, stmts);
 }
 
 fn zero(s: ScalarType) -> ir::Expr {

@@ -356,6 +356,14 @@ for i in 0..n {
 }
 acc parallel loop gang num_workers(8)
 for i in 0..n { row(a, x, i, n) }
+let t = 0.0
+acc parallel loop collapse(2) private(t)
+for i in 0..n {
+    for j in 0..n {
+        t = a[i, j]
+        a[i, j] = t * 2.0
+    }
+}
 "#
 );
 
