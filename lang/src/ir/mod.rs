@@ -21,9 +21,25 @@
 //! into temporaries whatever would make another order observable, so a back end may rely on
 //! this order without re-checking it.
 //!
-//! Every local is assigned before it is read, except `Pass::Private` region parameters and the
-//! locals a loop's `private` clause introduces (uninitialized, as in OpenACC). A block may end
-//! in `Break`, `Continue` or `Return`; lowering emits nothing after them in the same block.
+//! Every local is assigned before it is read, except `Pass::Private` region parameters
+//! (uninitialized, as in OpenACC; a loop's `private` scalars are set to zero at the top of each
+//! iteration instead). A block may end in `Break`, `Continue` or `Return`; lowering emits
+//! nothing after them in the same block.
+//!
+//! Ownership, as lowering leaves it: `Call`, `Builtin`/`CheckedBuiltin` and `ArrayLit` of array
+//! type produce an owned reference (count 1 for a new array); every other array expression
+//! (`Local`, `Global`) is borrowed. `Eval` of an owned array expression releases the result;
+//! nothing else is released implicitly. Parameters are borrowed. Inside region bodies the
+//! `Retain`/`Release` statements are balanced and no array can be freed while a region runs
+//! (the launch's arguments keep them alive), so a device back end may drop them, except that a
+//! call of a user function returning an array hands over one reference.
+//!
+//! A call with no result (a `void` user function or built-in) has the placeholder type `bool`;
+//! the callee's signature says that there is no value.
+//!
+//! `printf` formats: string arguments are folded into the format as text at compile time, so
+//! every `Spec` takes one of the `Printf` values; a `Text` piece turned back into a C format
+//! must have its `%` doubled.
 //!
 //! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
 

@@ -101,11 +101,19 @@ impl Body<'_, '_> {
         }
         let read = self.read(r.var);
         let array = if pin { self.spill(read) } else { read };
+        // A data region's exit must see the sections its entry saw.
+        let bound = |b: &mut Self, x: &hir::Expr| {
+            if pin {
+                b.frozen(x)
+            } else {
+                b.clause_value(x)
+            }
+        };
         let ranges = r.sections.as_ref().map(|rs| {
             rs.iter()
                 .map(|sr| ir::SectionRange {
-                    start: sr.start.as_ref().map(|x| self.clause_value(x)),
-                    count: sr.count.as_ref().map(|x| self.clause_value(x)),
+                    start: sr.start.as_ref().map(|x| bound(self, x)),
+                    count: sr.count.as_ref().map(|x| bound(self, x)),
                 })
                 .collect()
         });

@@ -391,6 +391,7 @@ impl Body<'_, '_> {
             ..LoopSchedule::default()
         };
         let mut saved = Vec::new();
+        let mut zeroed = Vec::new();
         if let Some(info) = info {
             if let crate::analysis::Schedule::Parallel(levels) = info.schedule {
                 schedule.gang = levels.gang;
@@ -403,23 +404,32 @@ impl Body<'_, '_> {
                     schedule.reductions.push((l, r.op));
                 }
             }
-            // `private` scalars get their own local inside the loop; arrays the region's
-            // per-gang parameter for them (`Pass::PrivateArray`; in a routine, where there is
-            // none, the array stays shared).
+            // `private` scalars get their own local inside the loop (uninitialized in OpenACC;
+            // zero here, so that every local is assigned before it is read); arrays the
+            // region's per-gang parameter for them (`Pass::PrivateArray`; in a routine, where
+            // there is none, the array stays shared).
             for &p in &info.private {
                 let t = self.cx.var_ty(p);
-                let l = if t.is_array() {
-                    match self.private_arrays.get(&p) {
+                let l = match t {
+                    Ty::Array { .. } => match self.private_arrays.get(&p) {
                         Some(&l) => l,
                         None => continue,
+                    },
+                    Ty::Scalar(s) => {
+                        let l = self.new_local(self.cx.var_name(p), t);
+                        zeroed.push((l, s));
+                        l
                     }
-                } else {
-                    self.new_local(self.cx.var_name(p), t)
                 };
                 saved.push((p, self.bind(p, Some(l))));
             }
         }
-        let body = self.nested(ScopeKind::Loop, |b| b.stmts(&f.body.stmts));
+        let mut body = self.nested(ScopeKind::Loop, |b| b.stmts(&f.body.stmts));
+        let inits = zeroed
+            .into_iter()
+            .map(|(l, s)| Stmt::Set(l, zero(s)))
+            .collect();
+        put_first(&mut body, schedule.collapse.saturating_sub(1), inits);
         for (p, old) in saved.into_iter().rev() {
             self.bind(p, old);
         }
@@ -455,6 +465,30 @@ impl Body<'_, '_> {
         self.leave_all();
         self.emit(Stmt::Return(Some(x)));
     }
+}
+
+/// Put `stmts` at the top of `body`, or of the innermost loop of a `collapse` nest `levels`
+/// deep (whose loops must stay each other's only statement).
+fn put_first(body: &mut ir::Block, levels: u32, stmts: Vec<Stmt>) {
+    if stmts.is_empty() {
+        return;
+    }
+    if levels > 0 {
+        if let [Stmt::For(inner)] = body.as_mut_slice() {
+            return put_first(&mut inner.body, levels - 1, stmts);
+        }
+    }
+    body.splice(0..0, stmts);
+}
+
+fn zero(s: ScalarType) -> ir::Expr {
+    constant(match s {
+        ScalarType::Bool => Const::Bool(false),
+        ScalarType::I32 => Const::I32(0),
+        ScalarType::I64 => Const::I64(0),
+        ScalarType::F32 => Const::F32(0.0),
+        ScalarType::F64 => Const::F64(0.0),
+    })
 }
 
 fn is_str(e: &hir::Expr) -> bool {

@@ -356,6 +356,14 @@ for i in 0..n {
 }
 acc parallel loop gang num_workers(8)
 for i in 0..n { row(a, x, i, n) }
+let t = 0.0
+acc parallel loop collapse(2) private(t)
+for i in 0..n {
+    for j in 0..n {
+        t = a[i, j]
+        a[i, j] = t * 2.0
+    }
+}
 "#
 );
 
@@ -749,3 +757,75 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "the parser reads `acc update self(a)` as the `self` condition clause",
     ),
 ];
+
+/// Line-level mutations of the examples and conformance scripts (most still compile, in shapes
+/// nobody wrote): what checks lowers to well-formed IR whose counts balance when it runs.
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn corpus() -> &'static [String] {
+        static CORPUS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        CORPUS.get_or_init(|| {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let mut files = Vec::new();
+            for dir in ["examples", "tests/conformance"] {
+                for entry in std::fs::read_dir(root.join(dir))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                {
+                    let path = entry.path();
+                    if path.extension().is_some_and(|e| e == "acc") {
+                        files.push(path);
+                    }
+                }
+            }
+            files.sort();
+            files
+                .iter()
+                .filter_map(|p| std::fs::read_to_string(p).ok())
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_scripts_lower_and_balance(
+            pick in 0..10_000usize,
+            edits in prop::collection::vec((0..3u8, 0..10_000usize, 0..10_000usize), 1..4),
+        ) {
+            let corpus = corpus();
+            prop_assume!(!corpus.is_empty());
+            let mut lines: Vec<&str> = corpus[pick % corpus.len()].lines().collect();
+            for (kind, a, b) in edits {
+                if lines.is_empty() {
+                    break;
+                }
+                let (i, j) = (a % lines.len(), b % lines.len());
+                match kind {
+                    0 => {
+                        lines.remove(i);
+                    }
+                    1 => lines.insert(j, lines[i]),
+                    _ => lines.swap(i, j),
+                }
+            }
+            let text = lines.join("\n") + "\n";
+            let source = SourceFile::new("t.acc", text.as_str());
+            if let Ok(compiled) = check_source(&source) {
+                let m = lower(&compiled.hir, &compiled.analysis);
+                if let Err(e) = wellformed::check(&m) {
+                    panic!("ill-formed IR: {e}\n{text}\n{m}");
+                }
+                if let Err(e) = interp::run_limited(&m, SMALL, 200_000) {
+                    if e.starts_with("bug") {
+                        panic!("{e}\n{text}\n{m}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -109,6 +109,9 @@ pub struct Interp<'m> {
     pub out: String,
     params: HashMap<String, f64>,
     steps: u64,
+    max_steps: u64,
+    /// User-function calls in progress (the interpreter recurses on the Rust stack).
+    depth: u32,
     /// The gang running (index, count): gang loops share their iterations among gangs.
     gang: (i64, i64),
     default_async: i32,
@@ -116,7 +119,14 @@ pub struct Interp<'m> {
 
 /// Run `main`; the output, or the first error (the output so far is in the message).
 pub fn run(m: &Module, params: &[(&str, f64)]) -> Result<String, String> {
+    run_limited(m, params, 20_000_000)
+}
+
+/// `run`, giving up (`Err("error: too many steps")`) after `max_steps` statements.
+pub fn run_limited(m: &Module, params: &[(&str, f64)], max_steps: u64) -> Result<String, String> {
     let mut it = Interp {
+        max_steps,
+        depth: 0,
         m,
         heap: Vec::new(),
         globals: HashMap::new(),
@@ -225,7 +235,7 @@ impl Interp<'_> {
 
     fn stmt(&mut self, fr: &mut Vec<V>, s: &Stmt) -> R<Flow> {
         self.steps += 1;
-        if self.steps > 20_000_000 {
+        if self.steps > self.max_steps {
             return error("too many steps");
         }
         match s {
@@ -269,6 +279,10 @@ impl Interp<'_> {
                 return self.block(fr, if c { then } else { els });
             }
             Stmt::While { cond, body } => loop {
+                self.steps += 1;
+                if self.steps > self.max_steps {
+                    return error("too many steps");
+                }
                 if !self.expr(fr, cond)?.bool() {
                     break;
                 }
@@ -297,6 +311,10 @@ impl Interp<'_> {
                         break;
                     }
                     k += 1;
+                    self.steps += 1;
+                    if self.steps > self.max_steps {
+                        return error("too many steps");
+                    }
                     if (k - 1) % gangs != gang {
                         i = i.wrapping_add(step);
                         continue;
@@ -561,7 +579,13 @@ impl Interp<'_> {
                 for (p, a) in func.params.iter().zip(args) {
                     frame[p.0 as usize] = a;
                 }
-                match self.block(&mut frame, &func.body)? {
+                if self.depth >= 40 {
+                    return error("calls too deep for the test interpreter");
+                }
+                self.depth += 1;
+                let flow = self.block(&mut frame, &func.body);
+                self.depth -= 1;
+                match flow? {
                     Flow::Return(Some(v)) => v,
                     Flow::Return(None) | Flow::Normal if func.ret.is_none() => V::Unit,
                     _ => return bug(format!("`{}` ended without its value", func.name)),

@@ -176,6 +176,13 @@ impl<'m> BodyCheck<'m> {
                 if f.schedule.collapse == 0 {
                     return self.err("collapse(0)".into());
                 }
+                let mut nest = &f.body;
+                for _ in 1..f.schedule.collapse {
+                    match nest.as_slice() {
+                        [Stmt::For(inner)] => nest = &inner.body,
+                        _ => return self.err("a collapse nest with other statements".into()),
+                    }
+                }
                 self.block(&f.body, loops + 1)?;
             }
             Stmt::Break | Stmt::Continue => {
