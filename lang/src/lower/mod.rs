@@ -25,6 +25,7 @@ mod body;
 mod directive;
 mod expr;
 mod region;
+mod scan;
 mod stmt;
 
 #[cfg(test)]
@@ -60,6 +61,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         formats: Vec::new(),
         sites: Vec::new(),
         regions: vec![None; analysis.regions.len()],
+        rebound: scan::rebound_globals(program),
     };
     let functions = program
         .new_functions()
@@ -101,6 +103,8 @@ pub(crate) struct Cx<'a> {
     sites: Vec<ir::Site>,
     /// Filled as compute constructs are reached, indexed by `RegionId`.
     regions: Vec<Option<ir::Region>>,
+    /// The global arrays some function rebinds.
+    rebound: std::collections::HashSet<hir::VarId>,
 }
 
 impl Cx<'_> {
