@@ -1,10 +1,22 @@
 //! acc: an array scripting language whose loops offload to GPUs with OpenACC directives.
 //!
-//! This crate is the embedding API. Today it exposes the front end (`check`, `lang`); the
-//! `Engine` that runs programs arrives with host execution.
+//! This crate is the embedding API: an [`Engine`] compiles source with the front end (`lang`),
+//! lowers it to the shared IR, JIT-compiles it with Cranelift (`jit-host`) and runs it with the
+//! runtime and standard library. Globals and functions persist across `Engine::run` calls.
+//!
+//! ```no_run
+//! let mut engine = acc::Engine::new().unwrap();
+//! engine.run("a.acc", "let x = 2\nfn twice(v: i64) -> i64 { return 2 * v }").unwrap();
+//! engine.run("b.acc", "print(twice(x))").unwrap(); // 4
+//! ```
+
+mod engine;
+mod error;
 
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
+pub use engine::{Emit, Engine};
+pub use error::{Error, EXIT_COMPILE_ERROR, EXIT_RUNTIME_ERROR};
 
 /// Parse and type-check `source` without running it. `Ok` carries warnings, if any.
 pub fn check(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {

@@ -1,52 +1,163 @@
-//! The `acc` command.
+//! The `acc` command: run a script, check it, run test scripts, or open the REPL.
 
-use clap::{Parser, Subcommand};
+mod repl;
+mod test_runner;
+
+use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "acc",
     version,
-    about = "acc: array scripts with OpenACC offload"
+    about = "acc: array scripts with OpenACC offload",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// `acc FILE.acc`: the same as `acc run FILE.acc`.
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse and type-check a script without running it (exit 0 if valid, 2 if not).
+    /// Run a script.
+    Run(RunArgs),
+    /// Parse and type-check scripts without running them (exit 0 if valid, 2 if not).
     Check {
-        /// The `.acc` files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Run test scripts: each passes when it exits 0 and prints its sibling `.out` file, or, when
+    /// its first line is `// expect-error: TEXT`, fails with an error containing TEXT.
+    Test {
+        /// Files or folders of `.acc` scripts (default: the current folder).
+        paths: Vec<PathBuf>,
+    },
 }
 
-/// Exit status for compile errors (LANGUAGE.md section 9).
-const COMPILE_ERROR: u8 = 2;
+#[derive(Args, Default)]
+struct RunArgs {
+    /// The script; none opens the REPL.
+    file: Option<PathBuf>,
+    /// Give `param("name", default)` a value.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Print the compiled form instead of running: `ir` (the shared IR) or `clif` (Cranelift IR).
+    #[arg(long, value_name = "ir|clif", value_parser = ["ir", "clif"])]
+    emit: Option<String>,
+}
+
+/// Compiled acc code runs on the native stack: a deep recursion needs room.
+const STACK_SIZE: usize = 1 << 30;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The stack is reserved, not committed: only what recursion touches costs memory.
+    let status = std::thread::Builder::new()
+        .name("acc".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || dispatch(cli))
+        .map_or(acc::EXIT_RUNTIME_ERROR, |t| {
+            t.join().unwrap_or(acc::EXIT_RUNTIME_ERROR)
+        });
+    ExitCode::from(status.clamp(0, 255) as u8)
+}
+
+fn dispatch(cli: Cli) -> i32 {
     match cli.command {
-        Command::Check { files } => {
-            let mut ok = true;
-            for file in &files {
-                ok &= check_file(file);
+        Some(Command::Run(args)) => run(&args),
+        Some(Command::Check { files }) => check(&files),
+        Some(Command::Test { paths }) => test_runner::run_tests(&paths),
+        None if cli.run.file.is_some() => run(&cli.run),
+        None => repl::repl(&cli.run.set),
+    }
+}
+
+fn colour() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// `NAME=VALUE` pairs of `--set`.
+pub(crate) fn params(set: &[String]) -> Result<Vec<(String, String)>, String> {
+    set.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(format!("`--set {s}`: expected NAME=VALUE")),
+        })
+        .collect()
+}
+
+fn run(args: &RunArgs) -> i32 {
+    let Some(file) = &args.file else {
+        return repl::repl(&args.set);
+    };
+    let params = match params(&args.set) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return acc::EXIT_COMPILE_ERROR;
+        }
+    };
+    let mut engine = match acc::Engine::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprint!("{}", e.render(colour()));
+            return e.exit_code();
+        }
+    };
+    for (k, v) in &params {
+        engine.set_param(k, v);
+    }
+    if let Some(what) = &args.emit {
+        let what = if what == "ir" {
+            acc::Emit::Ir
+        } else {
+            acc::Emit::Clif
+        };
+        return match std::fs::read_to_string(file) {
+            Ok(text) => match engine.emit(&file.display().to_string(), &text, what) {
+                Ok(out) => {
+                    print!("{out}");
+                    0
+                }
+                Err(e) => {
+                    eprint!("{}", e.render(colour()));
+                    e.exit_code()
+                }
+            },
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", file.display());
+                acc::EXIT_COMPILE_ERROR
             }
-            if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(COMPILE_ERROR)
-            }
+        };
+    }
+    match engine.run_file(file) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprint!("{}", e.render(colour()));
+            e.exit_code()
         }
     }
 }
 
-fn check_file(path: &PathBuf) -> bool {
+fn check(files: &[PathBuf]) -> i32 {
+    let mut ok = true;
+    for file in files {
+        ok &= check_file(file);
+    }
+    if ok {
+        0
+    } else {
+        acc::EXIT_COMPILE_ERROR
+    }
+}
+
+fn check_file(path: &Path) -> bool {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -55,20 +166,16 @@ fn check_file(path: &PathBuf) -> bool {
         }
     };
     let source = acc::SourceFile::new(path.display().to_string(), text);
-    let colour = std::io::stderr().is_terminal();
     match acc::check(&source) {
         Ok(warnings) => {
-            eprint!("{}", acc::render_diagnostics(&warnings, &source, colour));
+            eprint!("{}", acc::render_diagnostics(&warnings, &source, colour()));
             true
         }
         Err(diags) => {
-            eprint!("{}", acc::render_diagnostics(&diags, &source, colour));
+            eprint!("{}", acc::render_diagnostics(&diags, &source, colour()));
             let errors = diags.iter().filter(|d| d.is_error()).count();
-            eprintln!(
-                "{}: {errors} error{}",
-                path.display(),
-                if errors == 1 { "" } else { "s" }
-            );
+            let plural = if errors == 1 { "" } else { "s" };
+            eprintln!("{}: {errors} error{plural}", path.display());
             false
         }
     }

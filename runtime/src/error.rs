@@ -61,12 +61,12 @@ impl RunErrorKind {
                 };
                 if shape.len() == 1 {
                     format!(
-                        "index {index} out of bounds for {name} of length {}",
+                        "index out of bounds: index {index} for {name} of length {}",
                         shape[0]
                     )
                 } else {
                     format!(
-                        "index {index} out of bounds in dimension {dim} of {name} with shape {}",
+                        "index out of bounds: index {index} in dimension {dim} of {name} with shape {}",
                         shape_text(shape)
                     )
                 }
@@ -76,6 +76,39 @@ impl RunErrorKind {
                 format!("assertion failed: `{what}`")
             }
             _ => self.to_string(),
+        }
+    }
+}
+
+impl RunErrorKind {
+    /// The label under the offending source text.
+    pub fn label(&self) -> String {
+        match self {
+            RunErrorKind::Bounds { .. } => "index out of bounds here".into(),
+            RunErrorKind::DivZero => "the divisor is zero".into(),
+            RunErrorKind::AssertFailed { .. } => "this assertion is false".into(),
+            RunErrorKind::NegativeExtent { .. } => "negative extent".into(),
+            RunErrorKind::BadDimension { .. } => "no such dimension".into(),
+            RunErrorKind::ReshapeMismatch { .. } => "element counts differ".into(),
+            RunErrorKind::EmptyReduction { .. } => "the array is empty".into(),
+            _ => "here".into(),
+        }
+    }
+
+    /// How to fix it, where that is known.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            RunErrorKind::Bounds { dim, shape, .. } => {
+                let extent = shape.get(*dim as usize).copied().unwrap_or(0);
+                Some(if extent == 0 {
+                    "the dimension is empty: no index is valid".into()
+                } else {
+                    format!("valid indices are 0 to {}", extent - 1)
+                })
+            }
+            RunErrorKind::DivZero => Some("check the divisor before dividing".into()),
+            RunErrorKind::BadParam { .. } => Some("change the `--set` value".into()),
+            _ => None,
         }
     }
 }
@@ -143,7 +176,7 @@ mod tests {
         };
         assert_eq!(
             b.message("a"),
-            "index 10 out of bounds for `a` of length 10"
+            "index out of bounds: index 10 for `a` of length 10"
         );
         let b = RunErrorKind::Bounds {
             index: -1,
@@ -152,11 +185,11 @@ mod tests {
         };
         assert_eq!(
             b.message("grid"),
-            "index -1 out of bounds in dimension 1 of `grid` with shape [3, 4]"
+            "index out of bounds: index -1 in dimension 1 of `grid` with shape [3, 4]"
         );
         assert_eq!(
             b.to_string(),
-            "index -1 out of bounds in dimension 1 of the array with shape [3, 4]"
+            "index out of bounds: index -1 in dimension 1 of the array with shape [3, 4]"
         );
         let a = RunErrorKind::AssertFailed { message: None };
         assert_eq!(a.message("x > 0"), "assertion failed: `x > 0`");

@@ -327,6 +327,9 @@ impl Cx<'_> {
             }
             A::ArrayLit(elems) => Checked::Done(self.array_lit(e.span, elems, hint)),
             A::If(c, t, f) => Checked::Done(self.if_expr(e.span, c, t, f, hint)),
+            // `{ 0 }`: the branch of an `if` expression is its value, still free to take the
+            // other branch's type.
+            A::Block(stmts, last) if stmts.is_empty() => self.expr(last, hint),
             A::Block(stmts, last) => Checked::Done(self.block_expr(e.span, stmts, last, hint)),
             A::Error => Checked::Done(poison(e.span)),
         }

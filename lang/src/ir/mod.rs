@@ -64,8 +64,11 @@ pub struct Module {
     pub regions: Vec<Region>,
     /// Globals this compile declares (storage the engine allocates before running `main`).
     pub globals: Vec<Global>,
-    /// Source locations of run-time checks, indexed by `SiteId`.
+    /// Source locations of run-time checks: `sites[i]` is `SiteId(first_site + i)`. Site ids
+    /// are numbered across an engine's compiles, so that an error in a function compiled earlier
+    /// still names its own source.
     pub sites: Vec<Site>,
+    pub first_site: u32,
     /// String literals, indexed by `StringId`.
     pub strings: Vec<String>,
     /// `printf` formats, indexed by `FormatId`.

@@ -50,6 +50,8 @@ use body::{Body, Context};
 pub struct Options {
     /// The REPL: a top-level expression statement prints its value (hir's `StmtKind::Expr`).
     pub print_values: bool,
+    /// The id of this compile's first check site (`ir::Module::first_site`).
+    pub first_site: u32,
 }
 
 /// Lower a program that checked without errors.
@@ -94,6 +96,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         regions,
         globals,
         sites: cx.sites,
+        first_site: cx.options.first_site,
         strings: cx.strings,
         formats: cx.formats,
     }
@@ -141,7 +144,7 @@ impl Cx<'_> {
             span,
             what: what.into(),
         });
-        SiteId(self.sites.len() as u32 - 1)
+        SiteId(self.options.first_site + self.sites.len() as u32 - 1)
     }
 
     fn var(&self, v: hir::VarId) -> Option<&'_ hir::VarInfo> {

@@ -401,7 +401,10 @@ fn repl_prints_top_level_values() {
     let m = lower_with(
         &compiled.hir,
         &compiled.analysis,
-        Options { print_values: true },
+        Options {
+            print_values: true,
+            ..Options::default()
+        },
     );
     wellformed::check(&m).expect("well formed");
     insta::assert_snapshot!(m.to_string());

@@ -116,12 +116,38 @@ pub(super) fn directive<'a>(
             construct.map(|construct| Directive {
                 construct,
                 construct_span,
-                clauses,
+                clauses: if construct == Construct::Update {
+                    clauses.into_iter().map(self_as_update).collect()
+                } else {
+                    clauses
+                },
                 body: None,
                 span,
             })
         });
     with_body.or(standalone)
+}
+
+/// On `update`, `self(a)` is the data clause `self(list)`, not a condition. (Anything else in
+/// it stays a condition, which validation then rejects on `update`.)
+fn self_as_update(c: Clause) -> Clause {
+    match c.kind {
+        ClauseKind::SelfCond(Some(Expr {
+            kind: ExprKind::Name(name),
+            span,
+        })) => Clause {
+            kind: ClauseKind::Update(
+                UpdateDir::Self_,
+                vec![DataRef {
+                    name,
+                    sections: None,
+                    span,
+                }],
+            ),
+            ..c
+        },
+        kind => Clause { kind, ..c },
+    }
 }
 
 fn missing_body<'a>(construct: Construct, span: Span) -> Rich<'a, Token<'a>, Span> {

@@ -201,6 +201,12 @@ fn directives_and_clauses() {
         ]
     );
 
+    let StmtKind::Directive(d) = only_stmt("acc update self(a) host(b)") else {
+        panic!()
+    };
+    assert!(
+        matches!(&d.clauses[0].kind, ClauseKind::Update(UpdateDir::Self_, refs) if refs[0].name.name == "a")
+    );
     let StmtKind::Directive(d) = only_stmt("acc atomic capture\n{ v = x; x += 1 }") else {
         panic!()
     };

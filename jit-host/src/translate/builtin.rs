@@ -1,0 +1,218 @@
+//! Built-in functions: inline where Cranelift has an instruction, runtime calls otherwise.
+
+use acc_lang::builtins::Builtin;
+use acc_lang::ir::{Expr, ScalarType, SiteId, Ty};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+
+use super::expr::scalar_of;
+use super::{is_float, Tx};
+use crate::JitError;
+
+/// The `ELEM_*` code of an element type (the order of `ScalarType`).
+pub(super) fn elem_code(s: ScalarType) -> i64 {
+    match s {
+        ScalarType::Bool => 0,
+        ScalarType::I32 => 1,
+        ScalarType::I64 => 2,
+        ScalarType::F32 => 3,
+        ScalarType::F64 => 4,
+    }
+}
+
+fn array_elem(t: Ty, what: &str) -> Result<ScalarType, JitError> {
+    match t {
+        Ty::Array { elem, .. } => Ok(elem),
+        Ty::Scalar(_) => Err(JitError::Unsupported(format!("{what} of a scalar"))),
+    }
+}
+
+fn arg(args: &[Expr], i: usize, b: Builtin) -> Result<&Expr, JitError> {
+    args.get(i)
+        .ok_or_else(|| JitError::Unsupported(format!("`{}` without argument {i}", b.name())))
+}
+
+impl Tx<'_, '_> {
+    /// A built-in call; `site` is what `size`, `reshape`, `maximum` and `minimum` report their
+    /// errors at (the other functions that can fail take no site).
+    pub(super) fn builtin(
+        &mut self,
+        b: Builtin,
+        args: &[Expr],
+        ty: Ty,
+        site: Option<SiteId>,
+    ) -> Result<Option<Value>, JitError> {
+        use Builtin::*;
+        let ctx = self.ctx;
+        let v = match b {
+            Zeros | Ones | Random => {
+                let name = match b {
+                    Zeros => "acc_rt_array_new",
+                    Ones => "acc_ones",
+                    _ => "acc_random",
+                };
+                let elem = array_elem(ty, b.name())?;
+                let code = self.iconst(types::I32, elem_code(elem));
+                let (rank, dims) = self.dims(args)?;
+                self.call_rt_value(name, &[ctx, code, rank, dims])?
+            }
+            Fill => {
+                let value = arg(args, 0, b)?;
+                let t = scalar_of(value, "`fill`")?;
+                let v = self.expr(value)?;
+                let (rank, dims) = self.dims(&args[1..])?;
+                self.call_rt_value(&format!("acc_fill_{}", t.name()), &[ctx, v, rank, dims])?
+            }
+            Iota | Seed => {
+                let n = self.expr(arg(args, 0, b)?)?;
+                let name = if b == Iota { "acc_iota" } else { "acc_seed" };
+                return self.call_rt(name, &[ctx, n]);
+            }
+            Linspace => {
+                let mut v = vec![ctx];
+                for i in 0..3 {
+                    v.push(self.expr(arg(args, i, b)?)?);
+                }
+                self.call_rt_value("acc_linspace", &v)?
+            }
+            Len => {
+                let a = self.expr(arg(args, 0, b)?)?;
+                self.array_len(a)
+            }
+            Rank => {
+                let a = self.expr(arg(args, 0, b)?)?;
+                self.array_rank(a)
+            }
+            Size => {
+                let a = self.expr(arg(args, 0, b)?)?;
+                let d = self.expr(arg(args, 1, b)?)?;
+                let site = self.site(site);
+                self.call_rt_value("acc_rt_size", &[ctx, site, a, d])?
+            }
+            Copy => {
+                let a = self.expr(arg(args, 0, b)?)?;
+                self.call_rt_value("acc_copy", &[ctx, a])?
+            }
+            Reshape => {
+                let a = self.expr(arg(args, 0, b)?)?;
+                let (rank, dims) = self.dims(&args[1..])?;
+                let site = self.site(site);
+                self.call_rt_value("acc_reshape", &[ctx, site, a, rank, dims])?
+            }
+            Sum | Product | Maximum | Minimum => {
+                let array = arg(args, 0, b)?;
+                let elem = array_elem(array.ty, b.name())?;
+                let a = self.expr(array)?;
+                let name = format!("acc_{}_{}", b.name(), elem.name());
+                if matches!(b, Sum | Product) {
+                    self.call_rt_value(&name, &[ctx, a])?
+                } else {
+                    let site = self.site(site);
+                    self.call_rt_value(&name, &[ctx, site, a])?
+                }
+            }
+            Clock => self.call_rt_value("acc_clock", &[ctx])?,
+            Exit => {
+                let code = self.expr(arg(args, 0, b)?)?;
+                return self.call_rt("acc_rt_exit", &[ctx, code]);
+            }
+            Print => {
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        self.call_rt("acc_print_space", &[ctx])?;
+                    }
+                    self.print_value(a)?;
+                }
+                return self.call_rt("acc_print_newline", &[ctx]);
+            }
+            Printf | Assert | Param => {
+                return Err(JitError::Unsupported(format!(
+                    "`{}` as a call expression (the IR has a statement or expression for it)",
+                    b.name()
+                )))
+            }
+            _ if b.is_math() => return self.math(b, args, ty).map(Some),
+            _ if b.is_runtime_routine() => {
+                let mut v = vec![ctx];
+                for a in args {
+                    v.push(self.expr(a)?);
+                }
+                return self.call_rt(b.name(), &v);
+            }
+            _ => return Err(JitError::Unsupported(format!("built-in `{}`", b.name()))),
+        };
+        Ok(Some(v))
+    }
+
+    /// Dimensions as `(rank: u32, dims: *const i64)` in a stack buffer.
+    fn dims(&mut self, dims: &[Expr]) -> Result<(Value, Value), JitError> {
+        let buf = self.stack_buffer(dims.len());
+        for (i, d) in dims.iter().enumerate() {
+            let v = self.expr(d)?;
+            let v = match scalar_of(d, "a dimension")? {
+                ScalarType::I32 => self.b.ins().sextend(types::I64, v),
+                _ => v,
+            };
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, buf, (i * 8) as i32);
+        }
+        let rank = self.iconst(types::I32, dims.len() as i64);
+        Ok((rank, buf))
+    }
+
+    fn math(&mut self, b: Builtin, args: &[Expr], ty: Ty) -> Result<Value, JitError> {
+        use Builtin::*;
+        let mut v = Vec::with_capacity(args.len());
+        for a in args {
+            v.push(self.expr(a)?);
+        }
+        let operand = scalar_of(arg(args, 0, b)?, b.name())?;
+        let x = v[0];
+        let y = |i: usize| {
+            v.get(i).copied().ok_or_else(|| {
+                JitError::Unsupported(format!("`{}` with too few arguments", b.name()))
+            })
+        };
+        let float = is_float(operand);
+        Ok(match b {
+            Abs if float => self.b.ins().fabs(x),
+            Abs => {
+                let neg = self.b.ins().ineg(x);
+                let zero = self.zero(self.b.func.dfg.value_type(x));
+                let is_neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
+                self.b.ins().select(is_neg, neg, x)
+            }
+            Min | Fmin if float => self.c_fmin(x, y(1)?),
+            Max | Fmax if float => self.c_fmax(x, y(1)?),
+            Min => self.b.ins().smin(x, y(1)?),
+            Max => self.b.ins().smax(x, y(1)?),
+            Sqrt => self.b.ins().sqrt(x),
+            Fabs => self.b.ins().fabs(x),
+            Floor => self.b.ins().floor(x),
+            Ceil => self.b.ins().ceil(x),
+            Trunc => self.b.ins().trunc(x),
+            Copysign => self.b.ins().fcopysign(x, y(1)?),
+            Fma => self.b.ins().fma(x, y(1)?, y(2)?),
+            Isnan => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+            Isinf | Isfinite => {
+                let inf = match operand {
+                    ScalarType::F32 => self.b.ins().f32const(f32::INFINITY),
+                    _ => self.b.ins().f64const(f64::INFINITY),
+                };
+                let magnitude = self.b.ins().fabs(x);
+                let cc = if b == Isinf {
+                    FloatCC::Equal
+                } else {
+                    FloatCC::LessThan
+                };
+                self.b.ins().fcmp(cc, magnitude, inf)
+            }
+            _ => {
+                let t = ty.scalar().filter(|&t| is_float(t)).unwrap_or(operand);
+                let name = format!("acc_math_{}_{}", b.name(), t.name());
+                self.call_rt_value(&name, &v)?
+            }
+        })
+    }
+}

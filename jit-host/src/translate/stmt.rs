@@ -1,0 +1,535 @@
+//! Statements: assignments, control flow, counted loops, output, checks.
+
+use acc_lang::hir::Const;
+use acc_lang::ir::{
+    Block as IrBlock, DataDirective, Expr, ExprKind, ForLoop, PrintArg, Queue, ReductionOp,
+    ScalarType, Stmt, Ty,
+};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+
+use super::expr::scalar_of;
+use super::{is_float, scalar_type, LoopTargets, Tx};
+use crate::JitError;
+
+impl Tx<'_, '_> {
+    pub(super) fn block(&mut self, stmts: &IrBlock) -> Result<(), JitError> {
+        for s in stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
+        match s {
+            Stmt::Set(l, e) => {
+                let v = self.expr(e)?;
+                let (var, _) = self.local(*l)?;
+                self.b.def_var(var, v);
+            }
+            Stmt::SetGlobal(g, e) => {
+                let v = self.expr(e)?;
+                let (base, offset) = self.global_addr(*g)?;
+                self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+            }
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                site,
+            } => {
+                // The IR's order: array, indices, value, then the bounds check.
+                let element = self.element(array, indices)?;
+                let v = self.expr(value)?;
+                let addr = self.element_address(&element, *site)?;
+                self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+            }
+            Stmt::Eval(e) => {
+                let v = self.expr_opt(e)?;
+                if let (Some(v), true) = (v, e.ty.is_array()) {
+                    self.call_rt("acc_rt_release", &[v])?;
+                }
+            }
+            Stmt::If { cond, then, els } => self.if_stmt(cond, then, els)?,
+            Stmt::While { cond, body } => self.while_loop(cond, body)?,
+            Stmt::For(f) => self.for_loop(f)?,
+            Stmt::Break | Stmt::Continue => {
+                let target = self
+                    .loops
+                    .last()
+                    .ok_or_else(|| JitError::Unsupported("`break` outside a loop".into()))?;
+                let to = match s {
+                    Stmt::Break => target.break_to,
+                    _ => target.continue_to,
+                };
+                self.b.ins().jump(to, &[]);
+                self.start_unreachable();
+            }
+            Stmt::Return(e) => self.return_stmt(e.as_ref())?,
+            Stmt::Retain(e) => {
+                let v = self.expr(e)?;
+                self.call_rt("acc_rt_retain", &[v])?;
+            }
+            Stmt::Release(e) => {
+                let v = self.expr(e)?;
+                self.call_rt("acc_rt_release", &[v])?;
+            }
+            Stmt::Print(args) => self.print(args)?,
+            Stmt::Printf(fmt, args) => self.printf(*fmt, args)?,
+            Stmt::Assert {
+                cond,
+                message,
+                site,
+            } => {
+                let c = self.expr(cond)?;
+                let failed = self.b.create_block();
+                let ok = self.b.create_block();
+                self.b.set_cold_block(failed);
+                self.b.ins().brif(c, ok, &[], failed, &[]);
+                self.b.switch_to_block(failed);
+                let (p, l) = match message {
+                    Some(m) => self.string(*m)?,
+                    None => (self.iconst(types::I64, 0), self.iconst(types::I64, 0)),
+                };
+                let site = self.site(Some(*site));
+                self.call_rt_and_fail("acc_rt_assert_fail", &[self.ctx, site, p, l])?;
+                self.b.switch_to_block(ok);
+            }
+            Stmt::Launch(l) => self.launch(l)?,
+            // The host device shares host memory: data directives only evaluate their clauses.
+            Stmt::Data(d) => self.data_directive(d)?,
+            Stmt::DataRegion { enter, body, exit } => {
+                self.data_directive(enter)?;
+                self.block(body)?;
+                self.data_directive(exit)?;
+            }
+            Stmt::Wait {
+                queues,
+                async_queue,
+                ..
+            } => {
+                for q in queues {
+                    self.expr(q)?;
+                }
+                self.queue(async_queue.as_ref())?;
+            }
+            // Host code runs in one thread: an atomic update is a plain one.
+            Stmt::Atomic(s) => self.stmt(s)?,
+            Stmt::Block(b) => self.block(b)?,
+        }
+        Ok(())
+    }
+
+    fn return_stmt(&mut self, e: Option<&Expr>) -> Result<(), JitError> {
+        if let Some(epilogue) = self.epilogue {
+            if let Some(e) = e {
+                self.expr_opt(e)?;
+            }
+            self.b.ins().jump(epilogue, &[]);
+        } else {
+            match e {
+                Some(e) => {
+                    let v = self.expr(e)?;
+                    self.b.ins().return_(&[v]);
+                }
+                None => self.return_dummy(),
+            }
+        }
+        self.start_unreachable();
+        Ok(())
+    }
+
+    fn if_stmt(&mut self, cond: &Expr, then: &IrBlock, els: &IrBlock) -> Result<(), JitError> {
+        let c = self.expr(cond)?;
+        let then_block = self.b.create_block();
+        let else_block = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(c, then_block, &[], else_block, &[]);
+        self.b.switch_to_block(then_block);
+        self.block(then)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(else_block);
+        self.block(els)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    /// `while`, rotated: the condition is tested before the first iteration and again at the
+    /// end of each (Cranelift hoists loop-invariant code out of loops of this shape, whose
+    /// header is the body, but not always out of a loop whose header is the test).
+    fn while_loop(&mut self, cond: &Expr, body: &IrBlock) -> Result<(), JitError> {
+        let body_block = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
+        let preloaded = self.preload_globals(&[cond], body)?;
+        let c = self.expr(cond)?;
+        self.b.ins().brif(c, body_block, &[], exit, &[]);
+        self.b.switch_to_block(body_block);
+        self.loops.push(LoopTargets {
+            continue_to: latch,
+            break_to: exit,
+        });
+        self.block(body)?;
+        self.loops.pop();
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        let c = self.expr(cond)?;
+        self.b.ins().brif(c, body_block, &[], exit, &[]);
+        self.b.switch_to_block(exit);
+        self.forget_globals(preloaded);
+        Ok(())
+    }
+
+    /// A counted loop. Its trip count is computed once, in unsigned arithmetic of the variable's
+    /// width, so the loop never overflows its variable:
+    /// `last = (end - start - 1) / step` (exclusive) or `(end - start) / step` (inclusive), with
+    /// the differences taken the other way round for a negative step. The loop then runs
+    /// iterations `0..=last`, the variable advancing by `step` (wrapping) between them.
+    /// In a compute region or a gang routine, a gang loop runs only its gang's share of the
+    /// iterations.
+    pub(super) fn for_loop(&mut self, f: &ForLoop) -> Result<(), JitError> {
+        let (var, var_ty) = self.local(f.var)?;
+        let st = match var_ty {
+            Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64)) => s,
+            _ => {
+                return Err(JitError::Unsupported(
+                    "a loop variable that is not an integer".into(),
+                ))
+            }
+        };
+        let t = scalar_type(st);
+        let start = self.expr(&f.start)?;
+        let end = self.expr(&f.end)?;
+        let step = self.expr(&f.step)?;
+        let constant_step = match f.step.kind {
+            ExprKind::Const(Const::I32(v)) => Some(v as i64),
+            ExprKind::Const(Const::I64(v)) => Some(v),
+            _ => None,
+        };
+        let (nonempty, last) = self.trip(t, start, end, step, constant_step, f.inclusive);
+
+        // Loop reductions: the variable accumulates this loop's iterations from the operator's
+        // identity, and its value before the loop is combined in afterwards.
+        let mut saved = Vec::new();
+        for &(local, op) in &f.schedule.reductions {
+            let (rvar, rty) = self.local(local)?;
+            let rs = rty
+                .scalar()
+                .ok_or_else(|| JitError::Unsupported("reduction of an array".into()))?;
+            let before = self.b.use_var(rvar);
+            let identity = self.identity(op, rs);
+            self.b.def_var(rvar, identity);
+            saved.push((rvar, rs, op, before));
+        }
+
+        let preloaded = self.preload_globals(&[], &f.body)?;
+        let exit = self.b.create_block();
+        let (nonempty, first, last) = match (self.gang, f.schedule.gang) {
+            (Some(g), true) => self.gang_share(t, nonempty, last, g.gang, g.num_gangs),
+            _ => {
+                let zero = self.iconst(t, 0);
+                (nonempty, zero, last)
+            }
+        };
+        let pre = self.b.create_block();
+        self.b.ins().brif(nonempty, pre, &[], exit, &[]);
+        self.b.switch_to_block(pre);
+        // The variable at iteration `first` (0 unless this gang starts further in).
+        let offset = self.b.ins().imul(first, step);
+        let v0 = self.b.ins().iadd(start, offset);
+        let body = self.b.create_block();
+        let k = self.b.append_block_param(body, t);
+        let v = self.b.append_block_param(body, t);
+        self.b
+            .ins()
+            .jump(body, &[BlockArg::Value(first), BlockArg::Value(v0)]);
+        self.b.switch_to_block(body);
+        self.b.def_var(var, v);
+        let latch = self.b.create_block();
+        self.loops.push(LoopTargets {
+            continue_to: latch,
+            break_to: exit,
+        });
+        self.block(&f.body)?;
+        self.loops.pop();
+        self.b.ins().jump(latch, &[]);
+
+        // `k` and `v` are the body block's parameters, so they are still this iteration's here.
+        self.b.switch_to_block(latch);
+        let next = self.b.create_block();
+        let done = self.b.ins().icmp(IntCC::Equal, k, last);
+        self.b.ins().brif(done, exit, &[], next, &[]);
+        self.b.switch_to_block(next);
+        let one = self.iconst(t, 1);
+        let k1 = self.b.ins().iadd(k, one);
+        let v1 = self.b.ins().iadd(v, step);
+        self.b
+            .ins()
+            .jump(body, &[BlockArg::Value(k1), BlockArg::Value(v1)]);
+
+        self.b.switch_to_block(exit);
+        for (rvar, rs, op, before) in saved {
+            let partial = self.b.use_var(rvar);
+            let combined = self.combine(op, rs, before, partial);
+            self.b.def_var(rvar, combined);
+        }
+        self.forget_globals(preloaded);
+        Ok(())
+    }
+
+    /// Whether the loop runs at all, and the number of its last iteration (`count - 1`).
+    fn trip(
+        &mut self,
+        t: Type,
+        start: Value,
+        end: Value,
+        step: Value,
+        constant_step: Option<i64>,
+        inclusive: bool,
+    ) -> (Value, Value) {
+        let (up_cc, down_cc) = if inclusive {
+            (
+                IntCC::SignedLessThanOrEqual,
+                IntCC::SignedGreaterThanOrEqual,
+            )
+        } else {
+            (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+        };
+        let (nonempty, diff, magnitude) = match constant_step {
+            Some(s) if s > 0 => (
+                self.b.ins().icmp(up_cc, start, end),
+                self.b.ins().isub(end, start),
+                step,
+            ),
+            Some(s) if s < 0 => (
+                self.b.ins().icmp(down_cc, start, end),
+                self.b.ins().isub(start, end),
+                self.b.ins().ineg(step),
+            ),
+            _ => {
+                // Decided at run time; a zero step runs no iterations.
+                let zero = self.iconst(t, 0);
+                let up = self.b.ins().icmp(IntCC::SignedGreaterThan, step, zero);
+                let down = self.b.ins().icmp(IntCC::SignedLessThan, step, zero);
+                let up_ok = self.b.ins().icmp(up_cc, start, end);
+                let down_ok = self.b.ins().icmp(down_cc, start, end);
+                let up_run = self.b.ins().band(up, up_ok);
+                let down_run = self.b.ins().band(down, down_ok);
+                let nonempty = self.b.ins().bor(up_run, down_run);
+                let up_diff = self.b.ins().isub(end, start);
+                let down_diff = self.b.ins().isub(start, end);
+                let diff = self.b.ins().select(up, up_diff, down_diff);
+                let neg = self.b.ins().ineg(step);
+                let magnitude = self.b.ins().select(up, step, neg);
+                let one = self.iconst(t, 1);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, step, zero);
+                let magnitude = self.b.ins().select(is_zero, one, magnitude);
+                (nonempty, diff, magnitude)
+            }
+        };
+        let span = if inclusive {
+            diff
+        } else {
+            // Only used when the loop runs, where `diff >= 1`.
+            let one = self.iconst(t, 1);
+            self.b.ins().isub(diff, one)
+        };
+        let last = self.b.ins().udiv(span, magnitude);
+        (nonempty, last)
+    }
+
+    /// This gang's contiguous share of iterations `0..=last`: the counts are split as evenly as
+    /// possible, the first `count % num_gangs` gangs taking one more. Returns whether the share
+    /// is non-empty, its first iteration and its last.
+    fn gang_share(
+        &mut self,
+        t: Type,
+        nonempty: Value,
+        last: Value,
+        gang: Value,
+        num_gangs: Value,
+    ) -> (Value, Value, Value) {
+        // In 64-bit: the count of an i32 loop can be 2^32.
+        let wide = |tx: &mut Self, v: Value| {
+            if t == types::I64 {
+                v
+            } else {
+                tx.b.ins().uextend(types::I64, v)
+            }
+        };
+        let last64 = wide(self, last);
+        let one = self.iconst(types::I64, 1);
+        let zero = self.iconst(types::I64, 0);
+        let count = self.b.ins().iadd(last64, one);
+        let count = self.b.ins().select(nonempty, count, zero);
+        let base = self.b.ins().udiv(count, num_gangs);
+        let extra = self.b.ins().urem(count, num_gangs);
+        let before = self.b.ins().imul(gang, base);
+        let lower = self.b.ins().umin(gang, extra);
+        let first = self.b.ins().iadd(before, lower);
+        let gets_extra = self.b.ins().icmp(IntCC::UnsignedLessThan, gang, extra);
+        let gets_extra = self.b.ins().uextend(types::I64, gets_extra);
+        let mine = self.b.ins().iadd(base, gets_extra);
+        let runs = self.b.ins().icmp(IntCC::NotEqual, mine, zero);
+        let mine_last = self.b.ins().iadd(first, mine);
+        let mine_last = self.b.ins().isub(mine_last, one);
+        let narrow = |tx: &mut Self, v: Value| {
+            if t == types::I64 {
+                v
+            } else {
+                tx.b.ins().ireduce(t, v)
+            }
+        };
+        let first = narrow(self, first);
+        let mine_last = narrow(self, mine_last);
+        (runs, first, mine_last)
+    }
+
+    /// The identity of a reduction operator.
+    pub(super) fn identity(&mut self, op: ReductionOp, s: ScalarType) -> Value {
+        let t = scalar_type(s);
+        let float = |tx: &mut Self, v: f64| match s {
+            ScalarType::F32 => tx.b.ins().f32const(v as f32),
+            _ => tx.b.ins().f64const(v),
+        };
+        let (min, max) = match s {
+            ScalarType::I32 => (i32::MIN as i64, i32::MAX as i64),
+            _ => (i64::MIN, i64::MAX),
+        };
+        match op {
+            ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::Or => {
+                self.zero(t)
+            }
+            ReductionOp::Mul if is_float(s) => float(self, 1.0),
+            ReductionOp::Mul | ReductionOp::And => self.iconst(t, 1),
+            ReductionOp::BitAnd => self.iconst(t, -1),
+            ReductionOp::Max if is_float(s) => float(self, f64::NEG_INFINITY),
+            ReductionOp::Min if is_float(s) => float(self, f64::INFINITY),
+            ReductionOp::Max => self.iconst(t, min),
+            ReductionOp::Min => self.iconst(t, max),
+        }
+    }
+
+    /// `a op b` for a reduction operator.
+    pub(super) fn combine(&mut self, op: ReductionOp, s: ScalarType, a: Value, b: Value) -> Value {
+        let float = is_float(s);
+        let ins = self.b.ins();
+        match op {
+            ReductionOp::Add if float => ins.fadd(a, b),
+            ReductionOp::Add => ins.iadd(a, b),
+            ReductionOp::Mul if float => ins.fmul(a, b),
+            ReductionOp::Mul => ins.imul(a, b),
+            ReductionOp::Max if float => self.c_fmax(a, b),
+            ReductionOp::Min if float => self.c_fmin(a, b),
+            ReductionOp::Max => ins.smax(a, b),
+            ReductionOp::Min => ins.smin(a, b),
+            ReductionOp::BitAnd | ReductionOp::And => ins.band(a, b),
+            ReductionOp::BitOr | ReductionOp::Or => ins.bor(a, b),
+            ReductionOp::BitXor => ins.bxor(a, b),
+        }
+    }
+
+    /// C's `fmin`: a NaN operand yields the other operand.
+    pub(super) fn c_fmin(&mut self, a: Value, b: Value) -> Value {
+        let m = self.b.ins().fmin(a, b);
+        self.nan_ignoring(a, b, m)
+    }
+
+    /// C's `fmax`.
+    pub(super) fn c_fmax(&mut self, a: Value, b: Value) -> Value {
+        let m = self.b.ins().fmax(a, b);
+        self.nan_ignoring(a, b, m)
+    }
+
+    /// `m` (which propagates NaN), except `b` when `a` is NaN and `a` when `b` is.
+    fn nan_ignoring(&mut self, a: Value, b: Value, m: Value) -> Value {
+        let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+        let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+        let m = self.b.ins().select(a_nan, b, m);
+        self.b.ins().select(b_nan, a, m)
+    }
+
+    /// `print(values…)`.
+    fn print(&mut self, args: &[PrintArg]) -> Result<(), JitError> {
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                self.call_rt("acc_print_space", &[self.ctx])?;
+            }
+            match a {
+                PrintArg::Str(s) => {
+                    let (p, l) = self.string(*s)?;
+                    self.call_rt("acc_print_str", &[self.ctx, p, l])?;
+                }
+                PrintArg::Value(e) => self.print_value(e)?,
+            }
+        }
+        self.call_rt("acc_print_newline", &[self.ctx])?;
+        Ok(())
+    }
+
+    pub(super) fn print_value(&mut self, e: &Expr) -> Result<(), JitError> {
+        let v = self.expr(e)?;
+        let name = match e.ty {
+            Ty::Array { .. } => "acc_print_array".to_string(),
+            Ty::Scalar(s) => format!("acc_print_{}", s.name()),
+        };
+        self.call_rt(&name, &[self.ctx, v])?;
+        Ok(())
+    }
+
+    /// `printf`: each argument in an 8-byte slot (integers sign-extended, floats as `f64`
+    /// bits).
+    pub(super) fn printf(
+        &mut self,
+        fmt: acc_lang::ir::FormatId,
+        args: &[Expr],
+    ) -> Result<(), JitError> {
+        let &(ptr, len) = self
+            .env
+            .formats
+            .get(fmt.0 as usize)
+            .ok_or_else(|| JitError::Unsupported(format!("unknown format {fmt:?}")))?;
+        let buf = self.stack_buffer(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let v = self.expr(a)?;
+            let bits = match scalar_of(a, "a `printf` argument")? {
+                ScalarType::Bool => self.b.ins().uextend(types::I64, v),
+                ScalarType::I32 => self.b.ins().sextend(types::I64, v),
+                ScalarType::I64 => v,
+                ScalarType::F32 => {
+                    let d = self.b.ins().fpromote(types::F64, v);
+                    self.b.ins().bitcast(types::I64, MemFlagsData::new(), d)
+                }
+                ScalarType::F64 => self.b.ins().bitcast(types::I64, MemFlagsData::new(), v),
+            };
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), bits, buf, (i * 8) as i32);
+        }
+        let p = self.iconst(types::I64, ptr as i64);
+        let l = self.iconst(types::I64, len as i64);
+        let n = self.iconst(types::I32, args.len() as i64);
+        self.call_rt("acc_printf", &[self.ctx, p, l, buf, n])?;
+        Ok(())
+    }
+
+    /// The host device: evaluate the directive's clause expressions, move nothing.
+    fn data_directive(&mut self, d: &DataDirective) -> Result<(), JitError> {
+        if let Some(c) = &d.if_cond {
+            self.expr(c)?;
+        }
+        self.queue(d.async_queue.as_ref())?;
+        for w in d.wait.iter().flatten() {
+            self.expr(w)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn queue(&mut self, q: Option<&Queue>) -> Result<(), JitError> {
+        if let Some(Queue::Numbered(e)) = q {
+            self.expr(e)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,180 @@
+//! `acc test`: run `.acc` test scripts, each in its own `acc run` process (a script that
+//! crashes or hangs fails alone), and end with the line `N passed, N failed`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A script running longer than this fails.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn run_tests(paths: &[PathBuf]) -> i32 {
+    let roots = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
+    let mut scripts = Vec::new();
+    for root in &roots {
+        collect(root, &mut scripts);
+    }
+    scripts.sort();
+    let failures = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(script) = scripts.get(i) else { break };
+                if let Err(why) = run_one(script) {
+                    failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((script.clone(), why));
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort();
+    for (script, why) in &failures {
+        println!("FAIL {}\n{}", script.display(), indent(why));
+    }
+    let failed = failures.len();
+    println!("{} passed, {} failed", scripts.len() - failed, failed);
+    i32::from(failed > 0)
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            collect(&entry.path(), out);
+        }
+    } else if path.extension().is_some_and(|e| e == "acc") {
+        out.push(path.to_path_buf());
+    }
+}
+
+/// What a script expects: an error containing some text, or its `.out` file's output.
+fn expectation(script: &Path, text: &str) -> Result<Expect, String> {
+    let first = text.lines().next().unwrap_or_default();
+    if let Some(rest) = first.strip_prefix("// expect-error:") {
+        return Ok(Expect::Error(rest.trim().to_string()));
+    }
+    // `// expect-exit: N`: the script ends with `exit(N)`, printing its `.out` file first.
+    let status = match first.strip_prefix("// expect-exit:") {
+        Some(n) => n
+            .trim()
+            .parse()
+            .map_err(|_| format!("`// expect-exit:` needs a number, found {:?}", n.trim()))?,
+        None => 0,
+    };
+    let out = script.with_extension("out");
+    let output = match std::fs::read_to_string(&out) {
+        Ok(expected) => Some(expected),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", out.display())),
+    };
+    Ok(Expect::Output { status, output })
+}
+
+enum Expect {
+    Error(String),
+    Output { status: i32, output: Option<String> },
+}
+
+fn run_one(script: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("cannot read: {e}"))?;
+    let expect = expectation(script, &text)?;
+    let (status, stdout, stderr) = run_script(script)?;
+    match expect {
+        Expect::Error(wanted) => {
+            if status == Some(0) {
+                return Err(format!(
+                    "expected an error containing {wanted:?}, but it ran to the end"
+                ));
+            }
+            if !stderr.contains(&wanted) {
+                return Err(format!(
+                    "expected an error containing {wanted:?}, got:\n{stderr}"
+                ));
+            }
+            Ok(())
+        }
+        Expect::Output {
+            status: wanted,
+            output: expected,
+        } => {
+            if status != Some(wanted) {
+                return Err(format!(
+                    "exit status {status:?}, expected {wanted}\n{stderr}"
+                ));
+            }
+            match expected {
+                Some(e) if e != stdout => Err(first_difference(&e, &stdout)),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+fn run_script(script: &Path) -> Result<(Option<i32>, String, String), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find acc itself: {e}"))?;
+    let mut child = Command::new(exe)
+        .arg("run")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                return Err(format!("timed out after {} s", TIMEOUT.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(format!("cannot wait: {e}")),
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("cannot read output: {e}"))?;
+    Ok((
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ))
+}
+
+fn first_difference(expected: &str, actual: &str) -> String {
+    let mut exp = expected.lines();
+    let mut act = actual.lines();
+    for line in 1.. {
+        match (exp.next(), act.next()) {
+            (Some(e), Some(a)) if e == a => continue,
+            (None, None) => return "output differs in its final newline".into(),
+            (e, a) => {
+                return format!(
+                    "output differs at line {line}:\n  expected: {}\n  actual:   {}",
+                    e.unwrap_or("<end of output>"),
+                    a.unwrap_or("<end of output>")
+                )
+            }
+        }
+    }
+    unreachable!()
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}\n")).collect()
+}

@@ -1,0 +1,24 @@
+//! The conformance suite (`tests/conformance/` at the workspace root) and the examples (each
+//! with its expected output), run through `acc test` exactly as a user would run them.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn conformance_suite_passes_on_the_host() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = Command::new(env!("CARGO_BIN_EXE_acc"))
+        .arg("test")
+        .arg(root.join("tests/conformance"))
+        .arg(root.join("examples"))
+        .output()
+        .expect("acc runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let summary = stdout.lines().last().unwrap_or_default().to_string();
+    assert!(
+        output.status.success(),
+        "acc test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(summary.ends_with(" passed, 0 failed"), "{summary}");
+}

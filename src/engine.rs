@@ -1,0 +1,246 @@
+//! `Engine`: compile and run acc source on the host, keeping globals and functions across runs.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use acc_jit_host::{GlobalSlots, Jit};
+use acc_lang::hir::VarId;
+use acc_lang::ir::{self, Ty};
+use acc_lang::{Diagnostic, Frontend, SourceFile, Span};
+use acc_runtime::context::{Context, Outcome};
+use acc_runtime::error::RunError;
+use acc_runtime::host::HostState;
+
+use crate::error::Error;
+
+/// What `Engine::emit` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The IR both back ends consume.
+    Ir,
+    /// The Cranelift IR of the host code.
+    Clif,
+}
+
+/// An acc session: what the REPL holds between lines and an embedder between calls. Globals
+/// and functions declared by one `run` are visible to the next.
+pub struct Engine {
+    frontend: Frontend,
+    jit: Jit,
+    context: Context,
+    /// Storage slot of every global declared so far.
+    slots: GlobalSlots,
+    /// Globals holding arrays, released when the engine goes.
+    array_slots: Vec<u32>,
+    /// Every run's check sites, numbered across runs (an error in a function of an earlier run
+    /// points into that run's source).
+    sites: Vec<(usize, ir::Site)>,
+    /// Every source run so far, for error messages.
+    sources: Vec<SourceFile>,
+    /// Print the value of top-level expression statements (the REPL).
+    print_values: bool,
+    /// The last source compiled, kept to run it again without compiling while nothing else was
+    /// compiled in between (an embedder running one script in a loop): memory stays flat.
+    last: Option<LastScript>,
+}
+
+struct LastScript {
+    text: String,
+    name: String,
+    main: acc_jit_host::MainFn,
+    /// Slots of the array globals its top-level code declares, released before a re-run.
+    array_slots: Vec<u32>,
+}
+
+impl Engine {
+    /// An engine printing to standard output.
+    pub fn new() -> Result<Engine, Error> {
+        Engine::with_host(HostState::stdout())
+    }
+
+    /// An engine printing to `out` (an embedder's buffer, a test's capture).
+    pub fn with_output(out: Box<dyn Write + Send>) -> Result<Engine, Error> {
+        Engine::with_host(HostState::new(out))
+    }
+
+    fn with_host(host: HostState) -> Result<Engine, Error> {
+        let mut symbols = acc_runtime::abi::symbols();
+        symbols.extend(acc_stdlib::symbols());
+        let jit = Jit::new(&symbols).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(Engine {
+            frontend: Frontend::new(),
+            jit,
+            context: Context::new(host),
+            slots: HashMap::new(),
+            array_slots: Vec::new(),
+            sites: Vec::new(),
+            sources: Vec::new(),
+            print_values: false,
+            last: None,
+        })
+    }
+
+    /// Make top-level expression statements print their value, as the REPL does.
+    pub fn set_print_values(&mut self, on: bool) {
+        self.print_values = on;
+        self.last = None;
+    }
+
+    /// `--set name=value`: what `param("name", default)` returns, converted to the default's type.
+    pub fn set_param(&mut self, name: &str, value: &str) {
+        self.context.host().set_param(name, value);
+    }
+
+    /// Where `print` and `printf` write from now on.
+    pub fn set_output(&mut self, out: Box<dyn Write + Send>) {
+        let _ = self.context.flush();
+        self.context.host().set_output(out);
+    }
+
+    /// Run a script file.
+    pub fn run_file(&mut self, path: &Path) -> Result<(), Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        self.run(&path.display().to_string(), &text)
+    }
+
+    /// Compile `text` (named `name` in messages) and run its top-level statements.
+    pub fn run(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        let main = match &self.last {
+            Some(last) if last.text == text && last.name == name => {
+                for &slot in &last.array_slots {
+                    self.context.release_global_array(slot as usize);
+                }
+                last.main
+            }
+            _ => self.compile(name, text)?,
+        };
+        // SAFETY: every global the code uses has a slot, and the context outlives the call.
+        unsafe { main(self.context.ctx_ptr()) };
+        let _ = self.context.flush();
+        match self.context.finish() {
+            Outcome::Finished => Ok(()),
+            Outcome::Exit(code) => Err(Error::Exit(code)),
+            Outcome::Error(e) => Err(self.run_error(e)),
+        }
+    }
+
+    /// Compile `text` without running it, and give the IR (`Emit::Ir`) or the Cranelift IR
+    /// (`Emit::Clif`) it compiles to: `acc --emit ir|clif`.
+    pub fn emit(&mut self, name: &str, text: &str, what: Emit) -> Result<String, Error> {
+        let module = self.lower(name, text)?;
+        self.allocate_globals(&module.globals);
+        match what {
+            Emit::Ir => Ok(module.to_string()),
+            Emit::Clif => self
+                .jit
+                .clif_text(&module, &self.slots, false)
+                .map_err(|e| Error::Internal(e.to_string())),
+        }
+    }
+
+    /// Check and lower `text`, recording its source and sites for error messages.
+    fn lower(&mut self, name: &str, text: &str) -> Result<ir::Module, Error> {
+        self.last = None;
+        let source = SourceFile::new(name, text);
+        let compiled = self
+            .frontend
+            .compile(&source)
+            .map_err(|diagnostics| Error::Compile {
+                diagnostics,
+                source: source.clone(),
+            })?;
+        let options = acc_lang::lower::Options {
+            print_values: self.print_values,
+            first_site: self.sites.len() as u32,
+        };
+        let module = acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options);
+        self.sources.push(source);
+        let source_index = self.sources.len() - 1;
+        self.sites
+            .extend(module.sites.iter().map(|s| (source_index, s.clone())));
+        Ok(module)
+    }
+
+    /// Compile `text` and give its `main`, keeping it as the last script.
+    fn compile(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
+        let module = self.lower(name, text)?;
+        self.allocate_globals(&module.globals);
+        let code = self
+            .jit
+            .compile(&module, &self.slots)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let array_slots = module
+            .globals
+            .iter()
+            .filter(|g| g.ty.is_array())
+            .filter_map(|g| self.slots.get(&g.id).copied())
+            .collect();
+        self.last = Some(LastScript {
+            text: text.to_string(),
+            name: name.to_string(),
+            main: code.main,
+            array_slots,
+        });
+        Ok(code.main)
+    }
+
+    fn allocate_globals(&mut self, globals: &[ir::Global]) {
+        for g in globals {
+            let slot = self.slots.len() as u32;
+            self.slots.insert(g.id, slot);
+            if let Ty::Array { .. } = g.ty {
+                self.array_slots.push(slot);
+            }
+        }
+        self.context.ensure_globals(self.slots.len());
+    }
+
+    /// The slot of a global, for embedders reading results.
+    pub fn global_slot(&self, var: VarId) -> Option<u32> {
+        self.slots.get(&var).copied()
+    }
+
+    /// A run-time error as a diagnostic at its site, in the source it came from.
+    fn run_error(&self, e: RunError) -> Error {
+        let site = e.site.and_then(|s| self.sites.get(s as usize));
+        let (source, span, what) = match site {
+            Some((src, site)) => (self.sources[*src].clone(), site.span, site.what.clone()),
+            None => (
+                self.sources
+                    .last()
+                    .cloned()
+                    .unwrap_or_else(|| SourceFile::new("", "")),
+                Span::default(),
+                String::new(),
+            ),
+        };
+        let what = if what.is_empty() {
+            source
+                .text
+                .get(span.range())
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            what
+        };
+        let message = e.kind.message(&what);
+        let diagnostic = Diagnostic::error(message, span, e.kind.label());
+        let diagnostic = match e.kind.help() {
+            Some(h) => diagnostic.with_help(h),
+            None => diagnostic,
+        };
+        Error::Runtime { diagnostic, source }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        for &slot in &self.array_slots {
+            self.context.release_global_array(slot as usize);
+        }
+    }
+}
