@@ -43,7 +43,10 @@ fn lowers(text: &str) -> String {
             let repl = lower_with(
                 &compiled.hir,
                 &compiled.analysis,
-                Options { print_values: true },
+                Options {
+                    print_values: true,
+                    ..Options::default()
+                },
             );
             assert!(!plain.is_empty());
             repl.to_string()

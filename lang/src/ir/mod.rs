@@ -250,7 +250,10 @@ pub struct LoopSchedule {
     /// This loop heads a `collapse(n)` nest of `n` loops (1 otherwise): the next `n - 1` loops
     /// are its body's only statements.
     pub collapse: u32,
-    /// Per-iteration reductions of this loop: the private local and the operator.
+    /// Per-iteration reductions of this loop: the local the body accumulates into (the same
+    /// local as outside the loop: a parallel back end gives each thread a copy starting at the
+    /// operator's identity and combines the copies into it after the loop; a sequential one
+    /// can ignore the list) and the operator.
     pub reductions: Vec<(LocalId, ReductionOp)>,
 }
 

@@ -68,7 +68,8 @@ impl Printer<'_> {
                 } else {
                     format!(" {}", s.what)
                 };
-                let text = format!("  s{i} {}..{}{what}", s.span.start, s.span.end);
+                let id = m.first_site as usize + i;
+                let text = format!("  s{id} {}..{}{what}", s.span.start, s.span.end);
                 self.line(&text);
             }
         }

@@ -18,7 +18,8 @@
 //! - `acc wait … if(c)`: the `Wait` statement inside an `If`.
 
 use super::body::{Body, ScopeKind};
-use super::expr::{constant, convert_to, expr, same};
+use super::expr::{constant, convert_to, expr};
+use super::scan::same;
 use crate::builtins::{Builtin, BuiltinConst};
 use crate::hir::{
     self, ClauseKind, CompoundOp, Const, Construct, DataRef, DeviceTypeName, PlaceKind, ScalarType,

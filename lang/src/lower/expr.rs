@@ -1,6 +1,7 @@
 //! Expressions: flattening, array ownership, left-to-right order, run-time checks.
 
 use super::body::{Body, ScopeKind};
+use super::scan::{self, Later};
 use super::ty;
 use crate::builtins::Builtin;
 use crate::hir::{self, BinOp, Const, ScalarType, Type};
@@ -211,14 +212,17 @@ impl Body<'_, '_> {
     }
 
     /// Whether `x` still means the same when evaluated after what `later` does: a local
-    /// changes only by statements (flattened `if`s), a global or a loaded element also by
-    /// calls whose statements run first, and a borrowed global array may be freed by any call
-    /// that runs after it is read (which could rebind the global).
+    /// changes only by the program's statements (in value blocks), a global or a loaded element
+    /// also by calls whose statements run first, and a borrowed global array may be freed by a
+    /// call that runs after it is read, if some function rebinds that global.
     pub fn keeps(&self, x: &ir::Expr, later: Later) -> bool {
         match &x.kind {
             ExprKind::Const(_) | ExprKind::Section { .. } => true,
             ExprKind::Local(l) => self.is_temp(*l) || !later.blocks,
-            ExprKind::Global(_) => !(later.effects || x.ty.is_array() && later.calls),
+            ExprKind::Global(g) => {
+                let rebound = x.ty.is_array() && self.cx.rebound.contains(g);
+                !(later.effects || rebound && later.calls)
+            }
             _ => !later.effects,
         }
     }
@@ -244,7 +248,7 @@ impl Body<'_, '_> {
 
     #[inline(never)]
     fn binary(&mut self, e: &hir::Expr, op: BinOp, l: &hir::Expr, r: &hir::Expr) -> ir::Expr {
-        if matches!(op, BinOp::And | BinOp::Or) && needs_stmts(r) {
+        if matches!(op, BinOp::And | BinOp::Or) && scan::needs_stmts(r) {
             return self.short_circuit(e, op, l, r);
         }
         let mut xs = self.operands(&[l, r], false).into_iter();
@@ -410,142 +414,5 @@ impl Body<'_, '_> {
             e: self.local(result),
             owned: t.is_array(),
         }
-    }
-}
-
-/// What evaluating some operands may do, for the operands before them.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Later {
-    /// Statements run first (hoisted) that may call user code or assign variables.
-    pub effects: bool,
-    /// User statements (flattened `if` branches) that may assign locals.
-    pub blocks: bool,
-    /// User code runs (a call, hoisted or not).
-    pub calls: bool,
-}
-
-impl Later {
-    pub fn of(e: &hir::Expr) -> Later {
-        Later::default().and(e)
-    }
-
-    pub fn and(self, e: &hir::Expr) -> Later {
-        Later {
-            effects: self.effects || hoists_effects(e),
-            blocks: self.blocks || has_blocks(e),
-            calls: self.calls || may_call(e),
-        }
-    }
-}
-
-/// Whether the statements lowering `e` hoists (flattened `if`s; owned arrays bound to
-/// temporaries, evaluated with their arguments) may run user code.
-fn hoists_effects(e: &hir::Expr) -> bool {
-    use hir::ExprKind as H;
-    match &e.kind {
-        H::If(..) | H::Block(..) => true,
-        H::Call(..) | H::Builtin(..) | H::ArrayLit(_) if e.ty.is_array() => may_call(e),
-        H::Call(_, args) | H::Builtin(_, args) | H::ArrayLit(args) => {
-            args.iter().any(hoists_effects)
-        }
-        H::Unary(_, x) | H::Convert { expr: x, .. } => hoists_effects(x),
-        H::Binary(_, l, r) => hoists_effects(l) || hoists_effects(r),
-        H::Index { base, indices } => hoists_effects(base) || indices.iter().any(hoists_effects),
-        H::Section { base, ranges } => {
-            hoists_effects(base)
-                || ranges.iter().any(|r| {
-                    r.start.as_ref().is_some_and(hoists_effects)
-                        || r.count.as_ref().is_some_and(hoists_effects)
-                })
-        }
-        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
-    }
-}
-
-/// Whether `e` holds statements of the program (an `if` expression's branches).
-pub(super) fn has_blocks(e: &hir::Expr) -> bool {
-    use hir::ExprKind as H;
-    match &e.kind {
-        H::If(..) | H::Block(..) => true,
-        H::Call(_, args) | H::Builtin(_, args) | H::ArrayLit(args) => args.iter().any(has_blocks),
-        H::Unary(_, x) | H::Convert { expr: x, .. } => has_blocks(x),
-        H::Binary(_, l, r) => has_blocks(l) || has_blocks(r),
-        H::Index { base, indices } => has_blocks(base) || indices.iter().any(has_blocks),
-        H::Section { base, ranges } => {
-            has_blocks(base)
-                || ranges.iter().any(|r| {
-                    r.start.as_ref().is_some_and(has_blocks)
-                        || r.count.as_ref().is_some_and(has_blocks)
-                })
-        }
-        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
-    }
-}
-
-/// Whether lowering `e` as an operand emits statements: flattened `if`s and blocks, and
-/// owned arrays (bound to temporaries).
-pub(super) fn needs_stmts(e: &hir::Expr) -> bool {
-    use hir::ExprKind as H;
-    match &e.kind {
-        H::If(..) | H::Block(..) | H::ArrayLit(_) => true,
-        H::Call(_, args) => e.ty.is_array() || args.iter().any(needs_stmts),
-        H::Builtin(b, args) => {
-            e.ty.is_array()
-                || matches!(b, Builtin::Print | Builtin::Printf | Builtin::Assert)
-                || args.iter().any(needs_stmts)
-        }
-        H::Unary(_, x) | H::Convert { expr: x, .. } => needs_stmts(x),
-        H::Binary(_, l, r) => needs_stmts(l) || needs_stmts(r),
-        H::Index { base, indices } => needs_stmts(base) || indices.iter().any(needs_stmts),
-        H::Section { base, ranges } => {
-            needs_stmts(base)
-                || ranges.iter().any(|r| {
-                    r.start.as_ref().is_some_and(needs_stmts)
-                        || r.count.as_ref().is_some_and(needs_stmts)
-                })
-        }
-        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
-    }
-}
-
-/// Whether evaluating `e` may run user code (which may assign globals).
-pub(super) fn may_call(e: &hir::Expr) -> bool {
-    use hir::ExprKind as H;
-    match &e.kind {
-        H::Call(..) | H::If(..) | H::Block(..) => true,
-        H::Builtin(_, args) | H::ArrayLit(args) => args.iter().any(may_call),
-        H::Unary(_, x) | H::Convert { expr: x, .. } => may_call(x),
-        H::Binary(_, l, r) => may_call(l) || may_call(r),
-        H::Index { base, indices } => may_call(base) || indices.iter().any(may_call),
-        H::Section { base, ranges } => {
-            may_call(base)
-                || ranges.iter().any(|r| {
-                    r.start.as_ref().is_some_and(may_call) || r.count.as_ref().is_some_and(may_call)
-                })
-        }
-        H::Const(_) | H::Str(_) | H::Var(_) | H::Error => false,
-    }
-}
-
-/// Structural equality of side-effect-free expressions (the location of an atomic).
-pub(super) fn same(a: &hir::Expr, b: &hir::Expr) -> bool {
-    use hir::ExprKind as H;
-    match (&a.kind, &b.kind) {
-        (H::Var(x), H::Var(y)) => x == y,
-        (H::Const(x), H::Const(y)) => x == y,
-        (
-            H::Index {
-                base: b1,
-                indices: i1,
-            },
-            H::Index {
-                base: b2,
-                indices: i2,
-            },
-        ) => same(b1, b2) && i1.len() == i2.len() && i1.iter().zip(i2).all(|(x, y)| same(x, y)),
-        (H::Unary(o1, x), H::Unary(o2, y)) => o1 == o2 && same(x, y),
-        (H::Binary(o1, l1, r1), H::Binary(o2, l2, r2)) => o1 == o2 && same(l1, l2) && same(r1, r2),
-        (H::Convert { expr: x, .. }, H::Convert { expr: y, .. }) => a.ty == b.ty && same(x, y),
-        _ => false,
     }
 }

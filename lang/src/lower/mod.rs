@@ -12,11 +12,17 @@
 //!   makes an array, a literal, a flattened temporary). Stores move owned values in and retain
 //!   borrowed ones; owned operands live in temporaries released after their statement; array
 //!   locals are released when their scope ends, and before every `break`, `continue` and
-//!   `return` that leaves it (`scope`).
+//!   `return` that leaves it (`body`). A borrowed global array that a call could rebind (and
+//!   free) while it is in use is pinned: retained in a temporary for the statement (`scan`
+//!   finds which globals some function rebinds).
 //! - Checks: every element access, integer `/` and `%`, `assert`, and built-in that can fail
 //!   names a `Site`.
 //! - Directives: compute constructs become `Region`s and `Launch`es (`region`), data directives
 //!   `Data`/`DataRegion`, atomics `Atomic` (`directive`).
+//!
+//! Tests (`tests`): IR snapshots of small programs; a well-formedness checker of what `ir`
+//! promises; and a reference interpreter of the IR that runs the examples, the conformance
+//! suite and mutations of both, checking every reference count as it goes.
 //!
 //! `lower` never fails and never panics on a program that checked without errors; on anything
 //! else (a missing analysis entry) it does the plain thing (lowers a construct's body inline).
@@ -25,6 +31,7 @@ mod body;
 mod directive;
 mod expr;
 mod region;
+mod scan;
 mod stmt;
 
 #[cfg(test)]
@@ -62,6 +69,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         formats: Vec::new(),
         sites: Vec::new(),
         regions: vec![None; analysis.regions.len()],
+        rebound: scan::rebound_globals(program),
     };
     let functions = program
         .new_functions()
@@ -104,6 +112,8 @@ pub(crate) struct Cx<'a> {
     sites: Vec<ir::Site>,
     /// Filled as compute constructs are reached, indexed by `RegionId`.
     regions: Vec<Option<ir::Region>>,
+    /// The global arrays some function rebinds.
+    rebound: std::collections::HashSet<hir::VarId>,
 }
 
 impl Cx<'_> {

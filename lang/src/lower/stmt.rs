@@ -2,7 +2,8 @@
 //! that leaving a scope means, and the output statements.
 
 use super::body::{Body, Context, ScopeKind};
-use super::expr::{array_name, constant, convert_to, dummy, expr, needs_stmts, Later, Val};
+use super::expr::{array_name, constant, convert_to, dummy, expr, Val};
+use super::scan::{needs_stmts, Later};
 use crate::builtins::{parse_format, Builtin, FormatPiece, FormatSpec};
 use crate::hir::{self, CompoundOp, Const, PlaceKind, ScalarType, StmtKind, Type, UnOp, VarId};
 use crate::ir::{self, ExprKind, LoopSchedule, PrintArg, Stmt, Ty};

@@ -719,6 +719,15 @@ fn conformance_suite() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
+    let stale: Vec<&str> = INTERPRETER_DIFFERS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !failures.iter().any(|f| f.starts_with(&format!("{n}:"))))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "these now pass: remove them from INTERPRETER_DIFFERS: {stale:?}"
+    );
     let unexpected: Vec<&String> = failures
         .iter()
         .filter(|f| {
@@ -741,22 +750,10 @@ fn conformance_suite() {
 }
 
 /// Scripts whose output the test interpreter cannot reproduce, and why (not lowering bugs).
-const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
-    (
-        "builtin_random_seed",
-        "the interpreter's `random` is constant",
-    ),
-    // Front-end issues, reported to the lead (not lowering):
-    (
-        "control_if_expression",
-        "the checker types `if x > 0 { k } else { 0 }` (k: i32) as i64: a value block settles \
-         its literal before the `if` joins the branch types",
-    ),
-    (
-        "directive_update_self_whole_array",
-        "the parser reads `acc update self(a)` as the `self` condition clause",
-    ),
-];
+const INTERPRETER_DIFFERS: &[(&str, &str)] = &[(
+    "builtin_random_seed",
+    "the interpreter's `random` is constant",
+)];
 
 /// Line-level mutations of the examples and conformance scripts (most still compile, in shapes
 /// nobody wrote): what checks lowers to well-formed IR whose counts balance when it runs.
@@ -828,4 +825,24 @@ mod mutations {
             }
         }
     }
+}
+
+/// Site ids continue from `Options::first_site` (an engine numbers them across compiles).
+#[test]
+fn sites_are_numbered_from_the_first_site() {
+    let source = SourceFile::new("t.acc", "let a = zeros(3)\nprint(a[1] / 2)\n");
+    let compiled = check_source(&source).expect("compiles");
+    let m = lower_with(
+        &compiled.hir,
+        &compiled.analysis,
+        Options {
+            first_site: 40,
+            ..Options::default()
+        },
+    );
+    wellformed::check(&m).expect("well formed");
+    let text = m.to_string();
+    assert!(text.contains("zeros(3i64)!s40"), "{text}");
+    assert!(text.contains("a[1i64]!s41"), "{text}");
+    assert!(text.contains("  s41 "), "{text}");
 }

@@ -88,7 +88,8 @@ impl<'m> BodyCheck<'m> {
     }
 
     fn site(&self, s: SiteId) -> Result<(), String> {
-        if (s.0 as usize) < self.m.sites.len() {
+        let i = s.0.wrapping_sub(self.m.first_site) as usize;
+        if s.0 >= self.m.first_site && i < self.m.sites.len() {
             Ok(())
         } else {
             self.err(format!("site {} out of range", s.0))
