@@ -157,7 +157,9 @@ impl Engine {
             print_values: self.print_values,
             first_site: self.sites.len() as u32,
         };
-        let module = acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options);
+        let module = acc_lang::with_deep_stack(|| {
+            acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
+        });
         self.sources.push(source);
         let source_index = self.sources.len() - 1;
         self.sites
@@ -169,9 +171,8 @@ impl Engine {
     fn compile(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
         let module = self.lower(name, text)?;
         self.allocate_globals(&module.globals);
-        let code = self
-            .jit
-            .compile(&module, &self.slots)
+        let (jit, slots) = (&mut self.jit, &self.slots);
+        let code = acc_lang::with_deep_stack(|| jit.compile(&module, slots))
             .map_err(|e| Error::Internal(e.to_string()))?;
         let array_slots = module
             .globals

@@ -53,6 +53,10 @@ impl Frontend {
     /// Parse, check and analyze `source`. On error nothing of it is kept: the environment stays
     /// as it was before the call.
     pub fn compile(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
+        with_deep_stack(|| self.compile_here(source))
+    }
+
+    fn compile_here(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
         let program = parse(source)?;
         let mut diags = validate::validate(&program);
         if diags.iter().any(Diagnostic::is_error) {
@@ -81,6 +85,28 @@ impl Frontend {
             warnings: diags,
         })
     }
+}
+
+/// Stack for the compiler's recursive passes: reserved, not committed, so only what a deeply
+/// nested program touches costs memory.
+const DEEP_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with a large stack. The passes recurse over the tree, and the lexer's
+/// limits (`MAX_NESTING`, `MAX_OPERATORS`) allow trees deeper than a small thread stack holds
+/// (an embedder's 2 MiB thread, say).
+pub fn with_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("acc-compile".into())
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(scope, f);
+        match worker {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(e) => panic!("cannot start a compiler thread: {e}"),
+        }
+    })
 }
 
 /// Lex and parse `source`, reporting every syntax error found (recovering at statement ends).

@@ -509,19 +509,14 @@ fn if_expr<'a>(
     expr: Rec<'a, Expr>,
 ) -> impl Parser<'a, In<'a>, Expr, Ex<'a>> + Clone {
     let value_block = block(stmt).try_map(|b: Block, span| {
-        let mut stmts = b.stmts;
-        match stmts.pop() {
-            Some(Stmt { kind: StmtKind::Expr(value), .. }) => Ok(Expr {
-                kind: ExprKind::Block(stmts, Box::new(value)),
-                span,
-            }),
-            _ => Err(custom(
+        value_of_block(b).ok_or_else(|| {
+            custom(
                 span,
                 "this block must end with a value",
                 "no value at the end of this block",
                 "an `if` used as a value ends each branch with an expression: `if c { 1.0 } else { 2.0 }`",
-            )),
-        }
+            )
+        })
     });
     recursive(|if_expr| {
         kw(Keyword::If)
@@ -536,6 +531,40 @@ fn if_expr<'a>(
                 span: e.span(),
             })
     })
+}
+
+/// A block used as a value: its statements and final expression. A final `if … else …` or
+/// block, which the statement parser read as statements, is the value when its branches end in
+/// values (`{ if c { 1 } else { 0 } }`).
+fn value_of_block(b: Block) -> Option<Expr> {
+    let span = b.span;
+    let mut stmts = b.stmts;
+    let last = stmts.pop()?;
+    let value = stmt_as_value(last)?;
+    Some(Expr {
+        kind: ExprKind::Block(stmts, Box::new(value)),
+        span,
+    })
+}
+
+fn stmt_as_value(s: Stmt) -> Option<Expr> {
+    match s.kind {
+        StmtKind::Expr(value) => Some(value),
+        StmtKind::Block(b) => value_of_block(b),
+        StmtKind::If {
+            cond,
+            then,
+            els: Some(els),
+        } => Some(Expr {
+            kind: ExprKind::If(
+                Box::new(cond),
+                Box::new(value_of_block(then)?),
+                Box::new(stmt_as_value(*els)?),
+            ),
+            span: s.span,
+        }),
+        _ => None,
+    }
 }
 
 /// Decode the escapes the lexer has already validated.

@@ -356,3 +356,32 @@ fn long_operator_chains() {
     front_end_survives(&format!("let x = 1{}", " + 1".repeat(DEPTH)));
     front_end_survives(&format!("let x = 1.0{}", " as f64".repeat(DEPTH)));
 }
+
+/// The deepest programs the lexer's limits allow compile on a small (2 MiB) thread stack, as
+/// an embedder's thread might have: the passes run on a thread of their own.
+#[test]
+fn deepest_allowed_programs_compile_on_a_small_stack() {
+    let ops = format!(
+        "let x = 1{}\nprint(x)\n",
+        " + 1".repeat(acc_lang::lexer::MAX_OPERATORS - 1)
+    );
+    let mut nested = String::from("let c = true\nlet v = ");
+    for _ in 0..120 {
+        nested += "if c { ";
+    }
+    nested += "1";
+    for _ in 0..120 {
+        nested += " } else { 0 }";
+    }
+    nested += "\nprint(v)\n";
+    for text in [ops, nested] {
+        let t = text.clone();
+        let result = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || acc_lang::check_source(&SourceFile::new("deep.acc", t)).is_ok())
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+        assert!(result, "{}", &text[..60]);
+    }
+}

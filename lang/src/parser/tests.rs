@@ -88,6 +88,10 @@ fn precedence_follows_the_reference() {
             "f((if c {0 1} (if d {0 2} {0 3})))",
         ),
         ("a[1:n-2, :m]", "a[1:(- n 2), :m]"),
+        (
+            "f(if a { if b { 1 } else { 2 } } else { 3 })",
+            "f((if a {0 (if b {0 1} {0 2})} {0 3}))",
+        ),
     ];
     for (src, want) in cases {
         assert_eq!(sexp(&expr_of(src)), want, "{src}");
