@@ -523,13 +523,26 @@ impl Directive {
     /// The clauses that apply on a device of type `dev`: those before the first `device_type`
     /// clause, plus those after a `device_type` naming `dev` (or `*`), up to the next one.
     pub fn clauses_for(&self, dev: DeviceTypeName) -> impl Iterator<Item = &Clause> {
-        let mut active = true;
-        self.clauses.iter().filter(move |c| match &c.kind {
-            ClauseKind::DeviceType(list) => {
-                active = list.contains(&dev) || list.contains(&DeviceTypeName::Any);
-                false
-            }
-            _ => active,
+        clauses_for_device(&self.clauses, dev, |c| match &c.kind {
+            ClauseKind::DeviceType(list) => Some(list),
+            _ => None,
         })
     }
+}
+
+/// `device_type` scoping, for the AST's and hir's clause lists: the clauses (not markers) that
+/// apply on `dev`. `marker` gives the device types of a `device_type` clause.
+pub fn clauses_for_device<'a, C>(
+    clauses: &'a [C],
+    dev: DeviceTypeName,
+    marker: impl Fn(&C) -> Option<&Vec<DeviceTypeName>> + 'a,
+) -> impl Iterator<Item = &'a C> + 'a {
+    let mut active = true;
+    clauses.iter().filter(move |c| match marker(c) {
+        Some(list) => {
+            active = list.contains(&dev) || list.contains(&DeviceTypeName::Any);
+            false
+        }
+        None => active,
+    })
 }

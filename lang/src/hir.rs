@@ -519,13 +519,9 @@ impl Directive {
     /// The clauses that apply on a device of type `dev`: those before the first `device_type`
     /// clause, plus those after a `device_type` naming `dev` (or `*`), up to the next one.
     pub fn clauses_for(&self, dev: DeviceTypeName) -> impl Iterator<Item = &Clause> {
-        let mut active = true;
-        self.clauses.iter().filter(move |c| match &c.kind {
-            ClauseKind::DeviceType(list) => {
-                active = list.contains(&dev) || list.contains(&DeviceTypeName::Any);
-                false
-            }
-            _ => active,
+        crate::ast::clauses_for_device(&self.clauses, dev, |c| match &c.kind {
+            ClauseKind::DeviceType(list) => Some(list),
+            _ => None,
         })
     }
 }
