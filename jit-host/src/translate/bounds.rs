@@ -64,6 +64,8 @@ fn assigned(b: &[Stmt], out: &mut HashSet<LocalId>) {
             }
             Stmt::For(f) => {
                 out.insert(f.var);
+                // A loop's reduction variables are reset before it and combined after it.
+                out.extend(f.schedule.reductions.iter().map(|&(l, _)| l));
                 assigned(&f.body, out);
             }
             Stmt::Launch(l) => {
@@ -84,6 +86,8 @@ struct Finder<'a, 'c> {
     assigned: HashSet<LocalId>,
     tx_cached: &'c dyn Fn(&acc_lang::ir::GlobalId) -> bool,
     found: Vec<Hoisted<'a>>,
+    /// Locals the body reads (as far as the walk sees: one it misses is only not pinned).
+    reads: HashSet<LocalId>,
 }
 
 impl<'a> Finder<'a, '_> {
@@ -202,6 +206,9 @@ impl<'a> Finder<'a, '_> {
 
     fn expr(&mut self, e: &'a Expr) {
         match &e.kind {
+            ExprKind::Local(l) => {
+                self.reads.insert(*l);
+            }
             ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => self.expr(x),
             ExprKind::Binary(_, l, r, _) => {
                 self.expr(l);
@@ -246,12 +253,35 @@ impl Tx<'_, '_> {
             assigned: written,
             tx_cached: &cached,
             found: Vec::new(),
+            reads: HashSet::new(),
         };
         f.block(body);
         f.found
             .into_iter()
             .filter(|h| !self.proven.contains(&h.key))
             .collect()
+    }
+
+    /// The locals a loop body reads and never assigns, other than `var`. Their values before
+    /// the loop are theirs in every iteration; redefining them at the top of the body keeps
+    /// the SSA builder from threading them through the loop header as block parameters, which
+    /// Cranelift would not see as loop-invariant.
+    pub(super) fn invariant_locals(&self, var: LocalId, body: &Block) -> Vec<LocalId> {
+        let mut written = HashSet::new();
+        assigned(body, &mut written);
+        written.insert(var);
+        let cached = |_: &acc_lang::ir::GlobalId| false;
+        let mut f = Finder {
+            var,
+            assigned: written.clone(),
+            tx_cached: &cached,
+            found: Vec::new(),
+            reads: HashSet::new(),
+        };
+        f.block(body);
+        let mut out: Vec<LocalId> = f.reads.difference(&written).copied().collect();
+        out.sort();
+        out
     }
 
     /// Whether every access of `hoisted` is in bounds for `var` from `first` to `last` (of type

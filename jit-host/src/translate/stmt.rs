@@ -240,6 +240,12 @@ impl Tx<'_, '_> {
         // The variable at iteration `first` (0 unless this gang starts further in).
         let offset = self.b.ins().imul(first, step);
         let v0 = self.b.ins().iadd(start, offset);
+        let mut pinned = Vec::new();
+        for l in self.invariant_locals(f.var, &f.body) {
+            let (x, _) = self.local(l)?;
+            pinned.push((x, self.b.use_var(x)));
+        }
+        let pinned = &pinned[..];
         let hoisted = match constant_step {
             Some(s) if s > 0 && self.version_depth < bounds::MAX_VERSION_DEPTH => {
                 self.hoistable(f.var, &f.body)
@@ -247,7 +253,7 @@ impl Tx<'_, '_> {
             _ => Vec::new(),
         };
         if hoisted.is_empty() {
-            self.loop_copy(f, var, t, first, v0, last, step, exit)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
         } else {
             // The variable's last value: `first <= last` here, and it is a value the loop takes.
             let span = self.b.ins().imul(last, step);
@@ -260,12 +266,12 @@ impl Tx<'_, '_> {
             let keys: Vec<usize> = hoisted.iter().map(|h| h.key).collect();
             self.proven.extend(keys.iter().copied());
             self.version_depth += 1;
-            self.loop_copy(f, var, t, first, v0, last, step, exit)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
             for k in &keys {
                 self.proven.remove(k);
             }
             self.b.switch_to_block(checked);
-            self.loop_copy(f, var, t, first, v0, last, step, exit)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
             self.version_depth -= 1;
         }
 
@@ -292,6 +298,7 @@ impl Tx<'_, '_> {
         last: Value,
         step: Value,
         exit: cranelift_codegen::ir::Block,
+        pinned: &[(Variable, Value)],
     ) -> Result<(), JitError> {
         let body = self.b.create_block();
         let k = self.b.append_block_param(body, t);
@@ -301,6 +308,9 @@ impl Tx<'_, '_> {
             .jump(body, &[BlockArg::Value(first), BlockArg::Value(v0)]);
         self.b.switch_to_block(body);
         self.b.def_var(var, v);
+        for &(x, value) in pinned {
+            self.b.def_var(x, value);
+        }
         let latch = self.b.create_block();
         self.loops.push(LoopTargets {
             continue_to: latch,
