@@ -308,7 +308,20 @@ impl Tx<'_, '_> {
         let a = self.b.ins().icmp(IntCC::SignedLessThan, hi, limit);
         let b = self.b.ins().icmp(IntCC::SignedGreaterThan, lo, neg_limit);
         let mut ok = self.b.ins().band(a, b);
+        // The same access often appears several times (`x[i]` read, then updated): check it once.
+        let mut seen = HashSet::new();
         for h in hoisted {
+            let text: Vec<String> = h
+                .indices
+                .iter()
+                .map(|i| match i {
+                    Index::Affine(c) => format!("var{c:+}"),
+                    Index::Invariant(e) => format!("{e:?}"),
+                })
+                .collect();
+            if !seen.insert(format!("{:?}{text:?}", h.array)) {
+                continue;
+            }
             let handle = self.expr(h.array)?;
             for (k, index) in h.indices.iter().enumerate() {
                 let offset = ARRAY_DIMS_OFFSET + 8 * k as i32;
