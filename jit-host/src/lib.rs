@@ -24,7 +24,11 @@
 //!
 //! Array header fields are loaded with `readonly can_move` (a handle always points at a live
 //! header whose shape never changes), so Cranelift hoists them out of loops; globals a loop
-//! cannot change are loaded once before it (`translate::hoist`).
+//! cannot change are loaded once before it (`translate::hoist`). A counted loop whose accesses
+//! can be proven in bounds for its whole range before it starts runs a copy without their checks
+//! when the proof holds, and the checked copy otherwise (`translate::bounds`); the locals its
+//! body reads and never assigns are redefined at the top of the body, so that Cranelift sees
+//! them as loop-invariant.
 
 mod externs;
 mod translate;

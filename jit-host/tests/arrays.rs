@@ -526,3 +526,52 @@ fn stores_evaluate_array_indices_value_then_check() {
     assert_eq!(r.out, "1\n2\n");
     assert_eq!(r.error, "bounds: site 4, dim 0, index 5, extent 3");
 }
+
+/// `a = zeros(f64, 3, 4); for j in 0..rows { for i in lo..hi { print(j, i); a[j, i + 1] = 1.0
+/// (site 7); print(a[j - 0, i] (site 8)) } }`: the loops' bounds checks are hoisted when the
+/// whole range is in bounds, and an access that fails still fails in its own iteration.
+fn versioned_run(rows: i64, lo: i64, hi: i64) -> Run {
+    let a = || var(0, arr(F64, 2));
+    let j = || var(1, s(I64));
+    let i = || var(2, s(I64));
+    let inner = for_(
+        2,
+        opaque(i64c(lo)),
+        opaque(i64c(hi)),
+        i64c(1),
+        false,
+        vec![
+            print(vec![j(), i()]),
+            store(a(), vec![j(), bin(Add, i(), i64c(1))], f64c(1.0), Some(7)),
+            print(vec![conv(
+                load(a(), vec![bin(Sub, j(), i64c(0)), i()], Some(8)),
+                I64,
+            )]),
+        ],
+    );
+    let body = vec![
+        set(0, zeros(F64, vec![i64c(3), i64c(4)])),
+        for_(1, i64c(0), opaque(i64c(rows)), i64c(1), false, vec![inner]),
+    ];
+    let ls = [("a", arr(F64, 2)), ("j", s(I64)), ("i", s(I64))];
+    run(&module(identities(), main(&ls, body)))
+}
+
+#[test]
+fn hoisted_bounds_checks_still_fail_in_the_right_iteration() {
+    let ok = versioned_run(3, 0, 3);
+    assert_eq!((ok.status, ok.error.as_str()), (0, ""));
+    assert_eq!(ok.out.lines().count(), 18);
+    // The last column: `i + 1` fails at i = 3, after that iteration's print.
+    let r = versioned_run(1, 2, 4);
+    assert_eq!(r.out, "0 2\n0\n0 3\n");
+    assert_eq!(r.error, "bounds: site 7, dim 1, index 4, extent 4");
+    // A row past the end: the invariant index `j` fails at its first inner iteration.
+    let r = versioned_run(4, 0, 1);
+    assert_eq!(r.out, "0 0\n0\n1 0\n0\n2 0\n0\n3 0\n");
+    assert_eq!(r.error, "bounds: site 7, dim 0, index 3, extent 3");
+    // A negative start.
+    let r = versioned_run(1, -1, 2);
+    assert_eq!(r.out, "0 -1\n");
+    assert_eq!(r.error, "bounds: site 8, dim 1, index -1, extent 4");
+}

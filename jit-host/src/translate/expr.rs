@@ -48,7 +48,8 @@ impl Tx<'_, '_> {
                 indices,
                 site,
             } => {
-                let (addr, elem) = self.element_addr(array, indices, *site)?;
+                let site = self.unproven(indices, *site);
+                let (addr, elem) = self.element_addr(array, indices, site)?;
                 self.b
                     .ins()
                     .load(scalar_type(elem), MemFlagsData::trusted(), addr, 0)

@@ -6,6 +6,7 @@
 //! `builtin`, compute regions and launches in `region`.
 
 mod array;
+mod bounds;
 mod builtin;
 mod expr;
 mod hoist;
@@ -182,6 +183,10 @@ pub(crate) struct Tx<'a, 'f> {
     users: HashMap<FuncId, FuncRef>,
     /// Globals loaded before the enclosing loops, which do not change them (`hoist`).
     cached_globals: HashMap<ir::GlobalId, Value>,
+    /// Accesses whose bounds an enclosing loop's pre-check has proven (`bounds`).
+    proven: HashSet<usize>,
+    /// How many versioned loops enclose the code being translated.
+    version_depth: u32,
 }
 
 /// Build `func`'s body.
@@ -229,6 +234,8 @@ pub(crate) fn translate(
         imports: HashMap::new(),
         users: HashMap::new(),
         cached_globals: HashMap::new(),
+        proven: HashSet::new(),
+        version_depth: 0,
     };
     match kind {
         FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params[1..])?,

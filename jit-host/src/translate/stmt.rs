@@ -3,13 +3,14 @@
 use acc_lang::hir::Const;
 use acc_lang::ir::{
     Block as IrBlock, DataDirective, Expr, ExprKind, ForLoop, PrintArg, Queue, ReductionOp,
-    ScalarType, Stmt, Ty,
+    ScalarType, SiteId, Stmt, Ty,
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::Variable;
 
 use super::expr::scalar_of;
-use super::{is_float, scalar_type, LoopTargets, Tx};
+use super::{bounds, is_float, scalar_type, LoopTargets, Tx};
 use crate::JitError;
 
 impl Tx<'_, '_> {
@@ -41,7 +42,8 @@ impl Tx<'_, '_> {
                 // The IR's order: array, indices, value, then the bounds check.
                 let element = self.element(array, indices)?;
                 let v = self.expr(value)?;
-                let addr = self.element_address(&element, *site)?;
+                let site = self.unproven(indices, *site);
+                let addr = self.element_address(&element, site)?;
                 self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
             }
             Stmt::Eval(e) => {
@@ -238,6 +240,66 @@ impl Tx<'_, '_> {
         // The variable at iteration `first` (0 unless this gang starts further in).
         let offset = self.b.ins().imul(first, step);
         let v0 = self.b.ins().iadd(start, offset);
+        let mut pinned = Vec::new();
+        for l in self.invariant_locals(f.var, &f.body) {
+            let (x, _) = self.local(l)?;
+            pinned.push((x, self.b.use_var(x)));
+        }
+        let pinned = &pinned[..];
+        let hoisted = match constant_step {
+            Some(s) if s > 0 && self.version_depth < bounds::MAX_VERSION_DEPTH => {
+                self.hoistable(f.var, &f.body)
+            }
+            _ => Vec::new(),
+        };
+        if hoisted.is_empty() {
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+        } else {
+            // The variable's last value: `first <= last` here, and it is a value the loop takes.
+            let span = self.b.ins().imul(last, step);
+            let v_last = self.b.ins().iadd(start, span);
+            let ok = self.in_bounds_throughout(&hoisted, t, v0, v_last)?;
+            let fast = self.b.create_block();
+            let checked = self.b.create_block();
+            self.b.ins().brif(ok, fast, &[], checked, &[]);
+            self.b.switch_to_block(fast);
+            let keys: Vec<usize> = hoisted.iter().map(|h| h.key).collect();
+            self.proven.extend(keys.iter().copied());
+            self.version_depth += 1;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+            for k in &keys {
+                self.proven.remove(k);
+            }
+            self.b.switch_to_block(checked);
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+            self.version_depth -= 1;
+        }
+
+        self.b.switch_to_block(exit);
+        for (rvar, rs, op, before) in saved {
+            let partial = self.b.use_var(rvar);
+            let combined = self.combine(op, rs, before, partial);
+            self.b.def_var(rvar, combined);
+        }
+        self.forget_globals(preloaded);
+        Ok(())
+    }
+
+    /// One copy of a `for` loop's iterations `first..=last`, entered from the current block,
+    /// leaving to `exit`.
+    #[allow(clippy::too_many_arguments)]
+    fn loop_copy(
+        &mut self,
+        f: &ForLoop,
+        var: Variable,
+        t: Type,
+        first: Value,
+        v0: Value,
+        last: Value,
+        step: Value,
+        exit: cranelift_codegen::ir::Block,
+        pinned: &[(Variable, Value)],
+    ) -> Result<(), JitError> {
         let body = self.b.create_block();
         let k = self.b.append_block_param(body, t);
         let v = self.b.append_block_param(body, t);
@@ -246,6 +308,9 @@ impl Tx<'_, '_> {
             .jump(body, &[BlockArg::Value(first), BlockArg::Value(v0)]);
         self.b.switch_to_block(body);
         self.b.def_var(var, v);
+        for &(x, value) in pinned {
+            self.b.def_var(x, value);
+        }
         let latch = self.b.create_block();
         self.loops.push(LoopTargets {
             continue_to: latch,
@@ -268,14 +333,12 @@ impl Tx<'_, '_> {
             .ins()
             .jump(body, &[BlockArg::Value(k1), BlockArg::Value(v1)]);
 
-        self.b.switch_to_block(exit);
-        for (rvar, rs, op, before) in saved {
-            let partial = self.b.use_var(rvar);
-            let combined = self.combine(op, rs, before, partial);
-            self.b.def_var(rvar, combined);
-        }
-        self.forget_globals(preloaded);
         Ok(())
+    }
+
+    /// Whether an access is still to be checked: `site`, unless an enclosing loop proved it.
+    pub(super) fn unproven(&self, indices: &[Expr], site: Option<SiteId>) -> Option<SiteId> {
+        site.filter(|_| !self.proven.contains(&bounds::access_key(indices)))
     }
 
     /// Whether the loop runs at all, and the number of its last iteration (`count - 1`).
@@ -335,7 +398,16 @@ impl Tx<'_, '_> {
             let one = self.iconst(t, 1);
             self.b.ins().isub(diff, one)
         };
-        let last = self.b.ins().udiv(span, magnitude);
+        // A constant step's magnitude is known: steps of a power of two (nearly all loops step
+        // by 1) need no division.
+        let last = match constant_step.map(i64::unsigned_abs) {
+            Some(1) => span,
+            Some(m) if m.is_power_of_two() => {
+                let shift = self.iconst(t, m.trailing_zeros() as i64);
+                self.b.ins().ushr(span, shift)
+            }
+            _ => self.b.ins().udiv(span, magnitude),
+        };
         (nonempty, last)
     }
 
