@@ -26,6 +26,9 @@ pub mod span;
 pub mod token;
 pub mod validate;
 
+#[cfg(test)]
+mod test_util;
+
 pub use diag::{Diagnostic, Severity};
 pub use span::{SourceFile, Span};
 

@@ -23,31 +23,10 @@ fn analysis(src: &str) -> Analysis {
 /// Exactly one error containing `message`, its primary span covering exactly `at`.
 #[track_caller]
 fn error(src: &str, message: &str, at: &str) -> Diagnostic {
-    let ds = match compile(src) {
+    match compile(src) {
         Ok(_) => panic!("expected an error containing {message:?}, compiled fine\n{src}"),
-        Err(ds) => ds,
-    };
-    let errors: Vec<&Diagnostic> = ds.iter().filter(|d| d.is_error()).collect();
-    assert_eq!(
-        errors.len(),
-        1,
-        "expected one error containing {message:?}, got {:#?}\n{src}",
-        errors.iter().map(|d| &d.message).collect::<Vec<_>>()
-    );
-    let d = errors[0].clone();
-    assert!(
-        d.message.contains(message),
-        "message {:?} lacks {message:?}",
-        d.message
-    );
-    assert_eq!(
-        src.get(d.span().range()),
-        Some(at),
-        "primary span of {:?}",
-        d.message
-    );
-    assert!(d.help.is_some(), "no help on {:?}", d.message);
-    d
+        Err(ds) => crate::test_util::single_error(&ds, src, message, at),
+    }
 }
 
 fn only_region(a: &Analysis) -> &RegionInfo {

@@ -17,24 +17,7 @@ fn diags(src: &str) -> Vec<Diagnostic> {
 /// exactly `at`; returns it for further checks.
 #[track_caller]
 fn error(src: &str, message: &str, at: &str) -> Diagnostic {
-    let ds = diags(src);
-    let errors: Vec<&Diagnostic> = ds.iter().filter(|d| d.is_error()).collect();
-    assert_eq!(
-        errors.len(),
-        1,
-        "expected one error containing {message:?}, got {:#?}\n{src}",
-        errors.iter().map(|d| &d.message).collect::<Vec<_>>()
-    );
-    let d = errors[0].clone();
-    assert!(
-        d.message.contains(message),
-        "message {:?} lacks {message:?}",
-        d.message
-    );
-    let text = src.get(d.span().range()).unwrap_or("<bad span>");
-    assert_eq!(text, at, "primary span of {:?}", d.message);
-    assert!(d.help.is_some(), "no help on {:?}", d.message);
-    d
+    crate::test_util::single_error(&diags(src), src, message, at)
 }
 
 #[track_caller]
