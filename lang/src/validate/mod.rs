@@ -116,6 +116,20 @@ impl Ctx {
         }
     }
 
+    /// Inside the compute construct `d`: device code with no enclosing loops or levels.
+    fn compute_region(&self, d: &Directive) -> Ctx {
+        Ctx {
+            top_level: false,
+            device: Some(Device::Compute {
+                construct: d.construct,
+                span: d.construct_span,
+            }),
+            levels: Vec::new(),
+            loops: Vec::new(),
+            function: self.function.clone(),
+        }
+    }
+
     fn in_loop(&self, frame: LoopFrame) -> Ctx {
         let mut c = self.nested();
         c.loops.push(frame);
@@ -319,17 +333,7 @@ impl Validator {
         match d.construct {
             Construct::Parallel | Construct::Kernels | Construct::Serial => {
                 if let Some(block) = self.expect_block(d, body) {
-                    let region = Ctx {
-                        top_level: false,
-                        device: Some(Device::Compute {
-                            construct: d.construct,
-                            span: d.construct_span,
-                        }),
-                        levels: Vec::new(),
-                        loops: Vec::new(),
-                        function: ctx.function.clone(),
-                    };
-                    self.block(block, &region);
+                    self.block(block, &ctx.compute_region(d));
                 }
             }
             Construct::Data => {
@@ -339,17 +343,7 @@ impl Validator {
             }
             Construct::ParallelLoop | Construct::KernelsLoop | Construct::SerialLoop => {
                 if let Some(f) = self.expect_for(d, body) {
-                    let region = Ctx {
-                        top_level: false,
-                        device: Some(Device::Compute {
-                            construct: d.construct,
-                            span: d.construct_span,
-                        }),
-                        levels: Vec::new(),
-                        loops: Vec::new(),
-                        function: ctx.function.clone(),
-                    };
-                    self.acc_loop(d, f, &region);
+                    self.acc_loop(d, f, &ctx.compute_region(d));
                 }
             }
             Construct::Loop => {
