@@ -12,6 +12,7 @@ pub mod array;
 pub mod context;
 pub mod error;
 pub mod host;
+pub mod presence;
 pub mod profile;
 pub mod rng;
 
