@@ -9,8 +9,10 @@ use acc_lang::hir::VarId;
 use acc_lang::ir::{self, Ty};
 use acc_lang::{Diagnostic, Frontend, SourceFile, Span};
 use acc_runtime::context::{Context, Outcome};
+use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
+use acc_runtime::profile::SiteStats;
 
 use crate::error::Error;
 
@@ -92,6 +94,55 @@ impl Engine {
         self.context.host().set_param(name, value);
     }
 
+    /// The devices, their queues and profiling (`--device`, `--synchronous`, `--profile`,
+    /// `--trace`, and the `ACC_*` environment variables through `DeviceOptions::from_env`).
+    /// Devices made before are waited for and dropped.
+    pub fn set_devices(&mut self, opts: DeviceOptions) {
+        self.context.host().configure_devices(opts);
+    }
+
+    /// A notice about device selection (the requested device is not available), once.
+    pub fn device_notice(&mut self) -> Option<String> {
+        self.context.host().devices().notice.take()
+    }
+
+    /// The `--profile` report: per construct and line, what ran where and what moved.
+    pub fn profile_report(&mut self) -> String {
+        let profiler = self.context.host().devices().profiler().clone();
+        profiler.report(&self.site_resolver())
+    }
+
+    /// The `--trace` output: Chrome trace JSON of every launch, transfer and wait.
+    pub fn chrome_trace(&mut self) -> String {
+        let profiler = self.context.host().devices().profiler().clone();
+        profiler.chrome_trace(&self.site_resolver())
+    }
+
+    /// The profile's counts over all constructs (with `profile` on in the device options).
+    pub fn profile_totals(&mut self) -> SiteStats {
+        self.context.host().devices().profiler().totals()
+    }
+
+    /// Arrays present on any device (0 when every data region and `enter data` was exited).
+    pub fn present_arrays(&mut self) -> usize {
+        self.context
+            .host()
+            .devices_if_made()
+            .map_or(0, |d| d.present_arrays())
+    }
+
+    /// Maps a site to `(construct or variable, file, line)` for profiles and traces.
+    fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + '_ {
+        |site| match self.sites.get(site as usize) {
+            Some((src, s)) => {
+                let source = &self.sources[*src];
+                let (line, _) = source.line_col(s.span.start);
+                (s.what.clone(), source.name.to_string(), line as u32)
+            }
+            None => (String::new(), String::new(), 0),
+        }
+    }
+
     /// Where `print` and `printf` write from now on.
     pub fn set_output(&mut self, out: Box<dyn Write + Send>) {
         let _ = self.context.flush();
@@ -118,8 +169,14 @@ impl Engine {
             }
             _ => self.compile(name, text)?,
         };
+        let ctx = self.context.ctx_ptr();
         // SAFETY: every global the code uses has a slot, and the context outlives the call.
-        unsafe { main(self.context.ctx_ptr()) };
+        unsafe { main(ctx) };
+        // Queued device work finishes with the run; its output and errors are reported now.
+        if let Some(devices) = self.context.host().devices_if_made() {
+            // SAFETY: `ctx` is the context's.
+            unsafe { devices.finish(ctx) };
+        }
         let _ = self.context.flush();
         match self.context.finish() {
             Outcome::Finished => Ok(()),

@@ -8,9 +8,11 @@
 mod array;
 mod bounds;
 mod builtin;
+mod directive;
 mod expr;
 mod hoist;
 mod region;
+pub(crate) use region::region_desc;
 mod stmt;
 
 use std::collections::{HashMap, HashSet};
@@ -46,7 +48,8 @@ pub(crate) struct Strings {
 pub(crate) struct Env<'a> {
     pub module: &'a ir::Module,
     pub functions: &'a HashMap<FnId, FuncId>,
-    pub regions: &'a HashMap<RegionId, FuncId>,
+    /// The address of each region's `acc_runtime::launch::RegionDesc`, which launches pass.
+    pub region_descs: &'a HashMap<RegionId, usize>,
     pub slots: &'a GlobalSlots,
     pub symbols: &'a HashSet<&'static str>,
     pub strings: &'a [(usize, usize)],
