@@ -133,7 +133,9 @@ pub struct Jit {
     gang_routines: HashSet<FnId>,
     /// String literals and format texts of all compiles (the code embeds their addresses).
     strings: Vec<Box<[u8]>>,
-    /// The region descriptors of all compiles (launches embed their addresses).
+    /// The region descriptors of all compiles: launches embed their addresses, so each is
+    /// boxed (a `Vec` moves its elements when it grows).
+    #[allow(clippy::vec_box)]
     region_descs: Vec<Box<RegionDesc>>,
     /// Numbers the functions of each compile so that their names are unique.
     compiles: u32,

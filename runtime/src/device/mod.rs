@@ -180,10 +180,7 @@ pub struct Devices {
 
 impl Devices {
     pub fn new(opts: DeviceOptions) -> Devices {
-        let profiler = Arc::new(Profiler::new(
-            opts.profile.clone(),
-            Box::new(std::io::stderr()),
-        ));
+        let profiler = Arc::new(Profiler::new(opts.profile, Box::new(std::io::stderr())));
         let mut d = Devices {
             kind: DeviceKind::Multicore,
             num: 0,
@@ -199,16 +196,15 @@ impl Devices {
             Some(DeviceKind::Nvidia) => {
                 d.notice = Some("no NVIDIA GPU support in this build: running on multicore".into())
             }
-            Some(k) => {
-                if d.select(k, num).is_err() {
-                    d.notice = Some(format!(
-                        "there is no {} device {num}: running on {} device 0",
-                        k.name(),
-                        k.name()
-                    ));
-                    let _ = d.select(k, 0);
-                }
+            Some(k) if d.select(k, num).is_err() => {
+                d.notice = Some(format!(
+                    "there is no {} device {num}: running on {} device 0",
+                    k.name(),
+                    k.name()
+                ));
+                let _ = d.select(k, 0);
             }
+            Some(_) => {}
         }
         d
     }
