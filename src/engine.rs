@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 use acc_jit_host::{GlobalSlots, Jit};
 use acc_lang::hir::VarId;
@@ -40,6 +41,9 @@ pub struct Engine {
     sites: Vec<(usize, ir::Site)>,
     /// Every source run so far, for error messages.
     sources: Vec<SourceFile>,
+    /// Each site as `(construct or variable, file, line)`, shared with the profiler's
+    /// `ACC_NOTIFY` lines.
+    site_names: Arc<RwLock<Vec<(String, String, u32)>>>,
     /// Print the value of top-level expression statements (the REPL).
     print_values: bool,
     /// The last source compiled, kept to run it again without compiling while nothing else was
@@ -78,6 +82,7 @@ impl Engine {
             array_slots: Vec::new(),
             sites: Vec::new(),
             sources: Vec::new(),
+            site_names: Arc::default(),
             print_values: false,
             last: None,
         })
@@ -131,15 +136,15 @@ impl Engine {
             .map_or(0, |d| d.present_arrays())
     }
 
-    /// Maps a site to `(construct or variable, file, line)` for profiles and traces.
-    fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + '_ {
-        |site| match self.sites.get(site as usize) {
-            Some((src, s)) => {
-                let source = &self.sources[*src];
-                let (line, _) = source.line_col(s.span.start);
-                (s.what.clone(), source.name.to_string(), line as u32)
-            }
-            None => (String::new(), String::new(), 0),
+    /// Maps a site to `(construct or variable, file, line)` for profiles, traces and notices.
+    fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + Send + Sync + 'static {
+        let names = self.site_names.clone();
+        move |site| {
+            let names = names.read().unwrap_or_else(|e| e.into_inner());
+            names
+                .get(site as usize)
+                .cloned()
+                .unwrap_or_else(|| (String::new(), String::new(), 0))
         }
     }
 
@@ -170,6 +175,11 @@ impl Engine {
             _ => self.compile(name, text)?,
         };
         let ctx = self.context.ctx_ptr();
+        let resolver = Box::new(self.site_resolver());
+        let devices = self.context.host().devices();
+        if devices.options().profile.notify != 0 {
+            devices.profiler().set_resolver(resolver);
+        }
         // SAFETY: every global the code uses has a slot, and the context outlives the call.
         unsafe { main(ctx) };
         // Queued device work finishes with the run; its output and errors are reported now.
@@ -217,6 +227,14 @@ impl Engine {
         let module = acc_lang::with_deep_stack(|| {
             acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
         });
+        let names = module.sites.iter().map(|s| {
+            let (line, _) = source.line_col(s.span.start);
+            (s.what.clone(), source.name.to_string(), line as u32)
+        });
+        self.site_names
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(names);
         self.sources.push(source);
         let source_index = self.sources.len() - 1;
         self.sites
