@@ -12,6 +12,7 @@ pub mod array;
 pub mod context;
 pub mod error;
 pub mod host;
+pub mod queue;
 pub mod rng;
 
 pub use array::{live_arrays, live_buffers};
