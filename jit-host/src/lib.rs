@@ -320,6 +320,7 @@ impl Jit {
             strings: &strings.strings,
             formats: &strings.formats,
             gang_routines: &gang_routines,
+            inlinable: translate::inline_candidates(module),
         };
         let mut fctx = FunctionBuilderContext::new();
         let mut out = Vec::new();

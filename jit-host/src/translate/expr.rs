@@ -271,6 +271,9 @@ impl Tx<'_, '_> {
         for a in args {
             values.push(self.expr(a)?);
         }
+        if let Some(f) = self.inline_candidate(id) {
+            return self.inline_call(f, &values[1..]);
+        }
         if self.env.gang_routines.contains(&id) {
             // Outside regions and gang routines, the caller is the only gang.
             match self.gang {

@@ -128,6 +128,13 @@ impl Tx<'_, '_> {
                 self.expr_opt(e)?;
             }
             self.b.ins().jump(epilogue, &[]);
+        } else if let Some(exit) = self.inline_exit {
+            let v = match e {
+                Some(e) => self.expr_opt(e)?,
+                None => None,
+            };
+            let v = v.filter(|_| self.ret.is_some());
+            self.inline_return(exit, v);
         } else {
             match e {
                 Some(e) => {
