@@ -1,5 +1,6 @@
 //! Small functions inlined at their calls behave exactly as called ones: results, early
-//! returns, run-time errors, `exit`, reference counts, recursion.
+//! returns, run-time errors, `exit`, reference counts, recursion. (Calls are inlined inside
+//! loops and functions, so the tests call from loops.)
 
 mod common;
 
@@ -33,6 +34,11 @@ fn array_literal(values: &[i64]) -> Expr {
     }
 }
 
+/// `for <local v> in 0..1 { body }`: a loop, where calls are inlined.
+fn once(v: u32, body: Vec<Stmt>) -> Stmt {
+    for_(v, i64c(0), i64c(1), i64c(1), false, body)
+}
+
 #[test]
 fn recursion_deeper_than_the_inlining_gives_the_same_results() {
     // for k in 0..=25 { print(fib(k)) }
@@ -54,10 +60,21 @@ fn recursion_deeper_than_the_inlining_gives_the_same_results() {
     assert_eq!(r.out, expected);
 }
 
+/// How many calls `text` (one function's CLIF) makes of the user function declared
+/// `index`-th in a fresh JIT.
+fn calls_of(text: &str, index: usize) -> usize {
+    let decl = format!(" = colocated u0:{index} ");
+    let fnref = text
+        .lines()
+        .find(|l| l.contains(&decl))
+        .and_then(|l| l.split_whitespace().next());
+    fnref.map_or(0, |f| text.matches(&format!("call {f}(")).count())
+}
+
 #[test]
-fn small_functions_are_inlined_and_large_ones_called() {
+fn small_functions_are_inlined_where_calls_repeat() {
     let mut jit = acc_jit_host::Jit::new(&symbols()).unwrap();
-    // A body of more than 40 IR nodes: a sum of 30 terms.
+    // More than 40 IR nodes: a sum of 30 terms.
     let mut big = var(0, s(I64));
     for i in 0..30 {
         big = bin(Add, big, i64c(i));
@@ -70,30 +87,59 @@ fn small_functions_are_inlined_and_large_ones_called() {
         &[("x", s(I64))],
         vec![ret(big)],
     );
+    // Small, but with a loop.
+    let looping = function(
+        9,
+        "looping",
+        1,
+        Some(s(I64)),
+        &[("x", s(I64)), ("i", s(I64))],
+        vec![
+            for_(1, i64c(0), i64c(3), i64c(1), false, vec![]),
+            ret(var(0, s(I64))),
+        ],
+    );
+    let twice = function(
+        10,
+        "twice",
+        1,
+        Some(s(I64)),
+        &[("x", s(I64))],
+        vec![ret(bin(Mul, var(0, s(I64)), i64c(2)))],
+    );
+    let k = || var(0, s(I64));
     let m = module(
-        vec![fib_function(), large],
+        vec![fib_function(), large, looping, twice],
         main(
-            &[],
-            vec![print(vec![
-                call(7, vec![i64c(30)], s(I64)),
-                call(8, vec![i64c(1)], s(I64)),
-            ])],
+            &[("k", s(I64))],
+            vec![
+                // Once, outside loops: called.
+                print(vec![call(7, vec![i64c(30)], s(I64))]),
+                for_(
+                    0,
+                    i64c(0),
+                    i64c(3),
+                    i64c(1),
+                    false,
+                    vec![print(vec![
+                        call(8, vec![k()], s(I64)),
+                        call(9, vec![k()], s(I64)),
+                        call(10, vec![k()], s(I64)),
+                    ])],
+                ),
+            ],
         ),
     );
     let text = jit.clif_text(&m, &Default::default(), false).unwrap();
+    let fib_text = text.split("; large").next().unwrap();
     let main_text = text.split("; main").nth(1).unwrap();
-    // Calls of the user function declared `index`-th in this fresh JIT (`fib` 0, `large` 1).
-    let calls_of = |index: usize| {
-        let decl = format!(" = colocated u0:{index} ");
-        let fnref = main_text
-            .lines()
-            .find(|l| l.contains(&decl))
-            .and_then(|l| l.split_whitespace().next());
-        fnref.map_or(0, |f| main_text.matches(&format!("call {f}(")).count())
-    };
-    assert_eq!(calls_of(1), 1, "{main_text}");
-    // Three levels of `fib` inlined into `main`: the eight calls of the innermost copies remain.
-    assert_eq!(calls_of(0), 8, "{main_text}");
+    // `fib` inlines its own calls three levels deep: 2 + 4 + 8 inlined bodies, whose
+    // innermost make 16 calls.
+    assert_eq!(calls_of(fib_text, 0), 16, "{fib_text}");
+    assert_eq!(calls_of(main_text, 0), 1, "{main_text}");
+    assert_eq!(calls_of(main_text, 1), 1, "{main_text}");
+    assert_eq!(calls_of(main_text, 2), 1, "{main_text}");
+    assert_eq!(calls_of(main_text, 3), 0, "{main_text}");
 }
 
 #[test]
@@ -138,31 +184,25 @@ fn an_inlined_bounds_error_stops_at_its_site() {
 
 #[test]
 fn early_returns_leave_only_the_inlined_body() {
-    // fn find(a: i64[], x: i64) -> i64 { for i in 0..3 { if a[i] == x { return i } } return -1 }
-    // fn show(x: i64) { if x < 0 { print(-100); return } print(x) }
+    // fn find(a: i64[], x: i64) -> i64 {
+    //     if a[0] == x { return 0 }; if a[1] == x { return 1 }; if a[2] == x { return 2 }
+    //     return -1
+    // }
     let a = || var(0, arr(I64, 1));
-    let i = || var(2, s(I64));
+    let test = |i: i64| {
+        if_(
+            bin(Eq, load(a(), vec![i64c(i)], Some(1)), var(1, s(I64))),
+            vec![ret(i64c(i))],
+            vec![],
+        )
+    };
     let find = function(
         1,
         "find",
         2,
         Some(s(I64)),
-        &[("a", arr(I64, 1)), ("x", s(I64)), ("i", s(I64))],
-        vec![
-            for_(
-                2,
-                i64c(0),
-                i64c(3),
-                i64c(1),
-                false,
-                vec![if_(
-                    bin(Eq, load(a(), vec![i()], Some(1)), var(1, s(I64))),
-                    vec![ret(i())],
-                    vec![],
-                )],
-            ),
-            ret(i64c(-1)),
-        ],
+        &[("a", arr(I64, 1)), ("x", s(I64))],
+        vec![test(0), test(1), test(2), ret(i64c(-1))],
     );
     let x = || var(0, s(I64));
     let show = function(
@@ -222,12 +262,16 @@ fn an_inlined_exit_ends_the_program() {
             ret(i64c(1)),
         ],
     );
-    let body = vec![
-        print(vec![i32c(7)]),
-        print(vec![call(1, vec![i32c(3)], s(I64))]),
-        print(vec![i32c(8)]),
-    ];
-    let r = run(&module(vec![quit], main(&[], body)));
+    // main: for j in 0..1 { print(7); print(quit(3)); print(8) }
+    let body = vec![once(
+        0,
+        vec![
+            print(vec![i32c(7)]),
+            print(vec![call(1, vec![i32c(3)], s(I64))]),
+            print(vec![i32c(8)]),
+        ],
+    )];
+    let r = run(&module(vec![quit], main(&[("j", s(I64))], body)));
     assert_eq!((r.out.as_str(), r.exit_code), ("7\n", 3));
     assert_ne!(r.status, 0);
 }
@@ -235,7 +279,7 @@ fn an_inlined_exit_ends_the_program() {
 #[test]
 fn inlined_array_results_keep_their_reference_counts() {
     // fn dup(a: i64[]) -> i64[] { return copy(a) }
-    // main: a = [1, 2]; b = dup(a); b[0] = 9; print(a, b); release a, b
+    // main: a = [1, 2]; for j in 0..1 { b = dup(a) }; b[0] = 9; print(a, b); release a, b
     let dup = function(
         1,
         "dup",
@@ -252,7 +296,7 @@ fn inlined_array_results_keep_their_reference_counts() {
     let b = || var(1, arr(I64, 1));
     let body = vec![
         set(0, array_literal(&[1, 2])),
-        set(1, call(1, vec![a()], arr(I64, 1))),
+        once(2, vec![set(1, call(1, vec![a()], arr(I64, 1)))]),
         store(b(), vec![i64c(0)], i64c(9), Some(1)),
         print(vec![a(), b()]),
         Stmt::Release(a()),
@@ -260,75 +304,12 @@ fn inlined_array_results_keep_their_reference_counts() {
     ];
     let r = run(&module(
         vec![dup],
-        main(&[("a", arr(I64, 1)), ("b", arr(I64, 1))], body),
+        main(
+            &[("a", arr(I64, 1)), ("b", arr(I64, 1)), ("j", s(I64))],
+            body,
+        ),
     ));
     assert_eq!(r.status, 0, "{}", r.error);
     assert_eq!(r.out, "[1, 2] [9, 2]\n");
     assert_eq!(r.live, 0);
-}
-
-#[test]
-fn a_recursive_copy_checks_its_own_accesses() {
-    // A loop whose checks are hoisted (versioned) in one copy of `f` must not lend that proof
-    // to the same access in a copy of `f` inlined inside it, which loops further.
-    // fn f(a: i64[], n: i64) -> i64 {
-    //     let t = 0
-    //     for i in 0..n { t = t + a[i]; if n < 3 { t = t + f(a, n + 1) } }
-    //     return t
-    // }
-    let a = || var(0, arr(I64, 1));
-    let n = || var(1, s(I64));
-    let t = || var(2, s(I64));
-    let i = || var(3, s(I64));
-    let f = function(
-        1,
-        "f",
-        2,
-        Some(s(I64)),
-        &[
-            ("a", arr(I64, 1)),
-            ("n", s(I64)),
-            ("t", s(I64)),
-            ("i", s(I64)),
-        ],
-        vec![
-            set(2, i64c(0)),
-            for_(
-                3,
-                i64c(0),
-                n(),
-                i64c(1),
-                false,
-                vec![
-                    set(2, bin(Add, t(), load(a(), vec![i()], Some(6)))),
-                    if_(
-                        bin(Lt, n(), i64c(3)),
-                        vec![set(
-                            2,
-                            bin(Add, t(), call(1, vec![a(), bin(Add, n(), i64c(1))], s(I64))),
-                        )],
-                        vec![],
-                    ),
-                ],
-            ),
-            ret(t()),
-        ],
-    );
-    let run_with = |values: &[i64]| {
-        let body = vec![
-            set(0, array_literal(values)),
-            print(vec![call(1, vec![var(0, arr(I64, 1)), i64c(1)], s(I64))]),
-            Stmt::Release(var(0, arr(I64, 1))),
-        ];
-        run(&module(vec![f.clone()], main(&[("a", arr(I64, 1))], body)))
-    };
-    // f(a, 3) = a0 + a1 + a2; f(a, 2) = a0 + f3 + a1 + f3; f(a, 1) = a0 + f2.
-    let r = run_with(&[1, 10, 100]);
-    assert_eq!(r.status, 0, "{}", r.error);
-    let f3 = 111;
-    let f2 = 1 + f3 + 10 + f3;
-    assert_eq!(r.out, format!("{}\n", 1 + f2));
-    let r = run_with(&[1, 10]);
-    assert_eq!(r.status, 1);
-    assert_eq!(r.error, "bounds: site 6, dim 0, index 2, extent 2");
 }

@@ -3,7 +3,8 @@
 //! A call costs a frame: the callee saves and restores the registers it uses, and the caller
 //! keeps its live values across the call. For a small function that is most of the work (a
 //! recursive `fib` spends nearly all its time entering and leaving frames), so a call of a
-//! small function of the same compile is translated as the callee's body, inline: its locals
+//! small function of the same compile, without loops, is translated as the callee's body,
+//! inline, where calls repeat (in a function, or in a loop of a `main` or a region): its locals
 //! become new variables of the caller, its `return` jumps to the code after the call with the
 //! value, and its run-time failures go straight to the caller's failure exit (where the
 //! caller's check of `ctx.status` after the call would have sent them). Recursion unrolls:
@@ -40,8 +41,21 @@ pub(crate) fn candidates(module: &ir::Module) -> HashMap<FnId, &ir::Function> {
         .iter()
         .filter(|f| !is_gang_routine(f))
         .filter_map(|f| Some((f.id?, f)))
-        .filter(|(_, f)| block_size(&f.body) <= MAX_SIZE)
+        .filter(|(_, f)| block_size(&f.body) <= MAX_SIZE && !has_loop(&f.body))
         .collect()
+}
+
+/// Whether a block holds a loop. Functions with loops are not inlined: their call costs
+/// little next to the loop, and inlining them would copy their loops (twice over where the
+/// bounds checks are versioned) into every caller.
+fn has_loop(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::For(_) | Stmt::While { .. } => true,
+        Stmt::If { then, els, .. } => has_loop(then) || has_loop(els),
+        Stmt::DataRegion { body, .. } | Stmt::Block(body) => has_loop(body),
+        Stmt::Atomic(s) => has_loop(std::slice::from_ref(s.as_ref())),
+        _ => false,
+    })
 }
 
 /// The size of a block in statements and expressions; statements that move data or launch
@@ -121,8 +135,11 @@ impl<'a> Tx<'a, '_> {
     pub(super) fn inline_candidate(&self, id: FnId) -> Option<&'a ir::Function> {
         let env: &'a super::Env<'a> = self.env;
         let f = *env.inlinable.get(&id)?;
+        // Code of a `main` or a region outside loops runs once: a call there is not worth
+        // the code.
+        let hot = self.in_function || self.inline_depth > 0 || !self.loops.is_empty();
         let fits = self.inline_depth < MAX_DEPTH && self.inlined_size < BUDGET;
-        fits.then_some(f)
+        (hot && fits).then_some(f)
     }
 
     /// The body of `f` in place of a call with the evaluated arguments `args`: its result, if

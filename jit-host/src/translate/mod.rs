@@ -196,6 +196,9 @@ pub(crate) struct Tx<'a, 'f> {
     inline_exit: Option<Block>,
     /// How many inlined bodies enclose the code being translated.
     inline_depth: u32,
+    /// Translating a user function (not a `main` or a region, whose code outside loops runs
+    /// once per run or per gang).
+    in_function: bool,
     /// The IR size of all the bodies inlined into this function so far.
     inlined_size: usize,
 }
@@ -249,6 +252,7 @@ pub(crate) fn translate(
         version_depth: 0,
         inline_exit: None,
         inline_depth: 0,
+        in_function: matches!(kind, FnKind::Function(_)),
         inlined_size: 0,
     };
     match kind {
