@@ -6,6 +6,7 @@
 //! `builtin`, compute regions and launches in `region`.
 
 mod array;
+mod atomic;
 mod bounds;
 mod builtin;
 mod expr;

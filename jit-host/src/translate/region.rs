@@ -10,8 +10,9 @@
 //! vector loops run whole, in order. Each gang's reduction accumulators start at the
 //! operator's identity and are combined into their parameter's slot at the end of the call;
 //! since gangs run one after another, a plain read-combine-write is enough here. (A device
-//! layer that runs gangs concurrently, issue 4, needs per-gang slots or atomics instead: the
-//! region functions in `CompiledModule::regions` assume one gang at a time.)
+//! layer that runs gangs concurrently, issue 4, needs per-gang slots or atomics for these
+//! combines and for `InOut` scalars; `acc atomic` statements on array elements are atomic
+//! already, see `atomic`.)
 
 use acc_lang::ir::{Construct, Launch, Pass, Place, Region, ScalarType, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;

@@ -21,7 +21,7 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
+    pub(super) fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         match s {
             Stmt::Set(l, e) => {
                 let v = self.expr(e)?;
@@ -115,8 +115,7 @@ impl Tx<'_, '_> {
                 }
                 self.queue(async_queue.as_ref())?;
             }
-            // Host code runs in one thread: an atomic update is a plain one.
-            Stmt::Atomic(s) => self.stmt(s)?,
+            Stmt::Atomic(s) => self.atomic(s)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())

@@ -17,6 +17,11 @@ thread_local! {
     static LIVE: Cell<i64> = const { Cell::new(0) };
 }
 
+/// The error message this thread's stub runtime recorded last.
+pub fn last_error() -> String {
+    ERR.with(|e| e.borrow().clone())
+}
+
 fn out(s: &str) {
     OUT.with(|o| o.borrow_mut().push_str(s));
 }
