@@ -22,6 +22,14 @@
 //! that its gang loops share their iterations like a region's; called from host code it is the
 //! only gang (0 of 1). Private and firstprivate arrays are made per gang and freed at its end.
 //!
+//! `acc atomic` statements are atomic operations wherever they appear (`translate::atomic`):
+//! read-modify-write instructions for integer `+ - & | ^ min max`, compare-and-swap loops for the
+//! rest, so region functions may run their gangs on several threads at once.
+//!
+//! A call of a small loop-free function of the same compile, in a function or in a loop, is
+//! translated as the callee's body in place (`translate::inline`); a small recursive function
+//! unrolls its own recursion three levels this way.
+//!
 //! Array header fields are loaded with `readonly can_move` (a handle always points at a live
 //! header whose shape never changes), so Cranelift hoists them out of loops; globals a loop
 //! cannot change are loaded once before it (`translate::hoist`). A counted loop whose accesses
@@ -333,6 +341,7 @@ impl Jit {
             strings: &strings.strings,
             formats: &strings.formats,
             gang_routines: &gang_routines,
+            inlinable: translate::inline_candidates(module),
         };
         let mut fctx = FunctionBuilderContext::new();
         let mut out = Vec::new();

@@ -76,7 +76,12 @@ impl Tx<'_, '_> {
     fn unary(&mut self, op: UnOp, x: &Expr) -> Result<Value, JitError> {
         let t = scalar_of(x, "an operator")?;
         let v = self.expr(x)?;
-        Ok(match op {
+        Ok(self.unary_value(op, t, v))
+    }
+
+    /// A unary operator on an operand of type `t`.
+    pub(super) fn unary_value(&mut self, op: UnOp, t: ScalarType, v: Value) -> Value {
+        match op {
             UnOp::Neg if is_float(t) => self.b.ins().fneg(v),
             UnOp::Neg => self.b.ins().ineg(v),
             UnOp::Not => {
@@ -84,7 +89,7 @@ impl Tx<'_, '_> {
                 self.b.ins().bxor(v, one)
             }
             UnOp::BitNot => self.b.ins().bnot(v),
-        })
+        }
     }
 
     fn binary(
@@ -100,6 +105,20 @@ impl Tx<'_, '_> {
         let t = scalar_of(l, "an operator")?;
         let a = self.expr(l)?;
         let c = self.expr(r)?;
+        self.binary_values(op, t, a, c, r, site)
+    }
+
+    /// A binary operator (not `&&` or `||`) on operands of type `t`, evaluated: `a op c`.
+    /// `divisor` is the right operand's expression (a constant divisor needs no check).
+    pub(super) fn binary_values(
+        &mut self,
+        op: BinOp,
+        t: ScalarType,
+        a: Value,
+        c: Value,
+        divisor: &Expr,
+        site: Option<SiteId>,
+    ) -> Result<Value, JitError> {
         if is_float(t) {
             return self.float_binary(op, a, c, t);
         }
@@ -108,7 +127,7 @@ impl Tx<'_, '_> {
             BinOp::Add => ins.iadd(a, c),
             BinOp::Sub => ins.isub(a, c),
             BinOp::Mul => ins.imul(a, c),
-            BinOp::Div | BinOp::Rem => return self.int_division(op, a, c, r, site),
+            BinOp::Div | BinOp::Rem => return self.int_division(op, a, c, divisor, site),
             BinOp::BitAnd => ins.band(a, c),
             BinOp::BitOr => ins.bor(a, c),
             BinOp::BitXor => ins.bxor(a, c),
@@ -121,7 +140,12 @@ impl Tx<'_, '_> {
             BinOp::Le => ins.icmp(IntCC::SignedLessThanOrEqual, a, c),
             BinOp::Gt => ins.icmp(IntCC::SignedGreaterThan, a, c),
             BinOp::Ge => ins.icmp(IntCC::SignedGreaterThanOrEqual, a, c),
-            BinOp::And | BinOp::Or => unreachable!("handled above"),
+            BinOp::And | BinOp::Or => {
+                return Err(JitError::Unsupported(format!(
+                    "`{}` on evaluated operands",
+                    op.as_str()
+                )))
+            }
         })
     }
 
@@ -270,6 +294,9 @@ impl Tx<'_, '_> {
         let mut values = vec![self.ctx];
         for a in args {
             values.push(self.expr(a)?);
+        }
+        if let Some(f) = self.inline_candidate(id) {
+            return self.inline_call(f, &values[1..]);
         }
         if self.env.gang_routines.contains(&id) {
             // Outside regions and gang routines, the caller is the only gang.

@@ -6,11 +6,13 @@
 //! `builtin`, compute regions and launches in `region`.
 
 mod array;
+mod atomic;
 mod bounds;
 mod builtin;
 mod directive;
 mod expr;
 mod hoist;
+mod inline;
 mod region;
 pub(crate) use region::region_desc;
 mod stmt;
@@ -28,6 +30,8 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Linkage, Module};
+
+pub(crate) use inline::candidates as inline_candidates;
 
 use crate::externs::{self, A};
 use crate::{GlobalSlots, JitError};
@@ -57,6 +61,8 @@ pub(crate) struct Env<'a> {
     /// Functions compiled as gang routines (this and earlier compiles), which take the caller's
     /// gang and gang count as two more parameters.
     pub gang_routines: &'a HashSet<FnId>,
+    /// Functions of this compile small enough to inline at their calls (`inline`).
+    pub inlinable: HashMap<FnId, &'a ir::Function>,
 }
 
 /// A function that takes `(gang, num_gangs)` after its parameters: a gang routine, whose gang
@@ -190,6 +196,15 @@ pub(crate) struct Tx<'a, 'f> {
     proven: HashSet<usize>,
     /// How many versioned loops enclose the code being translated.
     version_depth: u32,
+    /// In an inlined body: where its `return` goes (`inline`).
+    inline_exit: Option<Block>,
+    /// How many inlined bodies enclose the code being translated.
+    inline_depth: u32,
+    /// Translating a user function (not a `main` or a region, whose code outside loops runs
+    /// once per run or per gang).
+    in_function: bool,
+    /// The IR size of all the bodies inlined into this function so far.
+    inlined_size: usize,
 }
 
 /// Build `func`'s body.
@@ -239,6 +254,10 @@ pub(crate) fn translate(
         cached_globals: HashMap::new(),
         proven: HashSet::new(),
         version_depth: 0,
+        inline_exit: None,
+        inline_depth: 0,
+        in_function: matches!(kind, FnKind::Function(_)),
+        inlined_size: 0,
     };
     match kind {
         FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params[1..])?,
@@ -259,6 +278,15 @@ impl<'a, 'f> Tx<'a, 'f> {
                 self.gang = Some(Gang { gang, num_gangs });
             }
         }
+        self.bind_params(f, params);
+        self.block(&f.body)?;
+        // Falling off the end: a `main`, or a function whose every path returned already.
+        self.return_dummy();
+        Ok(())
+    }
+
+    /// Define `f`'s parameters as `params` and its other locals as zero.
+    fn bind_params(&mut self, f: &ir::Function, params: &[Value]) {
         for (i, &(var, ty)) in self.locals.clone().iter().enumerate() {
             let v = match f.params.iter().position(|p| p.0 as usize == i) {
                 Some(k) => params[k],
@@ -266,15 +294,16 @@ impl<'a, 'f> Tx<'a, 'f> {
             };
             self.b.def_var(var, v);
         }
-        self.block(&f.body)?;
-        // Falling off the end: a `main`, or a function whose every path returned already.
-        self.return_dummy();
-        Ok(())
     }
 
     /// `return` with a zero of the function's result type (after a failure, or at an end
     /// that the checker guarantees is not reached).
     fn return_dummy(&mut self) {
+        if let Some(exit) = self.inline_exit {
+            let z = self.ret.map(|t| self.zero(clif_type(t)));
+            self.inline_return(exit, z);
+            return;
+        }
         match self.ret {
             Some(t) => {
                 let z = self.zero(clif_type(t));

@@ -12,7 +12,8 @@
 //! vector loops run whole, in order. Each gang's reduction accumulators start at the
 //! operator's identity, and at the end of the call the partial result goes into its
 //! parameter's slot: the runtime combines the gangs' partial results with the value before the
-//! construct, in gang order (`acc_runtime::launch`).
+//! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
+//! (see `atomic`), since gangs may run on several threads at once.
 
 use acc_lang::ir::{Launch, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;

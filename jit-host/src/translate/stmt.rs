@@ -20,7 +20,7 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
+    pub(super) fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         match s {
             Stmt::Set(l, e) => {
                 let v = self.expr(e)?;
@@ -108,8 +108,7 @@ impl Tx<'_, '_> {
                 async_queue,
                 site,
             } => self.wait_stmt(queues, async_queue.as_ref(), *site)?,
-            // Host code runs in one thread: an atomic update is a plain one.
-            Stmt::Atomic(s) => self.stmt(s)?,
+            Stmt::Atomic(s) => self.atomic(s)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())
@@ -121,6 +120,13 @@ impl Tx<'_, '_> {
                 self.expr_opt(e)?;
             }
             self.b.ins().jump(epilogue, &[]);
+        } else if let Some(exit) = self.inline_exit {
+            let v = match e {
+                Some(e) => self.expr_opt(e)?,
+                None => None,
+            };
+            let v = v.filter(|_| self.ret.is_some());
+            self.inline_return(exit, v);
         } else {
             match e {
                 Some(e) => {

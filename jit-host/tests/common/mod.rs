@@ -19,6 +19,11 @@ thread_local! {
     static LIVE: Cell<i64> = const { Cell::new(0) };
 }
 
+/// The error message this thread's stub runtime recorded last.
+pub fn last_error() -> String {
+    ERR.with(|e| e.borrow().clone())
+}
+
 fn out(s: &str) {
     OUT.with(|o| o.borrow_mut().push_str(s));
 }
@@ -303,15 +308,24 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session whose first compile defines the identity functions of `opaque`: calls of a
+    /// function of an earlier compile are never inlined, so their results stay opaque to
+    /// Cranelift. `run` leaves them out of the modules it compiles.
     pub fn new() -> Session {
-        Session {
+        let mut s = Session {
             jit: Jit::new(&symbols()).unwrap(),
             slots: GlobalSlots::new(),
             globals: vec![0; 64],
-        }
+        };
+        let ids = module(identities(), main(&[], vec![]));
+        s.jit.compile(&ids, &s.slots).unwrap();
+        s
     }
 
     pub fn run(&mut self, m: &Module) -> Run {
+        let mut m = m.clone();
+        m.functions.retain(|f| !is_identity(f));
+        let m = &m;
         for g in &m.globals {
             let n = self.slots.len() as u32;
             self.slots.entry(g.id).or_insert(n);
@@ -554,6 +568,11 @@ pub fn identities() -> Vec<Function> {
             )
         })
         .collect()
+}
+
+/// Whether `f` is one of the identity functions (FnIds 100..105).
+pub fn is_identity(f: &Function) -> bool {
+    f.id.is_some_and(|id| (100..105).contains(&id.0)) && f.name == "id"
 }
 
 /// `e` passed through an identity function: a value Cranelift cannot fold.

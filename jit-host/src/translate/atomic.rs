@@ -1,0 +1,520 @@
+//! `acc atomic` (LANGUAGE.md 7.8) as real atomic operations, so that gangs running at the same
+//! time on different threads update shared array elements correctly.
+//!
+//! Lowering hands over each form as ordinary statements whose location is evaluated once
+//! (`ir::Stmt::Atomic`): an update `x = f(x)` (`x op= e`, `x = x op e`, `x = e op x`,
+//! `x = max(x, e)`, …) is a `Store` of the location whose value reads it, a write is a `Store`
+//! whose value does not, a read is `v = x`, and a capture is a block of a read and an update or
+//! write, in either order. The location is an array element (its array and indices are
+//! constants, locals or globals) or a scalar. A scalar local is the gang's own (a region's
+//! scalars are per gang), so a statement on one stays plain; a global scalar is updated
+//! atomically through its slot.
+//!
+//! How each is done:
+//! - the element's address is computed once, with its bounds check (at the site of the
+//!   location's first read, as the plain statement would report it);
+//! - the parts of the value that do not read the location are evaluated once, before anything
+//!   is read or written, in their order;
+//! - `i32`/`i64` `+ - & | ^ min max` of the old value and such an operand is one `atomic_rmw`;
+//!   a write in a capture is an `atomic_rmw` exchange;
+//! - every other update (`*`, `/`, `e - x`, conversions, and all float updates) is a
+//!   compare-and-swap loop on the location's bits: read the old value, compute the new one,
+//!   store it if the location still holds the old bits, else retry with what it holds;
+//! - a read is an `atomic_load`, a write an `atomic_store`.
+//!
+//! A capture's `v = x` gets the old value when it comes first and the new one otherwise.
+
+use acc_lang::builtins::Builtin;
+use acc_lang::ir::{BinOp, Expr, ExprKind, GlobalId, ScalarType, SiteId, Stmt};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+
+use super::expr::scalar_of;
+use super::{is_float, scalar_type, Tx};
+use crate::JitError;
+
+/// Where an atomic statement operates.
+#[derive(Clone, Copy)]
+enum Location<'e> {
+    Element {
+        array: &'e Expr,
+        indices: &'e [Expr],
+    },
+    Global(GlobalId),
+}
+
+/// What the statement writes to its location: an update or write's value.
+struct Update<'e> {
+    value: &'e Expr,
+    /// The site of the store's bounds check.
+    site: Option<SiteId>,
+    indices: &'e [Expr],
+}
+
+/// The read of a capture or `acc atomic read`: `target = value`, where `value` reads the
+/// location.
+struct Read<'e> {
+    stmt: &'e Stmt,
+    value: &'e Expr,
+}
+
+/// Values of the subexpressions evaluated before the atomic operation, by node address.
+type Evaluated = Vec<(*const Expr, Value)>;
+
+fn same(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
+        (ExprKind::Global(x), ExprKind::Global(y)) => x == y,
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        _ => false,
+    }
+}
+
+impl Location<'_> {
+    /// Whether `e` is a read of this location (as a whole).
+    fn is_read(&self, e: &Expr) -> bool {
+        match (self, &e.kind) {
+            (
+                Location::Element { array, indices },
+                ExprKind::Load {
+                    array: a,
+                    indices: is,
+                    ..
+                },
+            ) => {
+                same(array, a)
+                    && indices.len() == is.len()
+                    && indices.iter().zip(is).all(|(x, y)| same(x, y))
+            }
+            (Location::Global(g), ExprKind::Global(h)) => g == h,
+            _ => false,
+        }
+    }
+
+    /// Whether `e` reads this location anywhere.
+    fn read_in(&self, e: &Expr) -> bool {
+        self.first_read(e).is_some()
+    }
+
+    /// The first read of this location in `e`'s evaluation order.
+    fn first_read<'x>(&self, e: &'x Expr) -> Option<&'x Expr> {
+        if self.is_read(e) {
+            return Some(e);
+        }
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+                self.first_read(x)
+            }
+            ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),
+            ExprKind::Load { array, indices, .. } => self
+                .first_read(array)
+                .or_else(|| indices.iter().find_map(|i| self.first_read(i))),
+            ExprKind::Call(_, args)
+            | ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
+            _ => None,
+        }
+    }
+}
+
+/// The location an update or write statement assigns, and what it writes.
+fn update_of(s: &Stmt) -> Option<(Location<'_>, Update<'_>)> {
+    match s {
+        Stmt::Store {
+            array,
+            indices,
+            value,
+            site,
+        } => Some((
+            Location::Element { array, indices },
+            Update {
+                value,
+                site: *site,
+                indices,
+            },
+        )),
+        Stmt::SetGlobal(g, value) => Some((
+            Location::Global(*g),
+            Update {
+                value,
+                site: None,
+                indices: &[],
+            },
+        )),
+        _ => None,
+    }
+}
+
+/// `s` as the read `v = x` of `loc`.
+fn read_of<'e>(s: &'e Stmt, loc: &Location<'_>) -> Option<Read<'e>> {
+    let value = match s {
+        Stmt::Set(_, e) | Stmt::SetGlobal(_, e) => e,
+        _ => return None,
+    };
+    loc.read_in(value).then_some(Read { stmt: s, value })
+}
+
+/// The integer type of a scalar's bits.
+fn bits_type(t: Type) -> Type {
+    match t {
+        types::F32 => types::I32,
+        types::F64 => types::I64,
+        t => t,
+    }
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+impl Tx<'_, '_> {
+    /// The statement of an `ir::Stmt::Atomic`.
+    pub(super) fn atomic(&mut self, s: &Stmt) -> Result<(), JitError> {
+        match s {
+            Stmt::Block(b) => match b.as_slice() {
+                [first, second] => self.capture(first, second, s),
+                _ => self.stmt(s),
+            },
+            Stmt::Set(_, value) => {
+                // `acc atomic read` of an element or a global into a local; a local location
+                // is the gang's own.
+                match self.read_location(value) {
+                    Some(loc) => self.atomic_read(s, value, loc),
+                    None => self.stmt(s),
+                }
+            }
+            _ => match update_of(s) {
+                Some((loc, update)) => {
+                    self.atomic_update(loc, &update, None)?;
+                    Ok(())
+                }
+                None => self.stmt(s),
+            },
+        }
+    }
+
+    /// The element or global that `v = value` reads atomically: `value` is (a conversion of)
+    /// one read.
+    fn read_location<'e>(&self, value: &'e Expr) -> Option<Location<'e>> {
+        match &value.kind {
+            ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
+            ExprKind::Global(g) => Some(Location::Global(*g)),
+            ExprKind::Convert(x) => self.read_location(x),
+            _ => None,
+        }
+    }
+
+    /// `{ v = x; x op= e }` or `{ x op= e; v = x }` (or with a write `x = e`).
+    fn capture(&mut self, first: &Stmt, second: &Stmt, whole: &Stmt) -> Result<(), JitError> {
+        // (the update or write, the read, whether the read comes first)
+        let found = [(first, second, false), (second, first, true)]
+            .into_iter()
+            .find_map(|(u, r, read_first)| {
+                let (loc, update) = update_of(u)?;
+                let read = read_of(r, &loc)?;
+                Some((loc, update, read, read_first))
+            });
+        let Some((loc, update, read, read_first)) = found else {
+            // A scalar local location: the gang's own.
+            return self.stmt(whole);
+        };
+        let (old, new) = self.atomic_update(loc, &update, read_first.then_some(&read))?;
+        let seen = if read_first { old } else { new };
+        let v = self.with_location(read.value, loc, seen, &Vec::new())?;
+        self.assign(read.stmt, v)
+    }
+
+    /// `target = value` of a read statement, with `value` already computed.
+    fn assign(&mut self, s: &Stmt, v: Value) -> Result<(), JitError> {
+        match s {
+            Stmt::Set(l, _) => {
+                let (var, _) = self.local(*l)?;
+                self.b.def_var(var, v);
+            }
+            Stmt::SetGlobal(g, _) => {
+                let (base, offset) = self.global_addr(*g)?;
+                self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+            }
+            _ => {
+                return Err(JitError::Unsupported(
+                    "an atomic read into a non-variable".into(),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc atomic read`: `v = x` with one atomic load.
+    fn atomic_read(&mut self, s: &Stmt, value: &Expr, loc: Location<'_>) -> Result<(), JitError> {
+        let t = scalar_type(self.location_type(value, loc)?);
+        let site = loc.first_read(value).and_then(load_site);
+        let addr = self.location_address(loc, site, read_indices(loc, value))?;
+        let bits = self.b.ins().atomic_load(bits_type(t), flags(), addr);
+        let old = self.value_of_bits(t, bits);
+        let v = self.with_location(value, loc, old, &Vec::new())?;
+        self.assign(s, v)
+    }
+
+    /// An update or write of `loc`; returns the old and the new value. `read` is a capture's
+    /// read that comes first: its location read decides the bounds-check site.
+    fn atomic_update(
+        &mut self,
+        loc: Location<'_>,
+        update: &Update<'_>,
+        read: Option<&Read<'_>>,
+    ) -> Result<(Value, Value), JitError> {
+        let elem = match loc {
+            Location::Element { array, .. } => match array.ty {
+                acc_lang::ir::Ty::Array { elem, .. } => elem,
+                _ => return Err(JitError::Unsupported("indexing a scalar".into())),
+            },
+            Location::Global(_) => scalar_of(update.value, "an atomic update")?,
+        };
+        let t = scalar_type(elem);
+        // The plain statements would check the location where it is first read.
+        let first_read = read
+            .and_then(|r| loc.first_read(r.value))
+            .or_else(|| loc.first_read(update.value));
+        let (site, indices) = match first_read {
+            Some(e) => (load_site(e), read_indices(loc, e)),
+            None => (update.site, update.indices),
+        };
+        let addr = self.location_address(loc, site, indices)?;
+        let mut evaluated = Vec::new();
+        self.evaluate_operands(update.value, loc, &mut evaluated)?;
+
+        // The one operand of a write or of a read-modify-write instruction.
+        let operand = match evaluated.as_slice() {
+            &[(_, v)] => Some(v),
+            _ => None,
+        };
+        match (operand, rmw_op(update.value, loc, elem)) {
+            // A write, whose old value nothing needs.
+            (Some(new), Some(AtomicRmwOp::Xchg)) if read.is_none() => {
+                let bits = self.bits_of(t, new);
+                self.b.ins().atomic_store(flags(), bits, addr);
+                Ok((new, new))
+            }
+            (Some(x), Some(op)) => {
+                let x = self.bits_of(t, x);
+                let old = self.b.ins().atomic_rmw(bits_type(t), flags(), op, addr, x);
+                let old = self.value_of_bits(t, old);
+                let new = self.with_location(update.value, loc, old, &evaluated)?;
+                Ok((old, new))
+            }
+            _ => self.compare_and_swap(t, addr, update.value, loc, &evaluated),
+        }
+    }
+
+    /// The compare-and-swap loop of an update `x = value(x)`: the old and the new value.
+    fn compare_and_swap(
+        &mut self,
+        t: Type,
+        addr: Value,
+        value: &Expr,
+        loc: Location<'_>,
+        evaluated: &Evaluated,
+    ) -> Result<(Value, Value), JitError> {
+        let bt = bits_type(t);
+        let first = self.b.ins().atomic_load(bt, flags(), addr);
+        let retry = self.b.create_block();
+        let old_bits = self.b.append_block_param(retry, bt);
+        let done = self.b.create_block();
+        self.b.ins().jump(retry, &[BlockArg::Value(first)]);
+        self.b.switch_to_block(retry);
+        let old = self.value_of_bits(t, old_bits);
+        let new = self.with_location(value, loc, old, evaluated)?;
+        let new_bits = self.bits_of(t, new);
+        let seen = self.b.ins().atomic_cas(flags(), addr, old_bits, new_bits);
+        let stored = self.b.ins().icmp(IntCC::Equal, seen, old_bits);
+        self.b
+            .ins()
+            .brif(stored, done, &[], retry, &[BlockArg::Value(seen)]);
+        self.b.switch_to_block(done);
+        Ok((old, new))
+    }
+
+    /// The address of the location, bounds-checked at `site` unless a versioned loop proved
+    /// the access (`indices` are the checked access's).
+    fn location_address(
+        &mut self,
+        loc: Location<'_>,
+        site: Option<SiteId>,
+        indices: &[Expr],
+    ) -> Result<Value, JitError> {
+        match loc {
+            Location::Element { array, indices: at } => {
+                let site = self.unproven(indices, site);
+                let (addr, _) = self.element_addr(array, at, site)?;
+                Ok(addr)
+            }
+            Location::Global(g) => {
+                let (base, offset) = self.global_addr(g)?;
+                let offset = self.iconst(types::I64, offset as i64);
+                Ok(self.b.ins().iadd(base, offset))
+            }
+        }
+    }
+
+    fn location_type(&self, value: &Expr, loc: Location<'_>) -> Result<ScalarType, JitError> {
+        let read = loc
+            .first_read(value)
+            .ok_or_else(|| JitError::Unsupported("an atomic read of nothing".into()))?;
+        scalar_of(read, "an atomic read")
+    }
+
+    /// Evaluate, in order, the largest parts of `e` that do not read `loc`.
+    fn evaluate_operands(
+        &mut self,
+        e: &Expr,
+        loc: Location<'_>,
+        out: &mut Evaluated,
+    ) -> Result<(), JitError> {
+        if loc.is_read(e) {
+            return Ok(());
+        }
+        if !loc.read_in(e) {
+            let v = self.expr(e)?;
+            out.push((e as *const Expr, v));
+            return Ok(());
+        }
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) => self.evaluate_operands(x, loc, out),
+            ExprKind::Binary(_, l, r, _) => {
+                self.evaluate_operands(l, loc, out)?;
+                self.evaluate_operands(r, loc, out)
+            }
+            ExprKind::Builtin(Builtin::Min | Builtin::Max, args) => {
+                for a in args {
+                    self.evaluate_operands(a, loc, out)?;
+                }
+                Ok(())
+            }
+            _ => Err(JitError::Unsupported(
+                "an atomic value that reads its location inside a call".into(),
+            )),
+        }
+    }
+
+    /// `e` with the location's value `x` and the operands evaluated before.
+    fn with_location(
+        &mut self,
+        e: &Expr,
+        loc: Location<'_>,
+        x: Value,
+        evaluated: &Evaluated,
+    ) -> Result<Value, JitError> {
+        if loc.is_read(e) {
+            return Ok(x);
+        }
+        if let Some(&(_, v)) = evaluated.iter().find(|&&(p, _)| std::ptr::eq(p, e)) {
+            return Ok(v);
+        }
+        if !loc.read_in(e) {
+            // A write's value (`evaluated` holds it already); reached only for malformed IR.
+            return Err(JitError::Unsupported(
+                "an atomic operand not evaluated".into(),
+            ));
+        }
+        let t = scalar_of(e, "an atomic value")?;
+        match &e.kind {
+            ExprKind::Unary(op, a) => {
+                let at = scalar_of(a, "an operator")?;
+                let v = self.with_location(a, loc, x, evaluated)?;
+                Ok(self.unary_value(*op, at, v))
+            }
+            ExprKind::Convert(a) => {
+                let from = scalar_of(a, "a conversion")?;
+                let v = self.with_location(a, loc, x, evaluated)?;
+                Ok(self.convert(v, from, t))
+            }
+            ExprKind::Binary(op, l, r, site) => {
+                let lt = scalar_of(l, "an operator")?;
+                let a = self.with_location(l, loc, x, evaluated)?;
+                let c = self.with_location(r, loc, x, evaluated)?;
+                self.binary_values(*op, lt, a, c, r, *site)
+            }
+            ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) if args.len() == 2 => {
+                let a = self.with_location(&args[0], loc, x, evaluated)?;
+                let c = self.with_location(&args[1], loc, x, evaluated)?;
+                Ok(match (*b, is_float(t)) {
+                    (Builtin::Min, true) => self.c_fmin(a, c),
+                    (Builtin::Max, true) => self.c_fmax(a, c),
+                    (Builtin::Min, false) => self.b.ins().smin(a, c),
+                    _ => self.b.ins().smax(a, c),
+                })
+            }
+            _ => Err(JitError::Unsupported("an atomic value of this form".into())),
+        }
+    }
+
+    fn bits_of(&mut self, t: Type, v: Value) -> Value {
+        if t.is_float() {
+            self.b.ins().bitcast(bits_type(t), MemFlagsData::new(), v)
+        } else {
+            v
+        }
+    }
+
+    fn value_of_bits(&mut self, t: Type, v: Value) -> Value {
+        if t.is_float() {
+            self.b.ins().bitcast(t, MemFlagsData::new(), v)
+        } else {
+            v
+        }
+    }
+}
+
+/// The bounds-check site of a location read.
+fn load_site(e: &Expr) -> Option<SiteId> {
+    match &e.kind {
+        ExprKind::Load { site, .. } => *site,
+        _ => None,
+    }
+}
+
+/// The indices of a location read (what `Tx::unproven` knows the access by).
+fn read_indices<'e>(loc: Location<'e>, e: &'e Expr) -> &'e [Expr] {
+    match (&e.kind, loc) {
+        (ExprKind::Load { indices, .. }, _) => indices,
+        (_, Location::Element { indices, .. }) => indices,
+        _ => &[],
+    }
+}
+
+/// The single read-modify-write instruction of `value` as an update of `loc` of an integer
+/// element: `x op e` or `e op x` (commutative `op`), `min`/`max` of `x` and `e`, where `e` does
+/// not read `x`; or a write in a capture (an exchange).
+fn rmw_op(value: &Expr, loc: Location<'_>, elem: ScalarType) -> Option<AtomicRmwOp> {
+    if !loc.read_in(value) {
+        return Some(AtomicRmwOp::Xchg);
+    }
+    if !matches!(elem, ScalarType::I32 | ScalarType::I64) || value.ty.scalar() != Some(elem) {
+        return None;
+    }
+    let operand = |a: &Expr, b: &Expr| loc.is_read(a) && !loc.read_in(b);
+    match &value.kind {
+        ExprKind::Binary(op, l, r, _) => {
+            let commutative = !matches!(op, BinOp::Sub);
+            let fits = operand(l, r) || (commutative && operand(r, l));
+            let op = match op {
+                BinOp::Add => AtomicRmwOp::Add,
+                BinOp::Sub => AtomicRmwOp::Sub,
+                BinOp::BitAnd => AtomicRmwOp::And,
+                BinOp::BitOr => AtomicRmwOp::Or,
+                BinOp::BitXor => AtomicRmwOp::Xor,
+                _ => return None,
+            };
+            fits.then_some(op)
+        }
+        ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) => match args.as_slice() {
+            [l, r] if operand(l, r) || operand(r, l) => Some(match b {
+                Builtin::Min => AtomicRmwOp::Smin,
+                _ => AtomicRmwOp::Smax,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
