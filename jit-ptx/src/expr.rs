@@ -473,9 +473,7 @@ impl Fx<'_, '_> {
             (I32, I64) => format!("cvt.s64.s32 {d}, {v}"),
             (I64, I32) => format!("cvt.u32.u64 {d}, {v}"),
             (I32 | I64, F32 | F64) => format!("cvt.rn.{}.{} {d}, {v}", arith(to), arith(from)),
-            (F32 | F64, I32 | I64) => {
-                format!("cvt.rzi.sat.{}.{} {d}, {v}", arith(to), arith(from))
-            }
+            (F32 | F64, I32 | I64) => return self.float_to_int(v, from, to),
             (F32, F64) => format!("cvt.f64.f32 {d}, {v}"),
             (F64, F32) => format!("cvt.rn.f32.f64 {d}, {v}"),
             (I32 | I64, Bool) => format!("setp.ne.{} {d}, {v}, 0", arith(from)),
@@ -487,6 +485,40 @@ impl Fx<'_, '_> {
             _ => unreachable!("every pair of different types is listed"),
         };
         self.ins(ins);
+        d
+    }
+
+    /// Float to integer: truncated toward zero, saturated at the type's range, NaN to 0
+    /// (spelled out: the hardware conversion gives other values for NaN and at the ends).
+    fn float_to_int(&mut self, v: Reg, from: ScalarType, to: ScalarType) -> Reg {
+        let (f, i) = (arith(from), arith(to));
+        let d = self.fresh_of(to);
+        self.ins(format!("cvt.rzi.{i}.{f} {d}, {v}"));
+        let width = if to == ScalarType::I32 { 31 } else { 63 };
+        let limit = 2f64.powi(width);
+        let (hi, lo, nan) = (
+            self.fresh(Class::Pred),
+            self.fresh(Class::Pred),
+            self.fresh(Class::Pred),
+        );
+        self.ins(format!(
+            "setp.ge.{f} {hi}, {v}, {}",
+            float_literal(limit, from)
+        ));
+        self.ins(format!(
+            "setp.le.{f} {lo}, {v}, {}",
+            float_literal(-limit, from)
+        ));
+        self.ins(format!("testp.notanumber.{f} {nan}, {v}"));
+        let (max, min) = if to == ScalarType::I32 {
+            (i32::MAX as i64, i32::MIN as i64)
+        } else {
+            (i64::MAX, i64::MIN)
+        };
+        let b = bits(to);
+        self.ins(format!("selp.{b} {d}, {}, {d}, {hi}", int_literal(max, to)));
+        self.ins(format!("selp.{b} {d}, {}, {d}, {lo}", int_literal(min, to)));
+        self.ins(format!("selp.{b} {d}, 0, {d}, {nan}"));
         d
     }
 
