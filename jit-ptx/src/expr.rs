@@ -80,8 +80,14 @@ impl Fx<'_, '_> {
         let v = match &e.kind {
             ExprKind::Const(c) => Val::Scalar(self.const_value(*c), c.ty()),
             ExprKind::Local(l) => self.read_local(*l)?,
-            ExprKind::Global(_) => {
-                return unsupported("a global variable read in device code");
+            ExprKind::Global(g) => {
+                let Some(&(_, bits)) = self.globals.iter().find(|x| x.0 == *g) else {
+                    return unsupported("a global variable that the function was not given");
+                };
+                let s = scalar_ty(e)?;
+                let d = self.fresh_of(s);
+                self.unslot_bits(d, bits, s);
+                Val::Scalar(d, s)
             }
             ExprKind::Unary(op, x) => self.unary(*op, x)?,
             ExprKind::Binary(op, l, r, site) => self.binary(*op, l, r, *site)?,

@@ -110,6 +110,9 @@ pub struct Kernel {
     pub reductions: usize,
     /// The kernel works in block 0 only: launch one block.
     pub one_gang: bool,
+    /// The global scalars its routines read: after `error`, the kernel takes one `.u64`
+    /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch.
+    pub globals: Vec<acc_lang::hir::VarId>,
 }
 
 /// Why a region or routine could not be generated.
