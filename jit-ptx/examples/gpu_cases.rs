@@ -84,13 +84,26 @@ fn main() {
                     )
                 })
                 .collect();
+            let globals: Vec<String> = k
+                .globals
+                .iter()
+                .map(|g| {
+                    let name = module
+                        .globals
+                        .iter()
+                        .find(|x| x.id == *g)
+                        .map_or("?", |x| &x.name);
+                    format!("\"{name}\"")
+                })
+                .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}]}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}]}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
                 params.join(", "),
-                reds.join(", ")
+                reds.join(", "),
+                globals.join(", ")
             ));
         }
         let unsupported: Vec<String> = ptx

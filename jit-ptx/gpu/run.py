@@ -109,10 +109,13 @@ class Case:
         nred = len(k["reductions"])
         partials = cp.zeros(max(1, nred * grid), dtype=np.uint64)
         error = cp.zeros(10, dtype=np.uint64)
+        # Global scalars that routines read: their slots after the error record (the
+        # harness names them `global:NAME` in `args`).
+        gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
         f = self.module.get_function(k["name"])
         f((grid, 1, 1), (block[0], block[1], 1),
           tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-                           np.uint64(error.data.ptr)))
+                           np.uint64(error.data.ptr)) + gvals)
         cp.cuda.runtime.deviceSynchronize()
         out = {name: d.get() for name, (d, _) in keep.items()}
         res = results.get()
@@ -282,8 +285,9 @@ def case_semantics():
             "fx": 2.7, "fy": -2.5, "f32a": np.float32(16777216.0), "f32b": np.float32(1.0),
             "f32c": np.float32(0.1), "t": True}
     MIN32, MIN64 = -2**31, -2**63
+    # r[14] is `-huge as i64`: `as` binds tighter than `-`, so -(i64::MAX).
     r_want = [MIN32, MIN32, 0, -3, -1, 2, MIN32, -2**30, MIN64, MIN64, 0, -2, 0, 2**31 - 1,
-              MIN64, 2, -2, 0, 2, MIN32, -68, 0, 1, 1, 1, 1, 0]
+              -(2**63 - 1), 2, -2, 0, 2, MIN32, -68, 0, 1, 1, 1, 1, 0]
     fma = float(Fraction(2.7) * Fraction(2.7) + Fraction(-2.5))
     f_want = [-3.0, -2.0, -2.0, -3.0, 3.0, math.sqrt(2.0), -3.0, fma, 2.7 * 2.7 + -2.5, 1.0, 2.0,
               2.5, 2147483647.0, float(2**63), 1.0, float("inf"), 16777216.0, 1.0 / 3.0]
@@ -384,6 +388,25 @@ def case_routines():
         # Each gang adds 1 to marks[0] (not atomically: racing gangs may lose updates).
         check(f"seq routines gang-redundant {tag}", e is None and 1 <= out["marks"][0] <= grid and
               list(out["pos"]) == [101, 201, 401, -1], (e, out["pos"], out["marks"][0]))
+        r = 60
+        mm = rng.random((r, r))
+        out, _, e = c.run(2, {"mm": mm, "sums": np.zeros(r), "r": r}, grid, block)
+        check(f"vector routine {tag}", e is None and np.allclose(out["sums"], mm.sum(axis=1),
+                                                                 rtol=1e-13), e)
+        out, _, e = c.run(3, {"mm": mm, "maxes": np.zeros(r), "r": r}, grid, block)
+        check(f"worker routine {tag}", e is None and
+              np.array_equal(out["maxes"], mm.max(axis=1)), e)
+        out, _, e = c.run(4, {"fm": np.zeros((9, 9), np.int64)}, grid, block)
+        check(f"gang routine {tag}", e is None and
+              np.array_equal(out["fm"], np.arange(81).reshape(9, 9)), out["fm"])
+        out, _, e = c.run(5, {"mm": mm, "vs": np.zeros(r), "r": r}, grid, block)
+        check(f"vector routine from a worker loop {tag}", e is None and
+              np.allclose(out["vs"], mm.sum(axis=1), rtol=1e-13), e)
+        out, _, e = c.run(6, {"gs": np.zeros(100), "offset": 0.5, "scale": np.int64(3),
+                              "global:offset": (0.5, "f64"), "global:scale": (3, "i64")},
+                          grid, block)
+        check(f"globals read by routines {tag}", e is None and
+              np.array_equal(out["gs"], np.arange(100) * 3 + 0.5), (e, out["gs"][:5]))
     each_shape(go)
 
 
