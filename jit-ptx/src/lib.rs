@@ -82,6 +82,8 @@ mod ptx;
 mod reduce;
 mod schedule;
 mod stmt;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 

@@ -38,7 +38,7 @@ pub(crate) struct Cx<'m> {
 }
 
 impl<'m> Cx<'m> {
-    fn new(module: &'m ir::Module, options: PtxOptions) -> Self {
+    pub(crate) fn new(module: &'m ir::Module, options: PtxOptions) -> Self {
         Cx {
             module,
             options,
