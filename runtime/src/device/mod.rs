@@ -558,7 +558,7 @@ impl Devices {
             dev.drain(ctx);
             if let Some(after) = results.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 for (i, p) in desc.params.iter().enumerate() {
-                    if p.pass == crate::launch::ParamPass::InOut {
+                    if p.pass.is_result() {
                         args[i] = after[i];
                     }
                 }
