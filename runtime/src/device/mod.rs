@@ -13,6 +13,7 @@
 //! `Devices` lives in the run's `HostState`; the `extern "C"` entry points compiled code calls
 //! are in `entry.rs`.
 
+mod discrete;
 mod emulated;
 pub mod entry;
 pub mod ops;
