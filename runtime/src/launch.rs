@@ -90,6 +90,22 @@ pub struct ReductionDesc {
     pub param: usize,
 }
 
+/// A region's kernel for the GPU: the PTX module holding it (shared by the regions of one
+/// compile) and its entry's name.
+#[derive(Debug)]
+pub struct GpuKernel {
+    pub ptx: std::sync::Arc<str>,
+    pub name: String,
+    /// Dynamic shared memory the kernel needs, in bytes.
+    pub shared_bytes: u32,
+}
+
+/// What the engine made for running a region on a GPU: its kernel, or why there is none.
+#[derive(Debug, Default)]
+pub struct GpuCode {
+    pub kernel: std::sync::OnceLock<Result<GpuKernel, String>>,
+}
+
 /// What compiled code tells the runtime about one region. It lives as long as the region's
 /// code (the JIT owns it); a launch passes its address.
 #[derive(Debug)]
@@ -101,6 +117,8 @@ pub struct RegionDesc {
     pub name: &'static str,
     pub params: Vec<ParamDesc>,
     pub reductions: Vec<ReductionDesc>,
+    /// The region's GPU kernel (set by the engine when it emits PTX).
+    pub gpu: GpuCode,
 }
 
 impl RegionDesc {
@@ -116,6 +134,7 @@ impl RegionDesc {
             name,
             params,
             reductions,
+            gpu: GpuCode::default(),
         }
     }
 

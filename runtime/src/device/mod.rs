@@ -15,6 +15,7 @@
 
 mod discrete;
 mod emulated;
+mod nvidia;
 pub mod entry;
 pub mod ops;
 
@@ -28,6 +29,7 @@ use crate::launch::{self, ComputeKind, RegionDesc};
 use crate::profile::{DeviceRef, EventKind, Place, ProfileOptions, Profiler};
 use crate::queue::QueueId;
 pub use emulated::Emulated;
+pub use nvidia::{gpu_count, Nvidia};
 use ops::decode_queues;
 pub use ops::{DataOpArg, DataPhase, QueueArg, ASYNC_NOVAL, ASYNC_SYNC, SECTION_ABSENT};
 
@@ -174,6 +176,8 @@ pub struct Devices {
     /// The thread pool of the multicore and emulated devices, made on first use.
     pool: Option<Arc<rayon::ThreadPool>>,
     emulated: Vec<Emulated>,
+    /// GPUs opened so far, by number.
+    nvidia: Vec<Option<Nvidia>>,
     profiler: Arc<Profiler>,
     /// A notice for the user, set when the requested device is not available (`--info`).
     pub notice: Option<String>,
@@ -187,15 +191,17 @@ impl Devices {
             num: 0,
             pool: None,
             emulated: Vec::new(),
+            nvidia: Vec::new(),
             profiler,
             notice: None,
             opts,
         };
         let (kind, num) = (d.opts.kind, d.opts.num);
         match kind {
+            None if gpu_count() > 0 => d.kind = DeviceKind::Nvidia,
             None => {}
-            Some(DeviceKind::Nvidia) => {
-                d.notice = Some("no NVIDIA GPU support in this build: running on multicore".into())
+            Some(DeviceKind::Nvidia) if gpu_count() == 0 => {
+                d.notice = Some("no NVIDIA GPU or CUDA driver found: running on multicore".into())
             }
             Some(k) if d.select(k, num).is_err() => {
                 d.notice = Some(format!(
@@ -228,7 +234,8 @@ impl Devices {
             DEVICE_HOST | DEVICE_MULTICORE => 1,
             DEVICE_EMULATED => self.opts.emulated,
             DEVICE_DEFAULT => self.count(self.kind.code()),
-            DEVICE_NOT_HOST => self.opts.emulated,
+            DEVICE_NVIDIA => gpu_count(),
+            DEVICE_NOT_HOST => self.opts.emulated + gpu_count(),
             _ => 0,
         }
     }
@@ -289,15 +296,26 @@ impl Devices {
         &mut self.emulated[num]
     }
 
-    fn current_emulated(&mut self) -> Option<&mut Emulated> {
+    /// The current device, when it has memory of its own (opening a GPU on first use).
+    fn current_device(&mut self) -> Result<Current<'_>, RunErrorKind> {
+        let num = self.num;
         match self.kind {
-            DeviceKind::Emulated => {
-                let n = self.num;
-                Some(self.emulated(n))
+            DeviceKind::Emulated => Ok(Current::Emulated(self.emulated(num))),
+            DeviceKind::Nvidia => {
+                while self.nvidia.len() <= num {
+                    self.nvidia.push(None);
+                }
+                if self.nvidia[num].is_none() {
+                    self.nvidia[num] = Some(Nvidia::new(num, self.profiler.clone())?);
+                }
+                Ok(self.nvidia[num]
+                    .as_mut()
+                    .map_or(Current::Shared, Current::Nvidia))
             }
-            _ => None,
+            DeviceKind::Host | DeviceKind::Multicore => Ok(Current::Shared),
         }
     }
+
 
     fn place(&self, site: u32, queue: Option<i32>) -> Place {
         Place {
@@ -391,11 +409,16 @@ impl Devices {
         for e in &mut self.emulated {
             e.drain(ctx);
         }
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.wait(ctx, None);
+        }
     }
 
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&self) -> usize {
-        self.emulated.iter().map(Emulated::present_arrays).sum()
+        let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
+        let gpus: usize = self.nvidia.iter().flatten().map(Nvidia::present_arrays).sum();
+        emulated + gpus
     }
 }
 
@@ -404,6 +427,9 @@ impl Drop for Devices {
         for e in &mut self.emulated {
             e.wait_all();
             e.free_all();
+        }
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.free_all();
         }
     }
 }
@@ -424,6 +450,14 @@ unsafe fn internal(ctx: *mut Ctx, message: &str) {
         },
         None,
     );
+}
+
+/// The current device as the directives see it.
+enum Current<'a> {
+    /// Host memory: data directives move nothing, queues are always drained.
+    Shared,
+    Emulated(&'a mut Emulated),
+    Nvidia(&'a mut Nvidia),
 }
 
 /// A pointer that a queued job carries to another thread.
@@ -458,6 +492,9 @@ impl Devices {
             (false, _) => self.launch_shared_memory(ctx, desc, args, sizes, DeviceKind::Host, site),
             (true, DeviceKind::Emulated) => {
                 self.launch_emulated(ctx, desc, args, ops, sizes, queue, waits, site)
+            }
+            (true, DeviceKind::Nvidia) => {
+                self.launch_nvidia(ctx, desc, args, ops, sizes, queue, waits, site)
             }
             (true, kind) => self.launch_shared_memory(ctx, desc, args, sizes, kind, site),
         }
@@ -615,27 +652,40 @@ impl Devices {
     ) {
         let place = self.place(site, emulated::queue_number(q));
         let profiler = self.profiler.clone();
-        let Some(dev) = self.current_emulated() else {
-            return;
-        };
         let start = Instant::now();
-        let ids: Vec<QueueId> = if all {
-            dev.queues().used()
-        } else {
-            ids.to_vec()
-        };
-        match q {
-            QueueArg::Sync => {
-                if all {
-                    dev.wait_all();
+        match self.current_device() {
+            Err(e) => return crate::host::fail(ctx, e, Some(site)),
+            Ok(Current::Shared) => return,
+            Ok(Current::Emulated(dev)) => {
+                let ids: Vec<QueueId> = if all {
+                    dev.queues().used()
                 } else {
-                    for &id in &ids {
-                        dev.wait(id);
+                    ids.to_vec()
+                };
+                match q {
+                    QueueArg::Sync => {
+                        if all {
+                            dev.wait_all();
+                        } else {
+                            for &id in &ids {
+                                dev.wait(id);
+                            }
+                        }
+                        dev.drain(ctx);
+                    }
+                    QueueArg::Async(r) => dev.queues().submit_wait(r, &ids),
+                }
+            }
+            Ok(Current::Nvidia(gpu)) => match q {
+                QueueArg::Sync if all => gpu.wait(ctx, None),
+                QueueArg::Sync => ids.iter().for_each(|&id| gpu.wait(ctx, Some(id))),
+                QueueArg::Async(r) => {
+                    let ids = if all { gpu.queues_used() } else { ids.to_vec() };
+                    if let Err(e) = gpu.join(r, &ids) {
+                        crate::host::fail(ctx, e, Some(site));
                     }
                 }
-                dev.drain(ctx);
-            }
-            QueueArg::Async(r) => dev.queues().submit_wait(r, &ids),
+            },
         }
         profiler.record(place, EventKind::Wait, start, Instant::now());
     }
@@ -663,7 +713,7 @@ impl Devices {
         };
         self.profiler
             .record(self.place(site, None), event, now, now);
-        if self.kind != DeviceKind::Emulated {
+        if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
             return;
         }
         let Some(q) = self.queue_arg(ctx, queue, site) else {
@@ -672,12 +722,21 @@ impl Devices {
         if !self.wait_clause(ctx, waits, q, site) {
             return;
         }
-        let num = self.num;
-        let dev = self.emulated(num);
-        for op in ops {
-            if let Err(e) = dev.data_op(phase, op, finalize, if_present, q) {
-                return report(ctx, e);
-            }
+        let done = match self.current_device() {
+            Err(e) => Err(RunError {
+                kind: e,
+                site: Some(site),
+            }),
+            Ok(Current::Shared) => Ok(()),
+            Ok(Current::Emulated(dev)) => ops
+                .iter()
+                .try_for_each(|op| dev.data_op(phase, op, finalize, if_present, q)),
+            Ok(Current::Nvidia(gpu)) => ops
+                .iter()
+                .try_for_each(|op| gpu.data_op(phase, op, finalize, if_present, q)),
+        };
+        if let Err(e) = done {
+            report(ctx, e);
         }
     }
 
@@ -686,7 +745,7 @@ impl Devices {
     /// # Safety
     /// `ctx` is a live context.
     pub unsafe fn wait(&mut self, ctx: *mut Ctx, queues: &[i64], all: bool, queue: i64, site: u32) {
-        if self.kind != DeviceKind::Emulated {
+        if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
             return;
         }
         let Some(q) = self.queue_arg(ctx, queue, site) else {
@@ -722,10 +781,13 @@ impl Devices {
     /// # Safety
     /// `ctx` is a live context; `op.array` is live.
     pub unsafe fn is_present(&mut self, ctx: *mut Ctx, op: &DataOpArg) -> bool {
-        let Some(dev) = self.current_emulated() else {
-            return true;
+        let present = match self.current_device() {
+            Err(e) => Err(e),
+            Ok(Current::Shared) => Ok(true),
+            Ok(Current::Emulated(dev)) => dev.is_present(op),
+            Ok(Current::Nvidia(gpu)) => gpu.is_present(op),
         };
-        match dev.is_present(op) {
+        match present {
             Ok(p) => p,
             Err(kind) => {
                 crate::host::fail(ctx, kind, Some(op.site));
@@ -736,12 +798,47 @@ impl Devices {
 
     /// `acc_async_test(q)` / `acc_async_test_all()` (`None`).
     pub fn async_test(&mut self, q: Option<QueueId>) -> bool {
-        match self.current_emulated() {
-            None => true,
-            Some(dev) => match q {
+        match self.current_device() {
+            Err(_) | Ok(Current::Shared) => true,
+            Ok(Current::Emulated(dev)) => match q {
                 Some(id) => dev.queues().test(id),
                 None => dev.queues().test_all(),
             },
+            Ok(Current::Nvidia(gpu)) => gpu.test(q),
+        }
+    }
+
+    /// A compute construct on the current GPU.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_nvidia(
+        &mut self,
+        ctx: *mut Ctx,
+        desc: &RegionDesc,
+        args: &mut [u64],
+        ops: &[DataOpArg],
+        sizes: &[i64; 9],
+        queue: i64,
+        waits: Option<&[i64]>,
+        site: u32,
+    ) {
+        let Some(q) = self.queue_arg(ctx, queue, site) else {
+            return;
+        };
+        if !self.wait_clause(ctx, waits, q, site) {
+            return;
+        }
+        // Device printf output appears when the GPU synchronizes: the host's goes first.
+        let _ = host_state(ctx).flush();
+        let done = match self.current_device() {
+            Ok(Current::Nvidia(gpu)) => gpu.launch(ctx, desc, args, ops, sizes, q, site),
+            Ok(_) => Ok(()),
+            Err(e) => Err(RunError {
+                kind: e,
+                site: Some(site),
+            }),
+        };
+        if let Err(e) = done {
+            report(ctx, e);
         }
     }
 }

@@ -1,0 +1,613 @@
+//! The `nvidia` device: a CUDA GPU through cudarc's driver API (`cudarc::driver::result`, the
+//! thin layer over `cu*` calls, so that a launch costs one `cuLaunchKernel` and no wrapper
+//! bookkeeping).
+//!
+//! - Memory (`CudaMemory`, the `Memory` of `Discrete`, which owns the data rules): a device
+//!   copy is the array's data plus a 64-byte header laid out like `ArrayHeader`'s prefix
+//!   (`data`, `len`, `dims`), which kernels receive (jit-ptx's kernel ABI).
+//! - Queues are CUDA streams (one per async queue, made on first use, plus one for synchronous
+//!   work); `wait(q) async(r)` is an event recorded on `q` that `r` waits for.
+//! - Modules are loaded once per PTX text (cached by content); a PTX the driver rejects is
+//!   reported with the driver's JIT log.
+//! - Device errors: every kernel shares one error record (the first failing thread wins it);
+//!   it is read at each synchronization point and reported with its site. Out of device
+//!   memory, launch failures and illegal addresses become run-time errors at the construct;
+//!   the device stays usable after an error in device code (a sticky driver error, such as an
+//!   illegal address, leaves the context unusable: the runtime says so).
+//!
+//! Nothing here runs unless `sys::is_culib_present()` says the driver library exists.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use cudarc::driver::{result, sys};
+
+use super::discrete::{Discrete, Memory};
+use super::ops::{DataOpArg, DataPhase, QueueArg};
+use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
+use crate::array;
+use crate::error::{RunError, RunErrorKind};
+use crate::launch::{self, ComputeKind, GpuKernel, ParamPass, RegionDesc};
+use crate::presence::Section;
+use crate::profile::{DeviceRef, EventKind, Place, Profiler};
+use crate::queue::QueueId;
+
+/// Bytes of the error record kernels fill (jit-ptx's ABI): status, site, kind, dim, index,
+/// shape[6].
+const ERROR_RECORD: usize = 80;
+
+/// How many GPUs the driver reports (0 without a driver).
+pub fn gpu_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        // SAFETY: only looks for the library.
+        if !unsafe { sys::is_culib_present() } || result::init().is_err() {
+            return 0;
+        }
+        result::device::get_count().map_or(0, |n| n.max(0) as usize)
+    })
+}
+
+fn driver_error(what: &str, e: result::DriverError) -> RunErrorKind {
+    let name = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let message = match e.0 {
+        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => format!("out of device memory {what}"),
+        sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => {
+            format!("illegal address on the device {what} ({name}); the GPU context is lost")
+        }
+        _ => format!("the GPU failed {what}: {name}"),
+    };
+    RunErrorKind::Device { message }
+}
+
+/// A device copy: the data and its header.
+pub(crate) struct CudaCopy {
+    pub data: sys::CUdeviceptr,
+    pub header: sys::CUdeviceptr,
+}
+
+pub(crate) struct CudaMemory {
+    num: usize,
+    sync: sys::CUstream,
+    queues: HashMap<QueueId, sys::CUstream>,
+    profiler: Arc<Profiler>,
+}
+
+impl CudaMemory {
+    fn stream(&mut self, q: QueueArg) -> Result<sys::CUstream, RunErrorKind> {
+        match q {
+            QueueArg::Sync => Ok(self.sync),
+            QueueArg::Async(id) => {
+                if let Some(&s) = self.queues.get(&id) {
+                    return Ok(s);
+                }
+                let s = result::stream::create(result::stream::StreamKind::NonBlocking)
+                    .map_err(|e| driver_error("making a queue", e))?;
+                self.queues.insert(id, s);
+                Ok(s)
+            }
+        }
+    }
+
+    fn place(&self, site: u32, q: QueueArg) -> Place {
+        Place {
+            site,
+            device: DeviceRef {
+                kind: "nvidia",
+                num: self.num as u32,
+            },
+            queue: super::emulated::queue_number(q),
+        }
+    }
+
+    /// Waits for a synchronous operation's stream.
+    fn finish_sync(&self, q: QueueArg) -> Result<(), RunErrorKind> {
+        if q == QueueArg::Sync {
+            // SAFETY: a stream of this device.
+            unsafe { result::stream::synchronize(self.sync) }
+                .map_err(|e| driver_error("synchronizing", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Memory for CudaMemory {
+    type Copy = CudaCopy;
+
+    fn name(&self) -> String {
+        format!("nvidia:{}", self.num)
+    }
+
+    unsafe fn alloc(&mut self, host: *mut ArrayHeader) -> Result<CudaCopy, RunErrorKind> {
+        let size = array::elem_size((*host).elem).unwrap_or(1);
+        let bytes = ((*host).len as usize * size).max(1);
+        let what = format!("allocating {bytes} bytes on nvidia:{}", self.num);
+        let data = result::malloc_async(self.sync, bytes).map_err(|e| driver_error(&what, e))?;
+        let header = match result::malloc_async(self.sync, 64) {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = result::free_async(data, self.sync);
+                return Err(driver_error(&what, e));
+            }
+        };
+        let mut words = [1u64; 8];
+        words[0] = data;
+        words[1] = (*host).len as u64;
+        for (w, d) in words[2..].iter_mut().zip((*host).dims.iter().take(MAX_RANK)) {
+            *w = *d as u64;
+        }
+        result::memcpy_htod_async(header, &words, self.sync)
+            .and_then(|_| result::stream::synchronize(self.sync))
+            .map_err(|e| driver_error(&what, e))?;
+        Ok(CudaCopy { data, header })
+    }
+
+    fn free(&mut self, copy: CudaCopy, q: QueueArg) {
+        // Stream-ordered: the memory goes once the queue's earlier work is done.
+        if let Ok(s) = self.stream(q) {
+            // SAFETY: allocated with `malloc_async` and freed once.
+            unsafe {
+                let _ = result::free_async(copy.data, s);
+                let _ = result::free_async(copy.header, s);
+            }
+        }
+    }
+
+    unsafe fn transfer(
+        &mut self,
+        host: *mut ArrayHeader,
+        copy: &CudaCopy,
+        section: &Section,
+        upload: bool,
+        site: u32,
+        q: QueueArg,
+    ) -> Result<(), RunErrorKind> {
+        let stream = self.stream(q)?;
+        let size = array::elem_size((*host).elem).unwrap_or(1);
+        let start = Instant::now();
+        let mut bytes = 0u64;
+        for (offset, len) in section.runs(array::shape(host)) {
+            let (o, n) = (offset as usize * size, len as usize * size);
+            let h = std::slice::from_raw_parts_mut((*host).data.add(o), n);
+            let d = copy.data + o as u64;
+            let done = if upload {
+                result::memcpy_htod_async(d, h, stream)
+            } else {
+                result::memcpy_dtoh_async(h, d, stream)
+            };
+            done.map_err(|e| driver_error("copying data", e))?;
+            bytes += n as u64;
+        }
+        self.finish_sync(q)?;
+        let kind = if upload {
+            EventKind::Upload { bytes }
+        } else {
+            EventKind::Download { bytes }
+        };
+        self.profiler
+            .record(self.place(site, q), kind, start, Instant::now());
+        Ok(())
+    }
+}
+
+/// One GPU.
+pub struct Nvidia {
+    data: Discrete<CudaMemory>,
+    /// Loaded modules by a hash of their PTX text, and their functions.
+    modules: HashMap<u64, sys::CUmodule>,
+    functions: HashMap<(u64, String), sys::CUfunction>,
+    /// The error record every kernel of this device shares.
+    error: sys::CUdeviceptr,
+    multiprocessors: u32,
+}
+
+impl Nvidia {
+    pub(crate) fn new(num: usize, profiler: Arc<Profiler>) -> Result<Nvidia, RunErrorKind> {
+        let fail = |e| driver_error(&format!("opening nvidia:{num}"), e);
+        // SAFETY: the driver was found and initialized (`gpu_count`); the primary context is
+        // retained for the life of the process.
+        unsafe {
+            let dev = result::device::get(num as i32).map_err(fail)?;
+            let cx = result::primary_ctx::retain(dev).map_err(fail)?;
+            result::ctx::set_current(cx).map_err(fail)?;
+            let sms = result::device::get_attribute(
+                dev,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(fail)?;
+            let sync = result::stream::create(result::stream::StreamKind::NonBlocking)
+                .map_err(fail)?;
+            let error = result::malloc_sync(ERROR_RECORD).map_err(fail)?;
+            result::memset_d8_sync(error, 0, ERROR_RECORD).map_err(fail)?;
+            Ok(Nvidia {
+                data: Discrete::new(CudaMemory {
+                    num,
+                    sync,
+                    queues: HashMap::new(),
+                    profiler,
+                }),
+                modules: HashMap::new(),
+                functions: HashMap::new(),
+                error,
+                multiprocessors: sms.max(1) as u32,
+            })
+        }
+    }
+
+    pub(crate) fn present_arrays(&self) -> usize {
+        self.data.present_arrays()
+    }
+
+    /// # Safety
+    /// `op.array` is a live array.
+    pub(crate) unsafe fn data_op(
+        &mut self,
+        phase: DataPhase,
+        op: &DataOpArg,
+        finalize: bool,
+        if_present: bool,
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.data_op(phase, op, finalize, if_present, q)
+    }
+
+    /// # Safety
+    /// `op.array` is a live array.
+    pub(crate) unsafe fn is_present(&self, op: &DataOpArg) -> Result<bool, RunErrorKind> {
+        self.data.is_present(op)
+    }
+
+    /// The function of a kernel, loading its module on first use.
+    fn function(&mut self, k: &GpuKernel) -> Result<sys::CUfunction, RunErrorKind> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        k.ptx.hash(&mut h);
+        let key = h.finish();
+        if let Some(&f) = self.functions.get(&(key, k.name.clone())) {
+            return Ok(f);
+        }
+        let module = match self.modules.get(&key) {
+            Some(&m) => m,
+            None => {
+                let m = load_module(&k.ptx)?;
+                self.modules.insert(key, m);
+                m
+            }
+        };
+        let name = CString::new(k.name.clone()).map_err(|_| RunErrorKind::Internal {
+            message: "a kernel name with a NUL".into(),
+        })?;
+        // SAFETY: a loaded module.
+        let f = unsafe { result::module::get_function(module, name) }
+            .map_err(|e| driver_error(&format!("finding kernel `{}`", k.name), e))?;
+        self.functions.insert((key, k.name.clone()), f);
+        Ok(f)
+    }
+
+    /// A compute construct on this GPU.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn launch(
+        &mut self,
+        ctx: *mut Ctx,
+        desc: &RegionDesc,
+        args: &mut [u64],
+        ops: &[DataOpArg],
+        sizes: &[i64; 9],
+        q: QueueArg,
+        site: u32,
+    ) -> Result<(), RunError> {
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        let kernel = match desc.gpu.kernel.get() {
+            Some(Ok(k)) => k,
+            Some(Err(why)) => {
+                let message = format!("this `{}` cannot run on a GPU yet: {why}", desc.name);
+                return Err(at(RunErrorKind::Device { message }));
+            }
+            None => {
+                let message = format!("no GPU code was made for this `{}`", desc.name);
+                return Err(at(RunErrorKind::Device { message }));
+            }
+        };
+        let f = self.function(kernel).map_err(at)?;
+        for op in ops {
+            self.data.data_op(DataPhase::RegionEntry, op, false, false, q)?;
+        }
+        let mut values = Vec::with_capacity(desc.params.len() + 3);
+        for (i, p) in desc.params.iter().enumerate() {
+            values.push(match p.pass {
+                ParamPass::Array | ParamPass::FirstPrivateArray | ParamPass::PrivateArray => {
+                    let host = args[i] as usize as *mut ArrayHeader;
+                    match self.data.copy_of(host) {
+                        Some(c) => c.header,
+                        None => {
+                            let message = "an array that is not on the GPU (`no_create` of \
+                                           absent data runs only on devices that share host \
+                                           memory)"
+                                .to_string();
+                            return Err(at(RunErrorKind::Device { message }));
+                        }
+                    }
+                }
+                _ => args[i],
+            });
+        }
+        let (grid, block) = self.shape(desc, sizes);
+        let stream = self.data.memory.stream(q).map_err(at)?;
+        let scratch = Scratch::new(desc, args, grid, stream).map_err(at)?;
+        values.extend([scratch.results, scratch.partials, self.error]);
+        let mut params: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut c_void)
+            .collect();
+        let start = Instant::now();
+        result::launch_kernel(f, grid, block, kernel.shared_bytes, stream, &mut params)
+            .map_err(|e| at(driver_error("launching a kernel", e)))?;
+        let place = self.data.memory.place(site, q);
+        let launched = EventKind::Launch {
+            gangs: grid.0,
+            workers: block.1,
+            vector: block.0,
+        };
+        for op in ops {
+            self.data.data_op(DataPhase::RegionExit, op, false, false, q)?;
+        }
+        if q == QueueArg::Sync || desc.has_results() {
+            result::stream::synchronize(stream)
+                .map_err(|e| at(driver_error("running a kernel", e)))?;
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, Instant::now());
+            self.check_error(ctx);
+            scratch.results(desc, args, grid.0).map_err(at)?;
+        } else {
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, start);
+        }
+        scratch.free(stream);
+        Ok(())
+    }
+
+    /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
+    /// of one thread for `serial` and 16 blocks of 128 threads per multiprocessor (kernels
+    /// loop over their iterations, so any grid is correct).
+    fn shape(&self, desc: &RegionDesc, sizes: &[i64; 9]) -> ((u32, u32, u32), (u32, u32, u32)) {
+        if desc.kind == ComputeKind::Serial {
+            return ((1, 1, 1), (1, 1, 1));
+        }
+        let given = |v: i64, default: u32, max: u32| {
+            if v == super::SECTION_ABSENT {
+                default
+            } else {
+                v.clamp(1, i64::from(max)) as u32
+            }
+        };
+        let gangs = given(sizes[0], self.multiprocessors * 16, i32::MAX as u32);
+        let workers = given(sizes[1], 1, 32);
+        let vector = given(sizes[2], 128, 1024 / workers);
+        ((gangs, 1, 1), (vector, workers, 1))
+    }
+
+    /// Reads the shared error record; a recorded error is reported in `ctx` and the record
+    /// cleared. (Call after a synchronization.)
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
+        let mut rec = [0u8; ERROR_RECORD];
+        if result::memcpy_dtoh_sync(&mut rec, self.error).is_err() {
+            return;
+        }
+        let word = |at: usize| u32::from_le_bytes([rec[at], rec[at + 1], rec[at + 2], rec[at + 3]]);
+        let long = |at: usize| i64::from_le_bytes(rec[at..at + 8].try_into().unwrap_or([0; 8]));
+        if word(0) == 0 {
+            return;
+        }
+        let (site, kind, dim) = (word(4), word(8), word(12));
+        let kind = match kind {
+            2 => RunErrorKind::DivZero,
+            _ => {
+                let rank = (dim as usize + 1).max(1);
+                let shape = (0..MAX_RANK).map(|d| long(24 + d * 8)).collect::<Vec<_>>();
+                let rank = shape.iter().rposition(|&d| d != 1).map_or(rank, |r| (r + 1).max(rank));
+                RunErrorKind::Bounds {
+                    index: long(16),
+                    dim,
+                    shape: shape[..rank.min(MAX_RANK)].to_vec(),
+                }
+            }
+        };
+        crate::host::fail(ctx, kind, Some(site));
+        let _ = result::memset_d8_sync(self.error, 0, ERROR_RECORD);
+    }
+
+    /// The queues used so far.
+    pub(crate) fn queues_used(&self) -> Vec<QueueId> {
+        let mut ids: Vec<QueueId> = self.data.memory.queues.keys().copied().collect();
+        ids.sort();
+        ids
+    }
+
+    pub(crate) fn stream_of(&mut self, q: QueueArg) -> Result<sys::CUstream, RunErrorKind> {
+        self.data.memory.stream(q)
+    }
+
+    /// Blocks until queue `q` (or every queue) is done; errors of its kernels are reported.
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub(crate) unsafe fn wait(&mut self, ctx: *mut Ctx, q: Option<QueueId>) {
+        let streams: Vec<sys::CUstream> = match q {
+            Some(id) => self.data.memory.queues.get(&id).copied().into_iter().collect(),
+            None => self.data.memory.queues.values().copied().collect(),
+        };
+        for s in streams {
+            if let Err(e) = result::stream::synchronize(s) {
+                crate::host::fail(ctx, driver_error("waiting for a queue", e), None);
+            }
+        }
+        self.check_error(ctx);
+    }
+
+    /// Queue `r` waits for the work queued so far on `on` (`acc wait(on) async(r)`).
+    pub(crate) fn join(&mut self, r: QueueId, on: &[QueueId]) -> Result<(), RunErrorKind> {
+        let waiter = self.stream_of(QueueArg::Async(r))?;
+        for &id in on {
+            let Some(&s) = self.data.memory.queues.get(&id) else {
+                continue;
+            };
+            // SAFETY: streams of this device; the event is destroyed once recorded and waited
+            // on (the driver keeps it until the wait is done).
+            unsafe {
+                let ev = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                    .map_err(|e| driver_error("making an event", e))?;
+                result::event::record(ev, s).map_err(|e| driver_error("recording", e))?;
+                result::stream::wait_event(waiter, ev, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                    .map_err(|e| driver_error("joining queues", e))?;
+                let _ = result::event::destroy(ev);
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc_async_test(q)` (`None`: every queue).
+    pub(crate) fn test(&self, q: Option<QueueId>) -> bool {
+        let streams: Vec<sys::CUstream> = match q {
+            Some(id) => self.data.memory.queues.get(&id).copied().into_iter().collect(),
+            None => self.data.memory.queues.values().copied().collect(),
+        };
+        streams
+            .into_iter()
+            // SAFETY: streams of this device.
+            .all(|s| unsafe { sys::cuStreamQuery(s) } == sys::CUresult::CUDA_SUCCESS)
+    }
+
+    /// Frees every device copy (the device is going away).
+    pub(crate) fn free_all(&mut self) {
+        // SAFETY: the device's own streams.
+        unsafe {
+            for s in self.data.memory.queues.values() {
+                let _ = result::stream::synchronize(*s);
+            }
+            let _ = result::stream::synchronize(self.data.memory.sync);
+        }
+        self.data.free_all();
+    }
+}
+
+/// The per-launch buffers: results (one slot per parameter, starting as the arguments) and
+/// reductions' per-block partial results.
+struct Scratch {
+    results: sys::CUdeviceptr,
+    partials: sys::CUdeviceptr,
+}
+
+impl Scratch {
+    unsafe fn new(
+        desc: &RegionDesc,
+        args: &[u64],
+        grid: (u32, u32, u32),
+        stream: sys::CUstream,
+    ) -> Result<Scratch, RunErrorKind> {
+        let mut s = Scratch {
+            results: 0,
+            partials: 0,
+        };
+        if desc.has_results() {
+            let what = "allocating a launch's results";
+            s.results = result::malloc_async(stream, args.len().max(1) * 8)
+                .map_err(|e| driver_error(what, e))?;
+            result::memcpy_htod_async(s.results, args, stream)
+                .map_err(|e| driver_error(what, e))?;
+        }
+        if !desc.reductions.is_empty() {
+            let n = desc.reductions.len() * grid.0 as usize;
+            s.partials = result::malloc_async(stream, n * 8)
+                .map_err(|e| driver_error("allocating reduction partials", e))?;
+        }
+        Ok(s)
+    }
+
+    /// Copies the results back into `args` (after the stream is synchronized): `copy` scalars
+    /// from their slots, reductions combined in block order with the value before.
+    unsafe fn results(&self, desc: &RegionDesc, args: &mut [u64], grid: u32) -> Result<(), RunErrorKind> {
+        if self.results != 0 {
+            let mut after = vec![0u64; args.len()];
+            result::memcpy_dtoh_sync(&mut after, self.results)
+                .map_err(|e| driver_error("reading results", e))?;
+            for (i, p) in desc.params.iter().enumerate() {
+                if p.pass == ParamPass::Shared {
+                    args[i] = after[i];
+                }
+            }
+        }
+        if self.partials != 0 {
+            let mut partials = vec![0u64; desc.reductions.len() * grid as usize];
+            result::memcpy_dtoh_sync(&mut partials, self.partials)
+                .map_err(|e| driver_error("reading reductions", e))?;
+            for (r, red) in desc.reductions.iter().enumerate() {
+                let mut v = args[red.param];
+                for b in 0..grid as usize {
+                    v = launch::combine(red.op, red.elem, v, partials[r * grid as usize + b]);
+                }
+                args[red.param] = v;
+            }
+        }
+        Ok(())
+    }
+
+    unsafe fn free(self, stream: sys::CUstream) {
+        for p in [self.results, self.partials] {
+            if p != 0 {
+                let _ = result::free_async(p, stream);
+            }
+        }
+    }
+}
+
+/// Loads a PTX module; the driver's JIT log is the error when it rejects the text.
+fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
+    let text = CString::new(ptx).map_err(|_| RunErrorKind::Internal {
+        message: "PTX with a NUL byte".into(),
+    })?;
+    let mut log = vec![0u8; 16 * 1024];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+    let mut module = std::mem::MaybeUninit::uninit();
+    // SAFETY: a NUL-terminated image; the option arrays match and outlive the call.
+    let r = unsafe {
+        sys::cuModuleLoadDataEx(
+            module.as_mut_ptr(),
+            text.as_ptr() as *const c_void,
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let message = format!(
+            "the GPU driver rejected the generated PTX ({r:?}):\n{}",
+            String::from_utf8_lossy(&log[..end])
+        );
+        return Err(RunErrorKind::Internal { message });
+    }
+    // SAFETY: the call succeeded.
+    Ok(unsafe { module.assume_init() })
+}
