@@ -3,14 +3,17 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 use acc_jit_host::{GlobalSlots, Jit};
 use acc_lang::hir::VarId;
 use acc_lang::ir::{self, Ty};
 use acc_lang::{Diagnostic, Frontend, SourceFile, Span};
 use acc_runtime::context::{Context, Outcome};
+use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
+use acc_runtime::profile::SiteStats;
 
 use crate::error::Error;
 
@@ -38,6 +41,9 @@ pub struct Engine {
     sites: Vec<(usize, ir::Site)>,
     /// Every source run so far, for error messages.
     sources: Vec<SourceFile>,
+    /// Each site as `(construct or variable, file, line)`, shared with the profiler's
+    /// `ACC_NOTIFY` lines.
+    site_names: Arc<RwLock<Vec<(String, String, u32)>>>,
     /// Print the value of top-level expression statements (the REPL).
     print_values: bool,
     /// The last source compiled, kept to run it again without compiling while nothing else was
@@ -76,6 +82,7 @@ impl Engine {
             array_slots: Vec::new(),
             sites: Vec::new(),
             sources: Vec::new(),
+            site_names: Arc::default(),
             print_values: false,
             last: None,
         })
@@ -90,6 +97,55 @@ impl Engine {
     /// `--set name=value`: what `param("name", default)` returns, converted to the default's type.
     pub fn set_param(&mut self, name: &str, value: &str) {
         self.context.host().set_param(name, value);
+    }
+
+    /// The devices, their queues and profiling (`--device`, `--synchronous`, `--profile`,
+    /// `--trace`, and the `ACC_*` environment variables through `DeviceOptions::from_env`).
+    /// Devices made before are waited for and dropped.
+    pub fn set_devices(&mut self, opts: DeviceOptions) {
+        self.context.host().configure_devices(opts);
+    }
+
+    /// A notice about device selection (the requested device is not available), once.
+    pub fn device_notice(&mut self) -> Option<String> {
+        self.context.host().devices().notice.take()
+    }
+
+    /// The `--profile` report: per construct and line, what ran where and what moved.
+    pub fn profile_report(&mut self) -> String {
+        let profiler = self.context.host().devices().profiler().clone();
+        profiler.report(&self.site_resolver())
+    }
+
+    /// The `--trace` output: Chrome trace JSON of every launch, transfer and wait.
+    pub fn chrome_trace(&mut self) -> String {
+        let profiler = self.context.host().devices().profiler().clone();
+        profiler.chrome_trace(&self.site_resolver())
+    }
+
+    /// The profile's counts over all constructs (with `profile` on in the device options).
+    pub fn profile_totals(&mut self) -> SiteStats {
+        self.context.host().devices().profiler().totals()
+    }
+
+    /// Arrays present on any device (0 when every data region and `enter data` was exited).
+    pub fn present_arrays(&mut self) -> usize {
+        self.context
+            .host()
+            .devices_if_made()
+            .map_or(0, |d| d.present_arrays())
+    }
+
+    /// Maps a site to `(construct or variable, file, line)` for profiles, traces and notices.
+    fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + Send + Sync + 'static {
+        let names = self.site_names.clone();
+        move |site| {
+            let names = names.read().unwrap_or_else(|e| e.into_inner());
+            names
+                .get(site as usize)
+                .cloned()
+                .unwrap_or_else(|| (String::new(), String::new(), 0))
+        }
     }
 
     /// Where `print` and `printf` write from now on.
@@ -118,8 +174,19 @@ impl Engine {
             }
             _ => self.compile(name, text)?,
         };
+        let ctx = self.context.ctx_ptr();
+        let resolver = Box::new(self.site_resolver());
+        let devices = self.context.host().devices();
+        if devices.options().profile.notify != 0 {
+            devices.profiler().set_resolver(resolver);
+        }
         // SAFETY: every global the code uses has a slot, and the context outlives the call.
-        unsafe { main(self.context.ctx_ptr()) };
+        unsafe { main(ctx) };
+        // Queued device work finishes with the run; its output and errors are reported now.
+        if let Some(devices) = self.context.host().devices_if_made() {
+            // SAFETY: `ctx` is the context's.
+            unsafe { devices.finish(ctx) };
+        }
         let _ = self.context.flush();
         match self.context.finish() {
             Outcome::Finished => Ok(()),
@@ -160,6 +227,14 @@ impl Engine {
         let module = acc_lang::with_deep_stack(|| {
             acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
         });
+        let names = module.sites.iter().map(|s| {
+            let (line, _) = source.line_col(s.span.start);
+            (s.what.clone(), source.name.to_string(), line as u32)
+        });
+        self.site_names
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(names);
         self.sources.push(source);
         let source_index = self.sources.len() - 1;
         self.sites

@@ -97,6 +97,18 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         "acc_copyin" | "acc_create" | "acc_copyout" | "acc_delete" | "acc_update_device"
         | "acc_update_self" => ext(&[Ptr, Ptr], None, true),
         "acc_get_property" => ext(&[Ptr, I32, I32, I32], Some(I64), true),
+        // Directives (runtime/src/device/entry.rs).
+        "acc_rt_launch" => ext(
+            &[Ptr, Ptr, Ptr, Ptr, U32, Ptr, Bool, I64, Ptr, I32, U32],
+            None,
+            true,
+        ),
+        "acc_rt_data" => ext(
+            &[Ptr, U32, Ptr, U32, U32, Bool, I64, Ptr, I32, U32],
+            None,
+            true,
+        ),
+        "acc_rt_wait" => ext(&[Ptr, Ptr, U32, Bool, I64, U32], None, true),
         _ => typed_family(name),
     }
 }

@@ -16,8 +16,8 @@
 //!   overflows its variable, even at the ends of the type's range). A zero step, which the
 //!   checker cannot rule out when the step is a variable, runs no iterations.
 //!
-//! Compute regions run on the host device: each region is a native function called once per
-//! gang, one gang after another (see `translate::region`). A gang routine (`acc routine gang`)
+//! Compute regions are native functions called once per gang by the runtime's current device
+//! (see `translate::region`); a launch passes the region's `RegionDesc`. A gang routine (`acc routine gang`)
 //! takes the calling gang and the gang count as two extra `i64` parameters after its own, so
 //! that its gang loops share their iterations like a region's; called from host code it is the
 //! only gang (0 of 1). Private and firstprivate arrays are made per gang and freed at its end.
@@ -48,6 +48,7 @@ use acc_lang::analysis::RegionId;
 use acc_lang::hir::{FnId, VarId};
 use acc_lang::ir;
 use acc_runtime::abi::Ctx;
+use acc_runtime::launch::RegionDesc;
 use cranelift_codegen::ir::{Function, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
@@ -69,8 +70,7 @@ pub type GlobalSlots = HashMap<VarId, u32>;
 /// A compile's `main`: runs the compile's top-level statements.
 pub type MainFn = unsafe extern "C" fn(*mut Ctx);
 
-/// An outlined compute region: `(ctx, args, gang, num_gangs)`.
-pub type RegionFn = unsafe extern "C" fn(*mut Ctx, *mut u64, i64, i64);
+pub use acc_runtime::launch::RegionFn;
 
 /// What a compile produced.
 #[derive(Clone, Debug)]
@@ -79,8 +79,7 @@ pub struct CompiledModule {
     /// hold a slot for every global in the `GlobalSlots` given to `compile`, while the `Jit`
     /// lives.
     pub main: MainFn,
-    /// The module's regions, for a device layer that runs their gangs itself (issue 4); the
-    /// compiled `main` calls them directly on the host device.
+    /// The module's regions (launches reach them through their descriptors).
     pub regions: Vec<(RegionId, RegionFn)>,
 }
 
@@ -142,6 +141,10 @@ pub struct Jit {
     gang_routines: HashSet<FnId>,
     /// String literals and format texts of all compiles (the code embeds their addresses).
     strings: Vec<Box<[u8]>>,
+    /// The region descriptors of all compiles: launches embed their addresses, so each is
+    /// boxed (a `Vec` moves its elements when it grows).
+    #[allow(clippy::vec_box)]
+    region_descs: Vec<Box<RegionDesc>>,
     /// Numbers the functions of each compile so that their names are unique.
     compiles: u32,
     poisoned: bool,
@@ -192,6 +195,7 @@ impl Jit {
             functions: HashMap::new(),
             gang_routines: HashSet::new(),
             strings: Vec::new(),
+            region_descs: Vec::new(),
             compiles: 0,
             poisoned: false,
         })
@@ -230,7 +234,7 @@ impl Jit {
         let main = jit.get_finalized_function(main_id);
         // SAFETY: `main_id` was declared with the signature `(ctx: ptr)` and no results.
         let main = unsafe { std::mem::transmute::<*const u8, MainFn>(main) };
-        let regions = regions
+        let regions: Vec<(RegionId, RegionFn)> = regions
             .into_iter()
             .map(|(id, f)| {
                 let p = jit.get_finalized_function(f);
@@ -238,6 +242,11 @@ impl Jit {
                 (id, unsafe { std::mem::transmute::<*const u8, RegionFn>(p) })
             })
             .collect();
+        // This compile's descriptors are the last ones made, one per region, in order.
+        let descs = &self.region_descs[self.region_descs.len() - regions.len()..];
+        for (desc, (_, f)) in descs.iter().zip(&regions) {
+            desc.set_func(*f);
+        }
         Ok(CompiledModule { main, regions })
     }
 
@@ -308,7 +317,11 @@ impl Jit {
         }
         let mut regions = HashMap::new();
         let mut region_ids = Vec::new();
+        let mut region_descs = HashMap::new();
         for r in &module.regions {
+            let desc = Box::new(translate::region_desc(r));
+            region_descs.insert(r.id, &*desc as *const RegionDesc as usize);
+            self.region_descs.push(desc);
             let sig = translate::region_signature(jit);
             let name = format!("region{}.{compile}", r.id.0);
             let fid = jit.declare_function(&name, Linkage::Local, &sig)?;
@@ -322,7 +335,7 @@ impl Jit {
         let env = Env {
             module,
             functions: &functions,
-            regions: &regions,
+            region_descs: &region_descs,
             slots,
             symbols: &self.symbols,
             strings: &strings.strings,

@@ -424,8 +424,9 @@ fn region_results_reach_globals_and_private_arrays_are_per_gang() {
     m.regions = vec![region];
     let r = run(&m);
     assert_eq!(r.status, 0, "{}", r.error);
-    // Each gang adds 11 + 5 + 3 after doubling: 1 -> 21 -> 61 -> 141. The host arrays are
-    // untouched and the gangs' arrays are freed.
+    // A copied-back scalar that is not a reduction is one cell all gangs share (as in device
+    // memory); gangs run one after another here, each doubling it and adding 11 + 5 + 3:
+    // 1 -> 21 -> 61 -> 141. The host arrays are untouched and the gangs' arrays are freed.
     assert_eq!(r.out, "141 [10, 0] [0, 0, 0]\n");
     assert_eq!(r.live, 0);
 

@@ -37,6 +37,10 @@ enum Command {
     Test {
         /// Files or folders of `.acc` scripts (default: the current folder).
         paths: Vec<PathBuf>,
+        /// Run the scripts on this device (`emulated`, `multicore:0`, …); a script's
+        /// `NAME.DEVICE.out` is its expected output there when it exists.
+        #[arg(long, value_name = "TYPE[:N]")]
+        device: Option<String>,
     },
 }
 
@@ -50,6 +54,53 @@ struct RunArgs {
     /// Print the compiled form instead of running: `ir` (the shared IR) or `clif` (Cranelift IR).
     #[arg(long, value_name = "ir|clif", value_parser = ["ir", "clif"])]
     emit: Option<String>,
+    #[command(flatten)]
+    devices: DeviceArgs,
+}
+
+/// Device selection and runtime tooling (LANGUAGE.md 7.10 and 8).
+#[derive(Args, Default, Clone)]
+pub(crate) struct DeviceArgs {
+    /// The device to start on: `nvidia`, `host`, `multicore` or `emulated`, optionally with a
+    /// number (`emulated:1`). Overrides ACC_DEVICE_TYPE and ACC_DEVICE_NUM.
+    #[arg(long, value_name = "TYPE[:N]")]
+    device: Option<String>,
+    /// Run every `async` operation synchronously (also ACC_SYNCHRONOUS=1).
+    #[arg(long)]
+    synchronous: bool,
+    /// Print a profile at exit: per construct and line, launches, device time, transfers
+    /// (also ACC_PROFILE=1).
+    #[arg(long)]
+    profile: bool,
+    /// Write a Chrome/Perfetto trace of every kernel, transfer and wait to FILE.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
+}
+
+impl DeviceArgs {
+    /// The environment's device options with the command line's on top.
+    pub(crate) fn options(&self) -> Result<acc::DeviceOptions, String> {
+        let mut o = acc::DeviceOptions::from_env()?;
+        if let Some(d) = &self.device {
+            o.set_device(d)?;
+        }
+        o.synchronous |= self.synchronous;
+        o.profile.profile |= self.profile;
+        o.profile.trace |= self.trace.is_some();
+        Ok(o)
+    }
+
+    /// After a run: the profile report (standard error) and the trace file.
+    pub(crate) fn finish(&self, engine: &mut acc::Engine, profile: bool) {
+        if profile {
+            eprint!("{}", engine.profile_report());
+        }
+        if let Some(path) = &self.trace {
+            if let Err(e) = std::fs::write(path, engine.chrome_trace()) {
+                eprintln!("error: cannot write the trace `{}`: {e}", path.display());
+            }
+        }
+    }
 }
 
 /// Compiled acc code runs on the native stack: a deep recursion needs room.
@@ -72,9 +123,9 @@ fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Check { files }) => check(&files),
-        Some(Command::Test { paths }) => test_runner::run_tests(&paths),
+        Some(Command::Test { paths, device }) => test_runner::run_tests(&paths, device.as_deref()),
         None if cli.run.file.is_some() => run(&cli.run),
-        None => repl::repl(&cli.run.set),
+        None => repl::repl(&cli.run.set, &cli.run.devices),
     }
 }
 
@@ -94,7 +145,7 @@ pub(crate) fn params(set: &[String]) -> Result<Vec<(String, String)>, String> {
 
 fn run(args: &RunArgs) -> i32 {
     let Some(file) = &args.file else {
-        return repl::repl(&args.set);
+        return repl::repl(&args.set, &args.devices);
     };
     let params = match params(&args.set) {
         Ok(p) => p,
@@ -113,6 +164,15 @@ fn run(args: &RunArgs) -> i32 {
     for (k, v) in &params {
         engine.set_param(k, v);
     }
+    let options = match args.devices.options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return acc::EXIT_COMPILE_ERROR;
+        }
+    };
+    let profile = options.profile.profile;
+    engine.set_devices(options);
     if let Some(what) = &args.emit {
         let what = if what == "ir" {
             acc::Emit::Ir
@@ -136,13 +196,15 @@ fn run(args: &RunArgs) -> i32 {
             }
         };
     }
-    match engine.run_file(file) {
+    let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {
             eprint!("{}", e.render(colour()));
             e.exit_code()
         }
-    }
+    };
+    args.devices.finish(&mut engine, profile);
+    status
 }
 
 fn check(files: &[PathBuf]) -> i32 {

@@ -4,7 +4,7 @@
 use rustyline::error::ReadlineError;
 use std::io::IsTerminal;
 
-pub fn repl(set: &[String]) -> i32 {
+pub fn repl(set: &[String], devices: &crate::DeviceArgs) -> i32 {
     let mut engine = match acc::Engine::new() {
         Ok(e) => e,
         Err(e) => {
@@ -14,6 +14,10 @@ pub fn repl(set: &[String]) -> i32 {
     };
     match crate::params(set) {
         Ok(params) => params.iter().for_each(|(k, v)| engine.set_param(k, v)),
+        Err(e) => eprintln!("error: {e}"),
+    }
+    match devices.options() {
+        Ok(o) => engine.set_devices(o),
         Err(e) => eprintln!("error: {e}"),
     }
     engine.set_print_values(true);

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 /// A script running longer than this fails.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-pub fn run_tests(paths: &[PathBuf]) -> i32 {
+/// Runs the scripts under `paths` (on `device`, `TYPE[:N]`, when given).
+pub fn run_tests(paths: &[PathBuf], device: Option<&str>) -> i32 {
     let roots = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -29,7 +30,7 @@ pub fn run_tests(paths: &[PathBuf]) -> i32 {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(script) = scripts.get(i) else { break };
-                if let Err(why) = run_one(script) {
+                if let Err(why) = run_one(script, device) {
                     failures
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -61,8 +62,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What a script expects: an error containing some text, or its `.out` file's output.
-fn expectation(script: &Path, text: &str) -> Result<Expect, String> {
+/// What a script expects: an error containing some text, or its `.out` file's output (its
+/// `NAME.TYPE.out` on device type `TYPE` when there is one: where discrete device memory
+/// legitimately shows different values than shared memory).
+fn expectation(script: &Path, text: &str, device: Option<&str>) -> Result<Expect, String> {
     let first = text.lines().next().unwrap_or_default();
     if let Some(rest) = first.strip_prefix("// expect-error:") {
         return Ok(Expect::Error(rest.trim().to_string()));
@@ -75,7 +78,11 @@ fn expectation(script: &Path, text: &str) -> Result<Expect, String> {
             .map_err(|_| format!("`// expect-exit:` needs a number, found {:?}", n.trim()))?,
         None => 0,
     };
-    let out = script.with_extension("out");
+    let kind = device.map(|d| d.split(':').next().unwrap_or(d));
+    let out = kind
+        .map(|k| script.with_extension(format!("{k}.out")))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| script.with_extension("out"));
     let output = match std::fs::read_to_string(&out) {
         Ok(expected) => Some(expected),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -89,10 +96,10 @@ enum Expect {
     Output { status: i32, output: Option<String> },
 }
 
-fn run_one(script: &Path) -> Result<(), String> {
+fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
     let text = std::fs::read_to_string(script).map_err(|e| format!("cannot read: {e}"))?;
-    let expect = expectation(script, &text)?;
-    let (status, stdout, stderr) = run_script(script)?;
+    let expect = expectation(script, &text, device)?;
+    let (status, stdout, stderr) = run_script(script, device)?;
     match expect {
         Expect::Error(wanted) => {
             if status == Some(0) {
@@ -124,11 +131,17 @@ fn run_one(script: &Path) -> Result<(), String> {
     }
 }
 
-fn run_script(script: &Path) -> Result<(Option<i32>, String, String), String> {
+fn run_script(
+    script: &Path,
+    device: Option<&str>,
+) -> Result<(Option<i32>, String, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find acc itself: {e}"))?;
-    let mut child = Command::new(exe)
-        .arg("run")
-        .arg(script)
+    let mut command = Command::new(exe);
+    command.arg("run").arg(script);
+    if let Some(d) = device {
+        command.arg("--device").arg(d);
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

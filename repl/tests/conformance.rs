@@ -4,11 +4,13 @@
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn conformance_suite_passes_on_the_host() {
+/// `acc test --device DEVICE tests/conformance examples` passes every script.
+fn suite_passes_on(device: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let output = Command::new(env!("CARGO_BIN_EXE_acc"))
         .arg("test")
+        .arg("--device")
+        .arg(device)
         .arg(root.join("tests/conformance"))
         .arg(root.join("examples"))
         .output()
@@ -17,8 +19,28 @@ fn conformance_suite_passes_on_the_host() {
     let summary = stdout.lines().last().unwrap_or_default().to_string();
     assert!(
         output.status.success(),
-        "acc test failed:\n{stdout}\n{}",
+        "acc test --device {device} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(summary.ends_with(" passed, 0 failed"), "{summary}");
+}
+
+#[test]
+fn conformance_suite_passes_on_the_host() {
+    suite_passes_on("host");
+}
+
+#[test]
+fn conformance_suite_passes_on_multicore() {
+    suite_passes_on("multicore");
+}
+
+#[test]
+fn conformance_suite_passes_on_an_emulated_device() {
+    suite_passes_on("emulated");
+}
+
+#[test]
+fn conformance_suite_passes_on_the_second_emulated_device() {
+    suite_passes_on("emulated:1");
 }

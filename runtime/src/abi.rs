@@ -196,7 +196,7 @@ pub unsafe fn string_arg<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a,
 
 /// The runtime's entry points by name, for jit-host's symbol table.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    vec![
+    let mut all = vec![
         ("acc_rt_array_new", acc_rt_array_new as *const u8),
         ("acc_rt_retain", acc_rt_retain as *const u8),
         ("acc_rt_release", acc_rt_release as *const u8),
@@ -205,7 +205,9 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_assert_fail", acc_rt_assert_fail as *const u8),
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),
-    ]
+    ];
+    all.extend(crate::device::entry::symbols());
+    all
 }
 
 #[cfg(test)]

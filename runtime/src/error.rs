@@ -44,6 +44,28 @@ pub enum RunErrorKind {
         value: String,
         ty: &'static str,
     },
+    /// A `present` clause (or `default(present)`) for data not on the device. The variable's
+    /// name is the site's `what`; `section` is the clause's section after it (`[0:10]`, or
+    /// empty for the whole array); `device` like `emulated:0`.
+    NotPresent { section: String, device: String },
+    /// A section that overlaps present data without lying inside one present section
+    /// (`present` as `section`).
+    PartlyPresent {
+        section: String,
+        present: String,
+        device: String,
+    },
+    /// `update` (without `if_present`) of data not on the device.
+    UpdateAbsent { section: String, device: String },
+    /// A data clause's section outside its array (`a[5:10]` of a 12-element array).
+    BadSection(crate::presence::SectionError),
+    /// An `async`/`wait` queue argument that is not a queue (a negative number other than
+    /// the `acc_async_*` values).
+    BadQueue { queue: i64 },
+    /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
+    NoSuchDevice { message: String },
+    /// The device failed (out of device memory, a launch failure): the runtime stays usable.
+    Device { message: String },
     /// Compiled code broke the ABI (a bad element code or rank): a compiler bug.
     Internal { message: String },
 }
@@ -75,6 +97,20 @@ impl RunErrorKind {
             RunErrorKind::AssertFailed { message: None } if !what.is_empty() => {
                 format!("assertion failed: `{what}`")
             }
+            RunErrorKind::NotPresent { section, device } => {
+                format!("`{what}{section}` is not present on {device}")
+            }
+            RunErrorKind::PartlyPresent {
+                section,
+                present,
+                device,
+            } => format!(
+                "`{what}{section}` is only partly present on {device} (present: `{what}{present}`)"
+            ),
+            RunErrorKind::UpdateAbsent { section, device } => {
+                format!("`update` of `{what}{section}`, which is not present on {device}")
+            }
+            RunErrorKind::BadSection(e) => e.message(what),
             _ => self.to_string(),
         }
     }
@@ -91,6 +127,11 @@ impl RunErrorKind {
             RunErrorKind::BadDimension { .. } => "no such dimension".into(),
             RunErrorKind::ReshapeMismatch { .. } => "element counts differ".into(),
             RunErrorKind::EmptyReduction { .. } => "the array is empty".into(),
+            RunErrorKind::NotPresent { .. } => "not present on the device".into(),
+            RunErrorKind::PartlyPresent { .. } => "only partly present".into(),
+            RunErrorKind::UpdateAbsent { .. } => "not present on the device".into(),
+            RunErrorKind::BadSection { .. } => "section out of range".into(),
+            RunErrorKind::BadQueue { .. } => "not a queue".into(),
             _ => "here".into(),
         }
     }
@@ -108,6 +149,20 @@ impl RunErrorKind {
             }
             RunErrorKind::DivZero => Some("check the divisor before dividing".into()),
             RunErrorKind::BadParam { .. } => Some("change the `--set` value".into()),
+            RunErrorKind::NotPresent { .. } => Some(
+                "put the data on the device first (`acc data copyin(…)` or `acc enter data`), \
+                 or use `copy`/`copyin` instead of `present`"
+                    .into(),
+            ),
+            RunErrorKind::PartlyPresent { .. } => Some(
+                "name a section that lies inside the present one, or enter the whole array".into(),
+            ),
+            RunErrorKind::UpdateAbsent { .. } => {
+                Some("enter the data first, or add `if_present` to skip absent data".into())
+            }
+            RunErrorKind::BadQueue { .. } => {
+                Some("queues are integers >= 0 (`async` alone uses the default queue)".into())
+            }
             _ => None,
         }
     }
@@ -148,6 +203,13 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::BadParam { name, value, ty } => {
                 write!(f, "parameter `{name}` expects {ty}, found `{value}`")
             }
+            RunErrorKind::NotPresent { .. }
+            | RunErrorKind::PartlyPresent { .. }
+            | RunErrorKind::UpdateAbsent { .. } => f.write_str(&self.message("the data")),
+            RunErrorKind::BadSection(e) => f.write_str(&e.message("the array")),
+            RunErrorKind::BadQueue { queue } => write!(f, "`{queue}` is not an async queue"),
+            RunErrorKind::NoSuchDevice { message } => f.write_str(message),
+            RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),
         }
     }

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use crate::abi::{Ctx, STATUS_ERROR, STATUS_OK};
+use crate::device::{DeviceOptions, Devices, DEVICE_HOST};
 use crate::error::{RunError, RunErrorKind};
 use crate::rng::Rng;
 
@@ -23,6 +24,12 @@ pub struct HostState {
     params: HashMap<String, String>,
     rng: Rng,
     default_async: i32,
+    /// The devices, made on first use with `device_options` (gang contexts never make them).
+    devices: Option<Box<Devices>>,
+    device_options: DeviceOptions,
+    /// The device type code of the code running with this state: `acc_device_host` for host
+    /// code, the device's for a gang of a region on a threaded device (`acc_on_device`).
+    on_device: i32,
 }
 
 impl HostState {
@@ -36,7 +43,36 @@ impl HostState {
             params: HashMap::new(),
             rng: Rng::default(),
             default_async: INITIAL_DEFAULT_ASYNC,
+            devices: None,
+            device_options: DeviceOptions::default(),
+            on_device: DEVICE_HOST,
         }
+    }
+
+    /// Sets up the devices anew (waiting for and dropping the old ones).
+    pub fn configure_devices(&mut self, opts: DeviceOptions) {
+        self.devices = None;
+        self.device_options = opts;
+    }
+
+    /// The devices of the run (made on first use).
+    pub fn devices(&mut self) -> &mut Devices {
+        let opts = &self.device_options;
+        self.devices
+            .get_or_insert_with(|| Box::new(Devices::new(opts.clone())))
+    }
+
+    /// The devices if they were made.
+    pub fn devices_if_made(&mut self) -> Option<&mut Devices> {
+        self.devices.as_deref_mut()
+    }
+
+    pub fn on_device(&self) -> i32 {
+        self.on_device
+    }
+
+    pub fn set_on_device(&mut self, t: i32) {
+        self.on_device = t;
     }
 
     /// A state writing to standard output through a buffer.

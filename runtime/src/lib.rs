@@ -10,8 +10,13 @@
 pub mod abi;
 pub mod array;
 pub mod context;
+pub mod device;
 pub mod error;
 pub mod host;
+pub mod launch;
+pub mod presence;
+pub mod profile;
+pub mod queue;
 pub mod rng;
 
 pub use array::{live_arrays, live_buffers};

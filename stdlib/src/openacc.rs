@@ -1,114 +1,177 @@
-//! The OpenACC runtime routines (LANGUAGE.md 7.10) as the host device answers them: one device
-//! of type `acc_device_host`, sharing host memory, with no queues to wait for. Issue 4 moves
-//! these into the runtime's device layer.
+//! The OpenACC runtime routines (LANGUAGE.md 7.10): thin entry points over the runtime's
+//! `Devices` (the current device, presence, queues). A data routine's argument is a data-op
+//! record that compiled code fills for the array or section (`acc_runtime::device::ops`).
 
-use acc_runtime::abi::{ArrayHeader, Ctx};
-use acc_runtime::host::host_state;
+use acc_runtime::abi::Ctx;
+use acc_runtime::device::ops::DataOpArg;
+use acc_runtime::device::{
+    DeviceKind, ASYNC_SYNC, DEVICE_DEFAULT, DEVICE_HOST, DEVICE_MULTICORE, DEVICE_NOT_HOST,
+};
+use acc_runtime::error::RunErrorKind;
+use acc_runtime::host::{fail, host_state};
 
 use crate::arrays::symbol_list;
 
-// `acc_lang::builtins::BuiltinConst` values (a test checks that they agree).
-const DEVICE_DEFAULT: i32 = 1;
-const DEVICE_HOST: i32 = 2;
 const PROPERTY_MEMORY: i32 = 1;
 const PROPERTY_FREE_MEMORY: i32 = 2;
 
-/// Device type `t` names the host device (`acc_device_host`, or `acc_device_default`, which
-/// is the host here).
-fn is_host(t: i32) -> bool {
-    t == DEVICE_HOST || t == DEVICE_DEFAULT
-}
-
 /// # Safety
-/// Any `ctx` (so for every function of this module that takes no array and does not read the
-/// host state).
-pub unsafe extern "C" fn acc_get_num_devices(_ctx: *mut Ctx, t: i32) -> i32 {
-    i32::from(is_host(t))
+/// `ctx` is a live context (for every function of this module; arrays as each says).
+pub unsafe extern "C" fn acc_get_num_devices(ctx: *mut Ctx, t: i32) -> i32 {
+    host_state(ctx).devices().count(t) as i32
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_get_device_type(_ctx: *mut Ctx) -> i32 {
-    DEVICE_HOST
+pub unsafe extern "C" fn acc_get_device_type(ctx: *mut Ctx) -> i32 {
+    host_state(ctx).devices().current().0.code()
 }
 
-/// No other device to switch to: a no-op.
+/// Makes device `n` of type `t` current; a type or number with no device is an error.
+unsafe fn set_device(ctx: *mut Ctx, n: i32, t: i32) {
+    let devices = host_state(ctx).devices();
+    let Some(kind) = devices.resolve(t) else {
+        let message = format!("`{t}` is not a device type");
+        return fail(ctx, RunErrorKind::NoSuchDevice { message }, None);
+    };
+    let num = usize::try_from(n).unwrap_or(usize::MAX);
+    if let Err(e) = devices.select(kind, num) {
+        fail(ctx, e, None);
+    }
+}
+
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_set_device_type(ctx: *mut Ctx, t: i32) {
+    set_device(ctx, 0, t);
+}
+
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_set_device_num(ctx: *mut Ctx, n: i32, t: i32) {
+    set_device(ctx, n, t);
+}
+
+/// The current device's number when `t` is its type, else 0.
 ///
 /// # Safety
 /// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_set_device_type(_ctx: *mut Ctx, _t: i32) {}
-
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_set_device_num(_ctx: *mut Ctx, _n: i32, _t: i32) {}
-
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_get_device_num(_ctx: *mut Ctx, _t: i32) -> i32 {
-    0
+pub unsafe extern "C" fn acc_get_device_num(ctx: *mut Ctx, t: i32) -> i32 {
+    let devices = host_state(ctx).devices();
+    let (kind, num) = devices.current();
+    match devices.resolve(t) {
+        Some(k) if k == kind => num as i32,
+        _ => 0,
+    }
 }
 
-/// True only for `acc_device_host` (host code runs on the host device).
+/// Where the calling code runs: host code on the host; a gang of a region on the device that
+/// runs it (`multicore` counts as the host too: it is host threads).
 ///
 /// # Safety
 /// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_on_device(_ctx: *mut Ctx, t: i32) -> u8 {
-    u8::from(t == DEVICE_HOST)
+pub unsafe extern "C" fn acc_on_device(ctx: *mut Ctx, t: i32) -> u8 {
+    let on = host_state(ctx).on_device();
+    let yes = match t {
+        DEVICE_HOST => on == DEVICE_HOST || on == DEVICE_MULTICORE,
+        DEVICE_NOT_HOST => on != DEVICE_HOST && on != DEVICE_MULTICORE,
+        DEVICE_DEFAULT => false,
+        t => t == on,
+    };
+    u8::from(yes)
 }
 
-/// Host memory is the device's memory: everything is present.
-///
 /// # Safety
-/// As `acc_get_num_devices`; `a` is unused.
-pub unsafe extern "C" fn acc_is_present(_ctx: *mut Ctx, _a: *mut ArrayHeader) -> u8 {
-    1
+/// As `acc_get_num_devices`; `op` is a record of a live array.
+pub unsafe extern "C" fn acc_is_present(ctx: *mut Ctx, op: *const DataOpArg) -> u8 {
+    u8::from(host_state(ctx).devices().is_present(ctx, &*op))
 }
 
 macro_rules! data_routines {
-    ($($name:ident)*) => {$(
-        /// A data routine: nothing to move on the host device.
+    ($($name:ident => $phase:ident $action:ident;)*) => {$(
+        /// A data routine: the dynamic data op it names, on the current device.
         ///
         /// # Safety
-        /// As `acc_get_num_devices`; the array is unused.
-        pub unsafe extern "C" fn $name(_ctx: *mut Ctx, _a: *mut ArrayHeader) {}
+        /// As `acc_is_present`.
+        pub unsafe extern "C" fn $name(ctx: *mut Ctx, op: *const DataOpArg) {
+            use acc_runtime::device::ops::*;
+            let op = DataOpArg { action: $action, ..*op };
+            host_state(ctx).devices().routine(ctx, DataPhase::$phase, &op);
+        }
     )*};
 }
 
-data_routines!(acc_copyin acc_create acc_copyout acc_delete acc_update_device acc_update_self);
-
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_wait(_ctx: *mut Ctx, _q: i32) {}
-
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_wait_all(_ctx: *mut Ctx) {}
-
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_wait_async(_ctx: *mut Ctx, _q: i32, _r: i32) {}
-
-/// Every queue is always drained.
-///
-/// # Safety
-/// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_async_test(_ctx: *mut Ctx, _q: i32) -> u8 {
-    1
+data_routines! {
+    acc_copyin => Enter ACTION_COPYIN;
+    acc_create => Enter ACTION_CREATE;
+    acc_copyout => Exit ACTION_COPYOUT;
+    acc_delete => Exit ACTION_DELETE;
+    acc_update_device => Update ACTION_UPDATE_DEVICE;
+    acc_update_self => Update ACTION_UPDATE_HOST;
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_async_test_all(_ctx: *mut Ctx) -> u8 {
-    1
+pub unsafe extern "C" fn acc_wait(ctx: *mut Ctx, q: i32) {
+    host_state(ctx)
+        .devices()
+        .wait(ctx, &[i64::from(q)], false, ASYNC_SYNC, NO_SITE);
+}
+
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_wait_all(ctx: *mut Ctx) {
+    host_state(ctx)
+        .devices()
+        .wait(ctx, &[], true, ASYNC_SYNC, NO_SITE);
+}
+
+/// Queue `r` waits for queue `q`.
+///
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_wait_async(ctx: *mut Ctx, q: i32, r: i32) {
+    host_state(ctx)
+        .devices()
+        .wait(ctx, &[i64::from(q)], false, i64::from(r), NO_SITE);
+}
+
+/// The site of routines that take none (their errors point at the statement).
+const NO_SITE: u32 = u32::MAX;
+
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_async_test(ctx: *mut Ctx, q: i32) -> u8 {
+    let da = host_state(ctx).default_async();
+    let id = match acc_runtime::device::QueueArg::decode(i64::from(q), da) {
+        Ok(acc_runtime::device::QueueArg::Async(id)) => id,
+        Ok(_) => return 1,
+        Err(e) => {
+            fail(ctx, e, None);
+            return 0;
+        }
+    };
+    u8::from(host_state(ctx).devices().async_test(Some(id)))
+}
+
+/// # Safety
+/// As `acc_get_num_devices`.
+pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
+    u8::from(host_state(ctx).devices().async_test(None))
 }
 
 /// `acc_property_memory`: total RAM; `acc_property_free_memory`: available RAM (bytes, from
-/// /proc/meminfo; 0 where it cannot be read). Other properties, devices or types: 0.
+/// /proc/meminfo; 0 where it cannot be read), for every device made of host memory (the
+/// emulated devices allocate from it too). Devices that do not exist, other properties: 0.
 ///
 /// # Safety
 /// As `acc_get_num_devices`.
-pub unsafe extern "C" fn acc_get_property(_ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
-    if n != 0 || !is_host(t) {
+pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
+    let devices = host_state(ctx).devices();
+    let exists = devices
+        .resolve(t)
+        .is_some_and(|k| k != DeviceKind::Nvidia && (n as usize) < devices.count(k.code()));
+    if n < 0 || !exists {
         return 0;
     }
     let key = match p {
@@ -169,8 +232,14 @@ mod tests {
 
     #[test]
     fn constants_agree_with_the_language() {
+        use acc_runtime::device::{DEVICE_EMULATED, DEVICE_NONE, DEVICE_NVIDIA};
+        assert_eq!(value(BuiltinConst::DeviceNone), DEVICE_NONE);
         assert_eq!(value(BuiltinConst::DeviceDefault), DEVICE_DEFAULT);
         assert_eq!(value(BuiltinConst::DeviceHost), DEVICE_HOST);
+        assert_eq!(value(BuiltinConst::DeviceNotHost), DEVICE_NOT_HOST);
+        assert_eq!(value(BuiltinConst::DeviceNvidia), DEVICE_NVIDIA);
+        assert_eq!(value(BuiltinConst::DeviceMulticore), DEVICE_MULTICORE);
+        assert_eq!(value(BuiltinConst::DeviceEmulated), DEVICE_EMULATED);
         assert_eq!(value(BuiltinConst::PropertyMemory), PROPERTY_MEMORY);
         assert_eq!(
             value(BuiltinConst::PropertyFreeMemory),
@@ -178,50 +247,63 @@ mod tests {
         );
     }
 
-    #[test]
-    fn device_queries() {
-        let t = TestCtx::new();
-        let p = t.ptr();
-        unsafe {
-            assert_eq!(acc_get_num_devices(p, value(BuiltinConst::DeviceHost)), 1);
-            assert_eq!(
-                acc_get_num_devices(p, value(BuiltinConst::DeviceDefault)),
-                1
-            );
-            assert_eq!(acc_get_num_devices(p, value(BuiltinConst::DeviceNvidia)), 0);
-            assert_eq!(
-                acc_get_num_devices(p, value(BuiltinConst::DeviceNotHost)),
-                0
-            );
-            assert_eq!(
-                acc_get_num_devices(p, value(BuiltinConst::DeviceEmulated)),
-                0
-            );
-            assert_eq!(acc_get_device_type(p), value(BuiltinConst::DeviceHost));
-            acc_set_device_type(p, value(BuiltinConst::DeviceNvidia));
-            acc_set_device_num(p, 1, value(BuiltinConst::DeviceNvidia));
-            assert_eq!(acc_get_device_type(p), value(BuiltinConst::DeviceHost));
-            assert_eq!(acc_get_device_num(p, value(BuiltinConst::DeviceHost)), 0);
-            assert_eq!(acc_on_device(p, value(BuiltinConst::DeviceHost)), 1);
-            assert_eq!(acc_on_device(p, value(BuiltinConst::DeviceNotHost)), 0);
-            assert_eq!(acc_on_device(p, value(BuiltinConst::DeviceNvidia)), 0);
-            assert_eq!(acc_on_device(p, value(BuiltinConst::DeviceMulticore)), 0);
-        }
+    /// A context whose devices start as `kind`.
+    fn on(kind: DeviceKind) -> TestCtx {
+        let mut t = TestCtx::new();
+        let opts = acc_runtime::device::DeviceOptions {
+            kind: Some(kind),
+            ..Default::default()
+        };
+        t.context.host().configure_devices(opts);
+        t
+    }
+
+    fn whole(a: *mut acc_runtime::abi::ArrayHeader) -> DataOpArg {
+        DataOpArg::whole(a, 0, 7)
     }
 
     #[test]
-    fn data_and_queues_are_trivial() {
-        let t = TestCtx::new();
+    fn device_queries_and_selection() {
+        let mut t = on(DeviceKind::Host);
+        let p = t.ptr();
+        let c = value;
+        unsafe {
+            assert_eq!(acc_get_num_devices(p, c(BuiltinConst::DeviceHost)), 1);
+            assert_eq!(acc_get_num_devices(p, c(BuiltinConst::DeviceDefault)), 1);
+            assert_eq!(acc_get_num_devices(p, c(BuiltinConst::DeviceNvidia)), 0);
+            assert_eq!(acc_get_num_devices(p, c(BuiltinConst::DeviceEmulated)), 2);
+            assert_eq!(acc_get_device_type(p), c(BuiltinConst::DeviceHost));
+            acc_set_device_num(p, 1, c(BuiltinConst::DeviceEmulated));
+            assert_eq!(acc_get_device_type(p), c(BuiltinConst::DeviceEmulated));
+            assert_eq!(acc_get_device_num(p, c(BuiltinConst::DeviceEmulated)), 1);
+            assert_eq!(acc_get_device_num(p, c(BuiltinConst::DeviceHost)), 0);
+            acc_set_device_type(p, c(BuiltinConst::DeviceMulticore));
+            assert_eq!(acc_get_device_type(p), c(BuiltinConst::DeviceMulticore));
+            // Host code runs on the host, whatever the current device.
+            assert_eq!(acc_on_device(p, c(BuiltinConst::DeviceHost)), 1);
+            assert_eq!(acc_on_device(p, c(BuiltinConst::DeviceNotHost)), 0);
+            assert_eq!(acc_on_device(p, c(BuiltinConst::DeviceEmulated)), 0);
+        }
+        // A device that does not exist is an error, and the selection stays.
+        unsafe { acc_set_device_num(p, 2, c(BuiltinConst::DeviceEmulated)) };
+        let (kind, _) = t.error();
+        assert!(
+            matches!(kind, RunErrorKind::NoSuchDevice { .. }),
+            "{kind:?}"
+        );
+        unsafe { assert_eq!(acc_get_device_type(p), c(BuiltinConst::DeviceMulticore)) };
+    }
+
+    #[test]
+    fn shared_memory_devices_have_everything_present() {
+        let t = on(DeviceKind::Multicore);
         let p = t.ptr();
         let a = acc_runtime::array::new_array(acc_runtime::abi::ELEM_F64, &[4]).unwrap();
+        let op = whole(a);
         unsafe {
-            assert_eq!(acc_is_present(p, a), 1);
-            acc_copyin(p, a);
-            acc_create(p, a);
-            acc_copyout(p, a);
-            acc_delete(p, a);
-            acc_update_device(p, a);
-            acc_update_self(p, a);
+            assert_eq!(acc_is_present(p, &op), 1);
+            acc_copyin(p, &op);
+            acc_delete(p, &op);
             acc_wait(p, 1);
             acc_wait_all(p);
             acc_wait_async(p, 1, 2);
@@ -236,6 +318,34 @@ mod tests {
     }
 
     #[test]
+    fn data_routines_on_an_emulated_device() {
+        use acc_runtime::array::{elements, elements_mut};
+        let t = on(DeviceKind::Emulated);
+        let p = t.ptr();
+        let a = acc_runtime::array::new_array(acc_runtime::abi::ELEM_I64, &[4]).unwrap();
+        let op = whole(a);
+        unsafe {
+            assert_eq!(acc_is_present(p, &op), 0);
+            elements_mut::<i64>(a).copy_from_slice(&[1, 2, 3, 4]);
+            acc_copyin(p, &op);
+            assert_eq!(acc_is_present(p, &op), 1);
+            // The host copy changes; the device keeps what was copied in.
+            elements_mut::<i64>(a).copy_from_slice(&[0, 0, 0, 0]);
+            acc_update_self(p, &op);
+            assert_eq!(elements::<i64>(a), &[1, 2, 3, 4]);
+            elements_mut::<i64>(a)[0] = 9;
+            acc_update_device(p, &op);
+            elements_mut::<i64>(a)[0] = 0;
+            acc_copyout(p, &op);
+            assert_eq!(elements::<i64>(a), &[9, 2, 3, 4]);
+            assert_eq!(acc_is_present(p, &op), 0);
+            // The table held a reference while the data was present.
+            assert_eq!((*a).refcount, 1);
+            acc_runtime::array::release(a);
+        }
+    }
+
+    #[test]
     fn memory_properties() {
         let t = TestCtx::new();
         let host = value(BuiltinConst::DeviceHost);
@@ -245,6 +355,12 @@ mod tests {
             assert!(total > 1 << 20, "{total}");
             assert!(free > 0 && free <= total, "{free} of {total}");
             assert_eq!(acc_get_property(t.ptr(), 1, host, PROPERTY_MEMORY), 0);
+            let emulated = value(BuiltinConst::DeviceEmulated);
+            assert_eq!(
+                acc_get_property(t.ptr(), 1, emulated, PROPERTY_MEMORY),
+                total
+            );
+            assert_eq!(acc_get_property(t.ptr(), 2, emulated, PROPERTY_MEMORY), 0);
             assert_eq!(acc_get_property(t.ptr(), 0, 4, PROPERTY_MEMORY), 0);
             assert_eq!(acc_get_property(t.ptr(), 0, host, 99), 0);
         }

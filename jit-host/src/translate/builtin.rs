@@ -132,6 +132,18 @@ impl Tx<'_, '_> {
                 )))
             }
             _ if b.is_math() => return self.math(b, args, ty).map(Some),
+            AccIsPresent | AccCopyin | AccCreate | AccCopyout | AccDelete | AccUpdateDevice
+            | AccUpdateSelf => {
+                use acc_runtime::device::ops::{ACTION_COPYIN, ACTION_PRESENT};
+                // The routine says what it does; the record's action is only for errors.
+                let action = if b == AccIsPresent {
+                    ACTION_PRESENT
+                } else {
+                    ACTION_COPYIN
+                };
+                let op = self.routine_op(arg(args, 0, b)?, action, site)?;
+                return self.call_rt(b.name(), &[ctx, op]);
+            }
             _ if b.is_runtime_routine() => {
                 let mut v = vec![ctx];
                 for a in args {

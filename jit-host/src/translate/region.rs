@@ -1,27 +1,28 @@
-//! Compute regions on the host device, and their launches.
+//! Compute regions: the region functions, and their launches.
 //!
 //! A region is a native function `(ctx, args, gang, num_gangs)`. `args` holds one 8-byte slot
 //! per region parameter: a scalar in its low bytes (its natural width), an array as its handle.
-//! A launch fills the slots, calls the function once per gang, one gang after another, then
-//! copies the `InOut` parameters' slots back to their host variables.
+//! A launch fills the slots and the data-op records and calls `acc_rt_launch`; the runtime's
+//! current device runs the gangs (one after another on `host`, on threads on `multicore` and
+//! `emulated`, each gang with its own copy of the slots) and combines the results; then the
+//! `InOut` parameters' slots are copied back to their host variables.
 //!
 //! Inside, the body runs once per call (gang-redundant), except that a loop scheduled `gang`
 //! runs only its gang's contiguous share of the iterations (`Tx::gang_share`); worker and
 //! vector loops run whole, in order. Each gang's reduction accumulators start at the
-//! operator's identity and are combined into their parameter's slot at the end of the call;
-//! since gangs run one after another, a plain read-combine-write is enough here. (A device
-//! layer that runs gangs concurrently, issue 4, needs per-gang slots or atomics for these
-//! combines and for `InOut` scalars; `acc atomic` statements on array elements are atomic
-//! already, see `atomic`.)
+//! operator's identity, and at the end of the call the partial result goes into its
+//! parameter's slot: the runtime combines the gangs' partial results with the value before the
+//! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
+//! (see `atomic`), since gangs may run on several threads at once.
 
-use acc_lang::ir::{Construct, Launch, Pass, Place, Region, ScalarType, Ty};
+use acc_lang::ir::{Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use acc_runtime::device::SECTION_ABSENT;
+use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::builtin::elem_code;
-use super::expr::scalar_of;
-use super::{clif_type, scalar_type, Gang, Tx};
+use super::{clif_type, Gang, Tx};
 use crate::JitError;
 
 impl Tx<'_, '_> {
@@ -39,8 +40,25 @@ impl Tx<'_, '_> {
         }
         // Arrays this gang owns, released at the end.
         let mut owned = Vec::new();
+        for (i, p) in r.params.iter().enumerate() {
+            if is_cell(r, i, p.pass) {
+                self.cells.insert(LocalId(i as u32));
+                // The local's variable holds the cell's address.
+                let ty = self.locals[i].1;
+                self.locals[i] = (self.b.declare_var(types::I64), ty);
+            }
+        }
         for (i, &(var, ty)) in self.locals.clone().iter().enumerate() {
             let pass = r.params.get(i).map(|p| p.pass);
+            if self.cells.contains(&LocalId(i as u32)) {
+                // The slot holds the address of the cell the gangs share.
+                let addr = self
+                    .b
+                    .ins()
+                    .load(types::I64, MemFlagsData::trusted(), args, slot(i));
+                self.b.def_var(var, addr);
+                continue;
+            }
             let v = match pass {
                 None | Some(Pass::Private) => self.zero(clif_type(ty)),
                 Some(pass) => {
@@ -83,24 +101,10 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(epilogue);
         for red in &r.reductions {
             let (var, _) = self.local(red.private)?;
-            let t = scalar_type(red.ty);
-            let offset = slot(red.param);
-            let before = self.b.ins().load(t, MemFlagsData::trusted(), args, offset);
             let partial = self.b.use_var(var);
-            let combined = self.combine(red.op, red.ty, before, partial);
             self.b
                 .ins()
-                .store(MemFlagsData::trusted(), combined, args, offset);
-        }
-        for (i, p) in r.params.iter().enumerate() {
-            let reduced = r.reductions.iter().any(|red| red.param == i);
-            if p.pass == Pass::InOut && !reduced {
-                let (var, _) = self.local(acc_lang::ir::LocalId(i as u32))?;
-                let v = self.b.use_var(var);
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), v, args, slot(i));
-            }
+                .store(MemFlagsData::trusted(), partial, args, slot(red.param));
         }
         for a in owned {
             self.call_rt("acc_rt_release", &[a])?;
@@ -110,7 +114,8 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
-    /// `Stmt::Launch` on the host device.
+    /// `Stmt::Launch`: evaluate the arguments and clauses, call `acc_rt_launch`, store the
+    /// `InOut` results.
     pub(super) fn launch(&mut self, l: &Launch) -> Result<(), JitError> {
         let region = self
             .env
@@ -119,9 +124,9 @@ impl Tx<'_, '_> {
             .iter()
             .find(|r| r.id == l.region)
             .ok_or(JitError::UnknownRegion(l.region))?;
-        let fid = *self
+        let desc = *self
             .env
-            .regions
+            .region_descs
             .get(&l.region)
             .ok_or(JitError::UnknownRegion(l.region))?;
         if l.args.len() != region.params.len() {
@@ -139,34 +144,17 @@ impl Tx<'_, '_> {
                 .ins()
                 .store(MemFlagsData::trusted(), v, args, slot(i));
         }
-        // `if(false)` runs the region on the host: here, that is where it runs anyway.
-        if let Some(c) = &l.if_cond {
-            self.expr(c)?;
-        }
-        let num_gangs = self.num_gangs(region.construct, l)?;
-        self.queue(l.async_queue.as_ref())?;
-        for w in l.wait.iter().flatten() {
-            self.expr(w)?;
-        }
-
-        // for gang in 0..num_gangs { region(ctx, args, gang, num_gangs) }
-        let header = self.b.create_block();
-        let gang = self.b.append_block_param(header, types::I64);
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        let zero = self.iconst(types::I64, 0);
-        self.b.ins().jump(header, &[BlockArg::Value(zero)]);
-        self.b.switch_to_block(header);
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, gang, num_gangs);
-        self.b.ins().brif(more, body, &[], done, &[]);
-        self.b.switch_to_block(body);
-        let f = self.user_func(fid);
-        self.b.ins().call(f, &[self.ctx, args, gang, num_gangs]);
-        self.check_status();
-        let one = self.iconst(types::I64, 1);
-        let next = self.b.ins().iadd(gang, one);
-        self.b.ins().jump(header, &[BlockArg::Value(next)]);
-        self.b.switch_to_block(done);
+        let cond = self.condition(l.if_cond.as_ref())?;
+        let sizes = self.launch_sizes(l)?;
+        let queue = self.queue_value(l.async_queue.as_ref())?;
+        let (waits, nwaits) = self.wait_list(l.wait.as_deref())?;
+        let (ops, nops) = self.data_ops(&l.data)?;
+        let desc = self.iconst(types::I64, desc as i64);
+        let site = self.site(Some(l.site));
+        let call = [
+            self.ctx, desc, args, ops, nops, sizes, cond, queue, waits, nwaits, site,
+        ];
+        self.call_rt("acc_rt_launch", &call)?;
 
         for (i, place) in &l.results {
             let p = region.params.get(*i).ok_or_else(|| {
@@ -190,23 +178,85 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
-    /// The host device's gang count: the `num_gangs` clause for `host` on a `parallel`
-    /// construct (at least 1), and 1 otherwise. `serial` has one gang by definition, and a
-    /// `kernels` region's statements outside loops run once, so it runs as one gang too.
-    fn num_gangs(&mut self, construct: Construct, l: &Launch) -> Result<Value, JitError> {
-        let one = self.iconst(types::I64, 1);
-        let parallel = matches!(construct, Construct::Parallel | Construct::ParallelLoop);
-        let (Some(e), true) = (&l.num_gangs.host, parallel) else {
-            return Ok(one);
-        };
-        let v = self.expr(e)?;
-        let v = match scalar_of(e, "`num_gangs`")? {
-            ScalarType::I32 => self.b.ins().sextend(types::I64, v),
-            _ => v,
-        };
-        let too_few = self.b.ins().icmp(IntCC::SignedLessThan, v, one);
-        Ok(self.b.ins().select(too_few, one, v))
+    /// The 9 launch sizes `acc_rt_launch` takes: `num_gangs`, `num_workers`,
+    /// `vector_length` for `nvidia`, `host`, `multicore`, `SECTION_ABSENT` where not given.
+    fn launch_sizes(&mut self, l: &Launch) -> Result<Value, JitError> {
+        let buf = self.stack_buffer(9);
+        let per_type =
+            |d: &acc_lang::ir::DeviceExprs| [d.nvidia.clone(), d.host.clone(), d.multicore.clone()];
+        let all = [
+            per_type(&l.num_gangs),
+            per_type(&l.num_workers),
+            per_type(&l.vector_length),
+        ];
+        for (size, exprs) in all.iter().enumerate() {
+            for (device, e) in exprs.iter().enumerate() {
+                let v = match e {
+                    Some(e) => self.expr_i64(e)?,
+                    None => self.iconst(types::I64, SECTION_ABSENT),
+                };
+                let at = slot(device * 3 + size);
+                self.b.ins().store(MemFlagsData::trusted(), v, buf, at);
+            }
+        }
+        Ok(buf)
     }
+}
+
+/// Is parameter `i` a `copy` scalar that the gangs share through a memory cell: `InOut` and
+/// not a reduction's (whose gangs each keep a partial result)?
+fn is_cell(r: &Region, i: usize, pass: Pass) -> bool {
+    pass == Pass::InOut && !r.reductions.iter().any(|red| red.param == i)
+}
+
+/// What the runtime needs to know about a region to run it.
+pub(crate) fn region_desc(r: &Region) -> RegionDesc {
+    use acc_lang::ir::{Construct, ReductionOp as R};
+    let kind = match r.construct {
+        Construct::Parallel | Construct::ParallelLoop => ComputeKind::Parallel,
+        Construct::Serial | Construct::SerialLoop => ComputeKind::Serial,
+        _ => ComputeKind::Kernels,
+    };
+    let elem = |t: Ty| match t {
+        Ty::Scalar(s) | Ty::Array { elem: s, .. } => elem_code(s) as u32,
+    };
+    let params = r
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ParamDesc {
+            pass: match p.pass {
+                Pass::Value => ParamPass::Value,
+                Pass::InOut if is_cell(r, i, p.pass) => ParamPass::Shared,
+                Pass::InOut => ParamPass::InOut,
+                Pass::Private => ParamPass::Private,
+                Pass::Array => ParamPass::Array,
+                Pass::PrivateArray => ParamPass::PrivateArray,
+                Pass::FirstPrivateArray => ParamPass::FirstPrivateArray,
+            },
+            elem: elem(p.ty),
+        })
+        .collect();
+    let reductions = r
+        .reductions
+        .iter()
+        .map(|red| ReductionDesc {
+            op: match red.op {
+                R::Add => ReduceOp::Add,
+                R::Mul => ReduceOp::Mul,
+                R::Max => ReduceOp::Max,
+                R::Min => ReduceOp::Min,
+                R::BitAnd => ReduceOp::BitAnd,
+                R::BitOr => ReduceOp::BitOr,
+                R::BitXor => ReduceOp::BitXor,
+                R::And => ReduceOp::And,
+                R::Or => ReduceOp::Or,
+            },
+            elem: elem_code(red.ty) as u32,
+            param: red.param,
+        })
+        .collect();
+    RegionDesc::new(kind, r.construct.name(), params, reductions)
 }
 
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.

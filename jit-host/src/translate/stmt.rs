@@ -2,8 +2,7 @@
 
 use acc_lang::hir::Const;
 use acc_lang::ir::{
-    Block as IrBlock, DataDirective, Expr, ExprKind, ForLoop, PrintArg, Queue, ReductionOp,
-    ScalarType, SiteId, Stmt, Ty,
+    Block as IrBlock, Expr, ExprKind, ForLoop, PrintArg, ReductionOp, ScalarType, SiteId, Stmt, Ty,
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
@@ -25,8 +24,7 @@ impl Tx<'_, '_> {
         match s {
             Stmt::Set(l, e) => {
                 let v = self.expr(e)?;
-                let (var, _) = self.local(*l)?;
-                self.b.def_var(var, v);
+                self.set_local(*l, v)?;
             }
             Stmt::SetGlobal(g, e) => {
                 let v = self.expr(e)?;
@@ -98,7 +96,6 @@ impl Tx<'_, '_> {
                 self.b.switch_to_block(ok);
             }
             Stmt::Launch(l) => self.launch(l)?,
-            // The host device shares host memory: data directives only evaluate their clauses.
             Stmt::Data(d) => self.data_directive(d)?,
             Stmt::DataRegion { enter, body, exit } => {
                 self.data_directive(enter)?;
@@ -108,13 +105,8 @@ impl Tx<'_, '_> {
             Stmt::Wait {
                 queues,
                 async_queue,
-                ..
-            } => {
-                for q in queues {
-                    self.expr(q)?;
-                }
-                self.queue(async_queue.as_ref())?;
-            }
+                site,
+            } => self.wait_stmt(queues, async_queue.as_ref(), *site)?,
             Stmt::Atomic(s) => self.atomic(s)?,
             Stmt::Block(b) => self.block(b)?,
         }
@@ -589,25 +581,6 @@ impl Tx<'_, '_> {
         let l = self.iconst(types::I64, len as i64);
         let n = self.iconst(types::I32, args.len() as i64);
         self.call_rt("acc_printf", &[self.ctx, p, l, buf, n])?;
-        Ok(())
-    }
-
-    /// The host device: evaluate the directive's clause expressions, move nothing.
-    fn data_directive(&mut self, d: &DataDirective) -> Result<(), JitError> {
-        if let Some(c) = &d.if_cond {
-            self.expr(c)?;
-        }
-        self.queue(d.async_queue.as_ref())?;
-        for w in d.wait.iter().flatten() {
-            self.expr(w)?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn queue(&mut self, q: Option<&Queue>) -> Result<(), JitError> {
-        if let Some(Queue::Numbered(e)) = q {
-            self.expr(e)?;
-        }
         Ok(())
     }
 }

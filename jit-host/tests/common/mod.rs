@@ -10,6 +10,8 @@ use acc_lang::builtins::Builtin;
 use acc_lang::hir::{Const, FnId};
 use acc_lang::ir::*;
 use acc_runtime::abi::{ArrayHeader, Ctx, MAX_RANK, STATUS_ERROR, STATUS_EXIT};
+use acc_runtime::device::SECTION_ABSENT;
+use acc_runtime::launch::{run_gangs_inline, ComputeKind, RegionDesc};
 
 thread_local! {
     static OUT: RefCell<String> = const { RefCell::new(String::new()) };
@@ -219,8 +221,41 @@ unsafe extern "C" fn param_i64(_: *mut Ctx, p: *const u8, n: usize, default: i64
     }
 }
 
+// ---- directives: the host device's behaviour ---------------------------------------------------
+
+/// `acc_rt_launch` as the host device runs it: gangs one after another on the caller's
+/// context (`num_gangs` for `host` on `parallel`), no data movement.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn launch(
+    ctx: *mut Ctx,
+    desc: *const RegionDesc,
+    args: *mut u64,
+    _ops: *const u8,
+    _nops: u32,
+    sizes: *const i64,
+    _cond: u8,
+    _queue: i64,
+    _waits: *const i64,
+    _nwaits: i32,
+    _site: u32,
+) {
+    let desc = &*desc;
+    let args = std::slice::from_raw_parts_mut(args, desc.params.len());
+    let given = *sizes.add(3);
+    let gangs = match desc.kind {
+        ComputeKind::Parallel if given != SECTION_ABSENT => given.max(1),
+        _ => 1,
+    };
+    let out = run_gangs_inline(ctx, desc, desc.func().unwrap(), args, gangs);
+    args.copy_from_slice(&out);
+}
+extern "C" fn data_directive() {}
+
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
+        ("acc_rt_launch", launch as *const u8),
+        ("acc_rt_data", data_directive as *const u8),
+        ("acc_rt_wait", data_directive as *const u8),
         ("acc_print_bool", print_bool as *const u8),
         ("acc_print_i32", print_i32 as *const u8),
         ("acc_print_i64", print_i64 as *const u8),

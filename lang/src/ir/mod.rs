@@ -418,6 +418,8 @@ pub enum Queue {
 /// A data directive, or the data half of a construct.
 #[derive(Clone, Debug)]
 pub struct DataDirective {
+    /// Which reference count the ops change, and in which direction.
+    pub phase: DataPhase,
     pub ops: Vec<DataOp>,
     pub if_cond: Option<Expr>,
     pub async_queue: Option<Queue>,
@@ -427,6 +429,24 @@ pub struct DataDirective {
     /// `update … if_present`.
     pub if_present: bool,
     pub site: SiteId,
+}
+
+/// What a data directive does with its ops: the runtime needs it because the same clause
+/// (`copy(a)`) means an entry or an exit depending on where it stands, and structured
+/// (`data`, compute constructs) and dynamic (`enter data`, `exit data`, `declare`) reference
+/// counts are separate (OpenACC 3.3, 2.6.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataPhase {
+    /// Entry of a `data` construct (structured).
+    RegionEntry,
+    /// Exit of a `data` construct, also on `break`/`continue`/`return` out of its body.
+    RegionExit,
+    /// `enter data`, `declare` (dynamic).
+    Enter,
+    /// `exit data` (dynamic).
+    Exit,
+    /// `update`.
+    Update,
 }
 
 /// One variable of a data clause.
@@ -439,6 +459,8 @@ pub struct DataOp {
     pub ranges: Option<Vec<SectionRange>>,
     /// The clause's variable, for error messages.
     pub span: Span,
+    /// The site a run-time error of this op names (at `span`, naming the variable).
+    pub site: SiteId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

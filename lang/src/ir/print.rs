@@ -284,7 +284,14 @@ impl Printer<'_> {
             }
             Stmt::Launch(l) => self.launch(l),
             Stmt::Data(d) => {
-                let text = format!("data {}", self.data(d));
+                let phase = match d.phase {
+                    DataPhase::RegionEntry => "data entry",
+                    DataPhase::RegionExit => "data exit",
+                    DataPhase::Enter => "enter data",
+                    DataPhase::Exit => "exit data",
+                    DataPhase::Update => "update",
+                };
+                let text = format!("{phase} {}", self.data(d));
                 self.line(&text);
             }
             Stmt::DataRegion { enter, body, exit } => {

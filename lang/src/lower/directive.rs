@@ -118,12 +118,15 @@ impl Body<'_, '_> {
                 })
                 .collect()
         });
+        let name = self.cx.var_name(r.var);
+        let site = self.cx.site(r.span, name.clone());
         Some(ir::DataOp {
             action,
             array,
-            name: self.cx.var_name(r.var),
+            name,
             ranges,
             span: r.span,
+            site,
         })
     }
 
@@ -160,7 +163,14 @@ impl Body<'_, '_> {
         }
         let ops = self.data_ops(d, freeze);
         let site = self.cx.site(d.span, d.construct.name());
+        let phase = match d.construct {
+            Construct::Data => ir::DataPhase::RegionEntry,
+            Construct::ExitData => ir::DataPhase::Exit,
+            Construct::Update => ir::DataPhase::Update,
+            _ => ir::DataPhase::Enter,
+        };
         ir::DataDirective {
+            phase,
             ops,
             if_cond,
             async_queue,
@@ -174,6 +184,7 @@ impl Body<'_, '_> {
     fn data_region(&mut self, d: &hir::Directive) {
         let enter = self.data_directive(d, true);
         let exit = ir::DataDirective {
+            phase: ir::DataPhase::RegionExit,
             wait: None,
             ..enter.clone()
         };

@@ -63,6 +63,7 @@ pub(super) fn can_fail(b: Builtin) -> bool {
             | AccDelete
             | AccUpdateDevice
             | AccUpdateSelf
+            | AccIsPresent
     )
 }
 
@@ -325,7 +326,18 @@ impl Body<'_, '_> {
                 let args: Vec<&hir::Expr> = args.iter().collect();
                 let xs = self.operands(&args, false);
                 let kind = if can_fail(b) {
-                    let site = self.cx.site(e.span, b.name());
+                    // A data routine's errors name its array (`a` is not present on …).
+                    let what = match args.first().map(|a| &a.kind) {
+                        Some(hir::ExprKind::Section { base, .. }) => match base.kind {
+                            hir::ExprKind::Var(v) if b.is_runtime_routine() => self.cx.var_name(v),
+                            _ => b.name().to_string(),
+                        },
+                        Some(hir::ExprKind::Var(v)) if b.is_runtime_routine() => {
+                            self.cx.var_name(*v)
+                        }
+                        _ => b.name().to_string(),
+                    };
+                    let site = self.cx.site(e.span, what);
                     ExprKind::CheckedBuiltin(b, xs, site)
                 } else {
                     ExprKind::Builtin(b, xs)

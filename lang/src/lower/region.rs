@@ -122,17 +122,18 @@ impl Body<'_, '_> {
         data: &mut Vec<ir::DataOp>,
     ) -> ir::Expr {
         let read = self.read(u.var);
-        let op = |action: DataClause, array: ir::Expr, ranges, span| ir::DataOp {
+        let op = |b: &mut Self, action: DataClause, array: ir::Expr, ranges, span| ir::DataOp {
             action: DataAction::Clause(action),
             array,
             name: u.name.clone(),
             ranges,
             span,
+            site: b.cx.site(span, u.name.clone()),
         };
         match &u.attr {
             DataAttr::Private { .. } => read,
             DataAttr::FirstPrivate { span } => {
-                data.push(op(DataClause::CopyIn, read.clone(), None, *span));
+                data.push(op(self, DataClause::CopyIn, read.clone(), None, *span));
                 read
             }
             DataAttr::Clause {
@@ -148,11 +149,12 @@ impl Body<'_, '_> {
                         })
                         .collect()
                 });
-                data.push(op(*clause, read.clone(), ranges, *span));
+                data.push(op(self, *clause, read.clone(), ranges, *span));
                 read
             }
             DataAttr::Implicit(Implicit::Present) => {
                 data.push(op(
+                    self,
                     DataClause::Present,
                     read.clone(),
                     None,
@@ -162,6 +164,7 @@ impl Body<'_, '_> {
             }
             DataAttr::Implicit(_) | DataAttr::Reduction { .. } => {
                 data.push(op(
+                    self,
                     DataClause::Copy,
                     read.clone(),
                     None,

@@ -1,0 +1,123 @@
+//! The entry points compiled code calls for directives (docs/ABI.md): a compute construct,
+//! a data directive, a `wait`. Each decodes its raw arguments and hands them to the current
+//! run's `Devices`.
+
+use super::ops::{DataOpArg, DataPhase};
+use crate::abi::Ctx;
+use crate::error::RunErrorKind;
+use crate::host::{fail, host_state};
+use crate::launch::RegionDesc;
+
+/// `flags` of `acc_rt_data`.
+pub const DATA_FINALIZE: u32 = 1;
+pub const DATA_IF_PRESENT: u32 = 2;
+
+/// `n` records at `p` (none when `n` is 0, whatever `p` is).
+unsafe fn records<'a, T>(p: *const T, n: u32) -> &'a [T] {
+    if n == 0 || p.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, n as usize)
+    }
+}
+
+/// A `wait(…)` list: `None` without the clause (`n` < 0), an empty list for `wait` alone.
+unsafe fn wait_list<'a>(p: *const i64, n: i32) -> Option<&'a [i64]> {
+    (n >= 0).then(|| records(p, n as u32))
+}
+
+/// A compute construct: `args` holds one slot per region parameter (the `InOut` ones are
+/// updated on return), `ops` the data clauses, `sizes` the launch sizes per device type
+/// (`nvidia`, `host`, `multicore`, each `num_gangs`, `num_workers`, `vector_length`;
+/// `SECTION_ABSENT` where not given), `cond` the `if` clause, `queue` the `async` value
+/// (`ASYNC_SYNC` without the clause), `waits`/`nwaits` the `wait` clause.
+///
+/// # Safety
+/// `ctx` is a live context; `desc` a live region descriptor whose parameters `args` matches;
+/// `ops` points at `nops` records of live arrays; `sizes` at 9 values; `waits` at `nwaits`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn acc_rt_launch(
+    ctx: *mut Ctx,
+    desc: *const RegionDesc,
+    args: *mut u64,
+    ops: *const DataOpArg,
+    nops: u32,
+    sizes: *const i64,
+    cond: u8,
+    queue: i64,
+    waits: *const i64,
+    nwaits: i32,
+    site: u32,
+) {
+    let desc = &*desc;
+    let args = std::slice::from_raw_parts_mut(args, desc.params.len());
+    let sizes = &*(sizes as *const [i64; 9]);
+    let ops = records(ops, nops);
+    let waits = wait_list(waits, nwaits);
+    host_state(ctx)
+        .devices()
+        .launch(ctx, desc, args, ops, sizes, cond != 0, queue, waits, site);
+}
+
+/// A data directive (`phase` an `ir::DataPhase` code): `enter data`, `exit data`, `update`,
+/// `declare`, or the entry or exit of a `data` construct.
+///
+/// # Safety
+/// As `acc_rt_launch`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn acc_rt_data(
+    ctx: *mut Ctx,
+    phase: u32,
+    ops: *const DataOpArg,
+    nops: u32,
+    flags: u32,
+    cond: u8,
+    queue: i64,
+    waits: *const i64,
+    nwaits: i32,
+    site: u32,
+) {
+    if cond == 0 {
+        return;
+    }
+    let Some(phase) = DataPhase::from_code(phase) else {
+        let message = format!("unknown data phase {phase}");
+        return fail(ctx, RunErrorKind::Internal { message }, Some(site));
+    };
+    host_state(ctx).devices().data(
+        ctx,
+        phase,
+        records(ops, nops),
+        flags & DATA_FINALIZE != 0,
+        flags & DATA_IF_PRESENT != 0,
+        queue,
+        wait_list(waits, nwaits),
+        site,
+    );
+}
+
+/// `acc wait[(queues…)] [async(q)]`: `n` queues at `queues`, or every queue when `all`.
+///
+/// # Safety
+/// `ctx` is a live context; `queues` points at `n` values.
+pub unsafe extern "C" fn acc_rt_wait(
+    ctx: *mut Ctx,
+    queues: *const i64,
+    n: u32,
+    all: u8,
+    queue: i64,
+    site: u32,
+) {
+    let qs = records(queues, n);
+    host_state(ctx)
+        .devices()
+        .wait(ctx, qs, all != 0, queue, site);
+}
+
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("acc_rt_launch", acc_rt_launch as *const u8),
+        ("acc_rt_data", acc_rt_data as *const u8),
+        ("acc_rt_wait", acc_rt_wait as *const u8),
+    ]
+}

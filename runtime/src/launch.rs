@@ -1,0 +1,401 @@
+//! Compute regions as the runtime sees them: what compiled code describes about a region
+//! (`RegionDesc`), and running its gangs, one after another or on host threads, with the
+//! reductions combined in a fixed order.
+//!
+//! A region is a native function `(ctx, args, gang, num_gangs)` (jit-host writes it). `args`
+//! holds one 8-byte slot per parameter: a scalar in its low bytes, an array as its handle.
+//! Each gang gets its own copy of the slots: on return, a reduction parameter's slot holds
+//! that gang's partial result (not yet combined with anything), which the runtime combines
+//! with the value before the construct in gang order (gang 0 first), so a float sum is the
+//! same on every run with the same gang count. A `copy` scalar that is not a reduction
+//! (`ParamPass::Shared`) lives in one memory cell all gangs share, as it lives in device
+//! memory on a GPU (so `acc atomic` updates of it from every gang add up): its slot holds the
+//! cell's address, and the cell's final value is the result.
+//!
+//! Gangs that run on threads each get a private `Ctx` and `HostState`: device `print` output
+//! is collected per gang and written in gang order once every gang is done (as a GPU's printf
+//! buffer appears at the next synchronization), and the first error in gang order wins.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
+use crate::error::RunError;
+use crate::host::{HostState, SharedBuffer};
+
+/// `(ctx, args, gang, num_gangs)`.
+pub type RegionFn = unsafe extern "C" fn(*mut Ctx, *mut u64, i64, i64);
+
+/// How a parameter reaches the region (`ir::Pass`, which the runtime cannot name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamPass {
+    Value,
+    /// A reduction's variable: in, each gang's partial result out.
+    InOut,
+    /// A `copy` scalar: one cell shared by every gang (the slot holds its address).
+    Shared,
+    Private,
+    Array,
+    PrivateArray,
+    FirstPrivateArray,
+}
+
+/// The compute construct, for the gang count: `serial` and `kernels` run one gang on the
+/// host devices (a `kernels` region's statements outside loops run once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputeKind {
+    Parallel,
+    Kernels,
+    Serial,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDesc {
+    pub pass: ParamPass,
+    /// `ELEM_*` of the scalar or of the array's elements.
+    pub elem: u32,
+}
+
+impl ParamPass {
+    /// Does the parameter's final value go back to the host?
+    pub fn is_result(self) -> bool {
+        matches!(self, ParamPass::InOut | ParamPass::Shared)
+    }
+}
+
+impl ParamDesc {
+    /// Does the region read the device copy of this array (rather than only its shape)?
+    pub fn is_array(&self) -> bool {
+        matches!(self.pass, ParamPass::Array | ParamPass::FirstPrivateArray)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ReductionDesc {
+    pub op: ReduceOp,
+    pub elem: u32,
+    /// The `InOut` parameter whose slot carries the partial result.
+    pub param: usize,
+}
+
+/// What compiled code tells the runtime about one region. It lives as long as the region's
+/// code (the JIT owns it); a launch passes its address.
+#[derive(Debug)]
+pub struct RegionDesc {
+    /// The region function's address, set once the code is finalized (0 before).
+    func: AtomicUsize,
+    pub kind: ComputeKind,
+    /// The construct's name (`parallel loop`), for `--profile` and notices.
+    pub name: &'static str,
+    pub params: Vec<ParamDesc>,
+    pub reductions: Vec<ReductionDesc>,
+}
+
+impl RegionDesc {
+    pub fn new(
+        kind: ComputeKind,
+        name: &'static str,
+        params: Vec<ParamDesc>,
+        reductions: Vec<ReductionDesc>,
+    ) -> RegionDesc {
+        RegionDesc {
+            func: AtomicUsize::new(0),
+            kind,
+            name,
+            params,
+            reductions,
+        }
+    }
+
+    pub fn set_func(&self, f: RegionFn) {
+        self.func.store(f as usize, Ordering::Release);
+    }
+
+    pub fn func(&self) -> Option<RegionFn> {
+        match self.func.load(Ordering::Acquire) {
+            0 => None,
+            // SAFETY: only `set_func` stores a non-zero value, and it stores a `RegionFn`.
+            p => Some(unsafe { std::mem::transmute::<usize, RegionFn>(p) }),
+        }
+    }
+
+    /// Does a launch have results to copy back (so that it cannot return before the region
+    /// has run)?
+    pub fn has_results(&self) -> bool {
+        self.params.iter().any(|p| p.pass.is_result())
+    }
+}
+
+/// What running a region's gangs produced.
+pub struct GangsResult {
+    /// The argument slots after the run: reductions combined, `InOut` values from gang 0.
+    pub args: Vec<u64>,
+    /// Device output, in gang order (threaded runs only; a run on the caller's context
+    /// writes its output directly).
+    pub output: Vec<u8>,
+    pub error: Option<RunError>,
+}
+
+/// Runs `gangs` gangs of a region one after another on `ctx` (the host device: output and
+/// errors go straight to `ctx`). Stops at the first gang that fails.
+///
+/// # Safety
+/// `ctx` is a live context; `args` matches `desc.params`; `func` is the region's code.
+pub unsafe fn run_gangs_inline(
+    ctx: *mut Ctx,
+    desc: &RegionDesc,
+    func: RegionFn,
+    args: &[u64],
+    gangs: i64,
+) -> Vec<u64> {
+    let mut cells = SharedCells::new(desc, args);
+    let mut per_gang = Vec::with_capacity(gangs as usize);
+    for g in 0..gangs {
+        let mut slots = cells.slots(args);
+        func(ctx, slots.as_mut_ptr(), g, gangs);
+        per_gang.push(slots);
+        if (*ctx).status != STATUS_OK {
+            break;
+        }
+    }
+    cells.results(combine_gangs(desc, args, &per_gang))
+}
+
+/// The memory cells of a launch's `Shared` parameters (one `u64` each, 8-byte aligned, at
+/// a stable address while the gangs run).
+struct SharedCells {
+    cells: Vec<u64>,
+    /// `(parameter, cell)`.
+    params: Vec<(usize, usize)>,
+}
+
+impl SharedCells {
+    fn new(desc: &RegionDesc, args: &[u64]) -> SharedCells {
+        let params: Vec<(usize, usize)> = (desc.params.iter().enumerate())
+            .filter(|(_, p)| p.pass == ParamPass::Shared)
+            .enumerate()
+            .map(|(cell, (i, _))| (i, cell))
+            .collect();
+        let cells = params.iter().map(|&(i, _)| args[i]).collect();
+        SharedCells { cells, params }
+    }
+
+    /// A gang's slots: the arguments, with the cells' addresses for the shared parameters.
+    fn slots(&mut self, args: &[u64]) -> Vec<u64> {
+        let mut slots = args.to_vec();
+        let base = self.cells.as_mut_ptr();
+        for &(i, cell) in &self.params {
+            // SAFETY: `cell` indexes `cells`, which is never resized.
+            slots[i] = unsafe { base.add(cell) } as usize as u64;
+        }
+        slots
+    }
+
+    /// The results: the cells' final values in their parameters' slots.
+    fn results(&self, mut after: Vec<u64>) -> Vec<u64> {
+        for &(i, cell) in &self.params {
+            after[i] = self.cells[cell];
+        }
+        after
+    }
+}
+
+/// Runs `gangs` gangs of a region on `pool`'s threads, each with its own context (sharing
+/// `globals`), and combines them. `on_device` is the device type code `acc_on_device`
+/// answers inside.
+///
+/// # Safety
+/// As `run_gangs_inline`; `globals` stays valid while the gangs run and region code only
+/// reads it.
+pub unsafe fn run_gangs_threaded(
+    pool: &rayon::ThreadPool,
+    globals: *mut u64,
+    on_device: i32,
+    desc: &RegionDesc,
+    func: RegionFn,
+    args: &[u64],
+    gangs: i64,
+) -> GangsResult {
+    struct Gang {
+        slots: Vec<u64>,
+        out: SharedBuffer,
+        error: Option<RunError>,
+    }
+    let globals = globals as usize;
+    let mut cells = SharedCells::new(desc, args);
+    let gang_slots: Vec<Vec<u64>> = (0..gangs).map(|_| cells.slots(args)).collect();
+    let run = |(g, mut slots): (i64, Vec<u64>)| -> Gang {
+        let out = SharedBuffer::new();
+        let mut host = HostState::new(Box::new(out.clone()));
+        host.set_on_device(on_device);
+        let mut ctx = Ctx {
+            globals: globals as *mut u64,
+            status: STATUS_OK,
+            exit_code: 0,
+            host: (&mut host as *mut HostState).cast(),
+        };
+        // SAFETY: the caller's contract; `ctx` and `host` outlive the call.
+        unsafe { func(&mut ctx, slots.as_mut_ptr(), g, gangs) };
+        Gang {
+            slots,
+            out,
+            error: host.take_error(),
+        }
+    };
+    use rayon::prelude::*;
+    let done: Vec<Gang> = pool.install(|| {
+        gang_slots
+            .into_par_iter()
+            .enumerate()
+            .map(|(g, slots)| run((g as i64, slots)))
+            .collect()
+    });
+    let mut output = Vec::new();
+    let mut error = None;
+    let mut per_gang = Vec::with_capacity(done.len());
+    for g in done {
+        output.extend_from_slice(&g.out.take());
+        if error.is_none() {
+            error = g.error;
+        }
+        per_gang.push(g.slots);
+    }
+    GangsResult {
+        args: cells.results(combine_gangs(desc, args, &per_gang)),
+        output,
+        error,
+    }
+}
+
+/// The slots after a run: each reduction's value before the construct combined with every
+/// gang's partial result in gang order; other `InOut` slots from gang 0.
+fn combine_gangs(desc: &RegionDesc, before: &[u64], per_gang: &[Vec<u64>]) -> Vec<u64> {
+    let mut after = per_gang.first().cloned().unwrap_or_else(|| before.to_vec());
+    for r in &desc.reductions {
+        let mut v = before[r.param];
+        for g in per_gang {
+            v = combine(r.op, r.elem, v, g[r.param]);
+        }
+        after[r.param] = v;
+    }
+    after
+}
+
+/// `a op b` on two slots holding `elem` values (C's `fmax`/`fmin` for floats: a NaN
+/// operand yields the other).
+pub fn combine(op: ReduceOp, elem: u32, a: u64, b: u64) -> u64 {
+    match elem {
+        ELEM_F64 => {
+            let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+            float_op(op, x, y).to_bits()
+        }
+        ELEM_F32 => {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            u64::from(float_op32(op, x, y).to_bits())
+        }
+        ELEM_I32 => {
+            int_op(op, i64::from(a as u32 as i32), i64::from(b as u32 as i32)) as i32 as u32 as u64
+        }
+        ELEM_I64 => int_op(op, a as i64, b as i64) as u64,
+        ELEM_BOOL => u64::from(int_op(op, (a & 0xff) as i64, (b & 0xff) as i64) != 0),
+        _ => a,
+    }
+}
+
+fn int_op(op: ReduceOp, a: i64, b: i64) -> i64 {
+    match op {
+        ReduceOp::Add => a.wrapping_add(b),
+        ReduceOp::Mul => a.wrapping_mul(b),
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        ReduceOp::BitAnd => a & b,
+        ReduceOp::BitOr => a | b,
+        ReduceOp::BitXor => a ^ b,
+        ReduceOp::And => i64::from(a != 0 && b != 0),
+        ReduceOp::Or => i64::from(a != 0 || b != 0),
+    }
+}
+
+fn float_op(op: ReduceOp, a: f64, b: f64) -> f64 {
+    match op {
+        ReduceOp::Add => a + b,
+        ReduceOp::Mul => a * b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        _ => a,
+    }
+}
+
+fn float_op32(op: ReduceOp, a: f32, b: f32) -> f32 {
+    match op {
+        ReduceOp::Add => a + b,
+        ReduceOp::Mul => a * b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        _ => a,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combine_wraps_i32_and_ignores_nan() {
+        let a = (i32::MAX as u32) as u64;
+        let r = combine(ReduceOp::Add, ELEM_I32, a, 1);
+        assert_eq!(r as u32 as i32, i32::MIN);
+        let nan = f64::NAN.to_bits();
+        assert_eq!(
+            combine(ReduceOp::Max, ELEM_F64, nan, 2f64.to_bits()),
+            2f64.to_bits()
+        );
+        let m = combine(
+            ReduceOp::Min,
+            ELEM_F32,
+            3f32.to_bits() as u64,
+            (-1f32).to_bits() as u64,
+        );
+        assert_eq!(f32::from_bits(m as u32), -1.0);
+        assert_eq!(combine(ReduceOp::And, ELEM_BOOL, 1, 0), 0);
+        assert_eq!(combine(ReduceOp::Or, ELEM_BOOL, 1, 0), 1);
+    }
+
+    #[test]
+    fn gangs_combine_in_order_with_the_prior_value() {
+        let desc = RegionDesc::new(
+            ComputeKind::Parallel,
+            "parallel",
+            vec![
+                ParamDesc {
+                    pass: ParamPass::InOut,
+                    elem: ELEM_I64,
+                },
+                ParamDesc {
+                    pass: ParamPass::InOut,
+                    elem: ELEM_I64,
+                },
+            ],
+            vec![ReductionDesc {
+                op: ReduceOp::Add,
+                elem: ELEM_I64,
+                param: 0,
+            }],
+        );
+        let before = [10u64, 7];
+        let gangs = vec![vec![1u64, 100], vec![2, 200], vec![3, 300]];
+        assert_eq!(combine_gangs(&desc, &before, &gangs), vec![16, 100]);
+    }
+}
