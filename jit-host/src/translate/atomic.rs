@@ -190,7 +190,7 @@ impl Tx<'_, '_> {
                 [first, second] => self.capture(first, second, s),
                 _ => self.stmt(s),
             },
-            Stmt::Set(_, value) => {
+            Stmt::Set(l, value) if !self.cells.contains(l) => {
                 // `acc atomic read` of an element or a global into a local; a local location
                 // is the gang's own.
                 match self.read_location(value) {
