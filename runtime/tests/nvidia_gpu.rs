@@ -97,7 +97,7 @@ END:
     ret;
 }
 
-// s += sum of x (f64): thread 0 of each block sums the elements b, b + grid, … into the
+// s += sum of x (f64): thread 0 of each block sums the elements b, b + grid, ... into the
 // block's partial; parameter 1 is the reduction's.
 .visible .entry acc_region_2(.param .u64 p0, .param .u64 p1,
     .param .u64 results, .param .u64 partials, .param .u64 error)
