@@ -180,7 +180,10 @@ fn saxpy_with_copyin_and_copy() {
     let x = new_array(ELEM_F32, &[n]).unwrap();
     let y = new_array(ELEM_F32, &[n]).unwrap();
     unsafe {
-        elements_mut::<f32>(x).iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+        elements_mut::<f32>(x)
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = i as f32);
         elements_mut::<f32>(y).fill(1.0);
         let desc = region(
             "acc_region_0",
@@ -195,7 +198,9 @@ fn saxpy_with_copyin_and_copy() {
         let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
         let ctx = c.ctx_ptr();
         let devices = c.host().devices();
-        devices.launch(ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3);
+        devices.launch(
+            ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
+        );
         assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
         let ys = elements::<f32>(y);
         assert_eq!(ys[0], 1.0);
@@ -219,7 +224,16 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
         let ctx = c.ctx_ptr();
         let enter = [op(x, ACTION_COPYIN), op(y, ACTION_COPYIN)];
         let d = c.host().devices();
-        d.data(ctx, DataPhase::Enter, &enter, false, false, ASYNC_SYNC, None, 2);
+        d.data(
+            ctx,
+            DataPhase::Enter,
+            &enter,
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            2,
+        );
         assert!(d.is_present(ctx, &op(y, 0)));
         let desc = region(
             "acc_region_0",
@@ -237,12 +251,34 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
             d.launch(ctx, &desc, &mut args, &present, &NO_SIZES, true, 1, None, 3);
         }
         d.wait(ctx, &[1], false, ASYNC_SYNC, 4);
-        assert_eq!(elements::<f32>(y)[5], 0.0, "the host copy changed without an update");
+        assert_eq!(
+            elements::<f32>(y)[5],
+            0.0,
+            "the host copy changed without an update"
+        );
         let update = [op(y, 10)];
-        d.data(ctx, DataPhase::Update, &update, false, false, ASYNC_SYNC, None, 5);
+        d.data(
+            ctx,
+            DataPhase::Update,
+            &update,
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            5,
+        );
         assert_eq!(elements::<f32>(y)[5], 3.0);
         let exit = [op(x, 6), op(y, 6)];
-        d.data(ctx, DataPhase::Exit, &exit, false, false, ASYNC_SYNC, None, 6);
+        d.data(
+            ctx,
+            DataPhase::Exit,
+            &exit,
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            6,
+        );
         assert!(!d.is_present(ctx, &op(y, 0)));
         assert_eq!((*ctx).status, STATUS_OK);
         release(x);
@@ -256,13 +292,17 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
     let (mut c, _) = gpu_context();
     let a = new_array(ELEM_F32, &[10]).unwrap();
     unsafe {
-        let desc = region("acc_region_1", vec![param(ParamPass::Array, ELEM_F32)], vec![]);
+        let desc = region(
+            "acc_region_1",
+            vec![param(ParamPass::Array, ELEM_F32)],
+            vec![],
+        );
         let ctx = c.ctx_ptr();
         let mut args = [a as u64];
         let ops = [op(a, ACTION_COPY)];
-        c.host()
-            .devices()
-            .launch(ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3);
+        c.host().devices().launch(
+            ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
+        );
         match c.finish() {
             Outcome::Error(e) => {
                 assert_eq!(e.site, Some(7));
@@ -291,9 +331,9 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         elements_mut::<f32>(a).fill(2.0);
         let mut args = [a as u64, y as u64, u64::from(3.0f32.to_bits())];
         let ops = [op(a, ACTION_COPYIN), op(y, ACTION_COPY)];
-        c.host()
-            .devices()
-            .launch(ctx, &saxpy, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3);
+        c.host().devices().launch(
+            ctx, &saxpy, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
+        );
         assert_eq!(c.finish(), Outcome::Finished);
         assert_eq!(elements::<f32>(y)[9], 6.0);
         release(a);
@@ -308,7 +348,10 @@ fn reduction_partials_are_combined_in_block_order() {
     let n = 100_000;
     let x = new_array(ELEM_F64, &[n]).unwrap();
     unsafe {
-        elements_mut::<f64>(x).iter_mut().enumerate().for_each(|(i, v)| *v = i as f64);
+        elements_mut::<f64>(x)
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = i as f64);
         let desc = region(
             "acc_region_2",
             vec![
@@ -326,9 +369,9 @@ fn reduction_partials_are_combined_in_block_order() {
         for _ in 0..3 {
             let mut args = [x as u64, 10.0f64.to_bits()];
             let ops = [op(x, ACTION_COPYIN)];
-            c.host()
-                .devices()
-                .launch(ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3);
+            c.host().devices().launch(
+                ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
+            );
             results.push(f64::from_bits(args[1]));
         }
         assert_eq!(c.finish(), Outcome::Finished);

@@ -15,8 +15,8 @@
 
 mod discrete;
 mod emulated;
-mod nvidia;
 pub mod entry;
+mod nvidia;
 pub mod ops;
 
 use std::sync::{Arc, Mutex};
@@ -316,7 +316,6 @@ impl Devices {
         }
     }
 
-
     fn place(&self, site: u32, queue: Option<i32>) -> Place {
         Place {
             site,
@@ -417,7 +416,12 @@ impl Devices {
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&self) -> usize {
         let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
-        let gpus: usize = self.nvidia.iter().flatten().map(Nvidia::present_arrays).sum();
+        let gpus: usize = self
+            .nvidia
+            .iter()
+            .flatten()
+            .map(Nvidia::present_arrays)
+            .sum();
         emulated + gpus
     }
 }
@@ -829,8 +833,12 @@ impl Devices {
         }
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
+        let native = matches!(desc.gpu.kernel.get(), Some(Ok(_)));
         let done = match self.current_device() {
-            Ok(Current::Nvidia(gpu)) => gpu.launch(ctx, desc, args, ops, sizes, q, site),
+            Ok(Current::Nvidia(gpu)) if native => gpu.launch(ctx, desc, args, ops, sizes, q, site),
+            Ok(Current::Nvidia(_)) => {
+                self.launch_for_gpu_on_host(ctx, desc, args, ops, sizes, q, site)
+            }
             Ok(_) => Ok(()),
             Err(e) => Err(RunError {
                 kind: e,
@@ -840,5 +848,79 @@ impl Devices {
         if let Err(e) = done {
             report(ctx, e);
         }
+    }
+
+    /// A region the GPU has no kernel for (jit-ptx does not emit it yet), run on the host in
+    /// the GPU's place: each array argument present on the GPU is mirrored into a temporary
+    /// host array (so the host's own copy is left alone, as a GPU run would), the gangs run on
+    /// the pool, and the mirrors go back to the GPU. Correct for any region; slow (every array
+    /// crosses the bus twice). Asynchronous launches of such regions run synchronously.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_for_gpu_on_host(
+        &mut self,
+        ctx: *mut Ctx,
+        desc: &RegionDesc,
+        args: &mut [u64],
+        ops: &[DataOpArg],
+        sizes: &[i64; 9],
+        q: QueueArg,
+        site: u32,
+    ) -> Result<(), RunError> {
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        let Some(func) = desc.func() else {
+            return Err(at(RunErrorKind::Internal {
+                message: "a region launched before its code was finalized".into(),
+            }));
+        };
+        if let QueueArg::Async(id) = q {
+            self.wait_on(ctx, &[id], false, QueueArg::Sync, site);
+        }
+        let pool = self.pool();
+        let gangs = self.gangs(desc, sizes, DeviceKind::Nvidia);
+        let Ok(Current::Nvidia(gpu)) = self.current_device() else {
+            return Ok(());
+        };
+        for op in ops {
+            gpu.data_op(DataPhase::RegionEntry, op, false, false, QueueArg::Sync)?;
+        }
+        let mut slots = args.to_vec();
+        let mut mirrors = Vec::new();
+        for (slot, p) in slots.iter_mut().zip(&desc.params) {
+            if p.is_array() {
+                let host = *slot as usize as *mut ArrayHeader;
+                if let Some(temp) = gpu.mirror(host).map_err(at)? {
+                    mirrors.push((host, temp));
+                    *slot = temp as usize as u64;
+                }
+            }
+        }
+        let r = launch::run_gangs_threaded(
+            &pool,
+            (*ctx).globals,
+            DEVICE_NVIDIA,
+            desc,
+            func,
+            &slots,
+            gangs,
+        );
+        for (host, temp) in mirrors {
+            gpu.unmirror(host, temp).map_err(at)?;
+        }
+        host_state(ctx).write(&r.output);
+        if let Some(e) = r.error {
+            return Err(e);
+        }
+        for (i, p) in desc.params.iter().enumerate() {
+            if p.pass.is_result() {
+                args[i] = r.args[i];
+            }
+        }
+        for op in ops {
+            gpu.data_op(DataPhase::RegionExit, op, false, false, QueueArg::Sync)?;
+        }
+        Ok(())
     }
 }

@@ -139,7 +139,10 @@ impl Memory for CudaMemory {
         let mut words = [1u64; 8];
         words[0] = data;
         words[1] = (*host).len as u64;
-        for (w, d) in words[2..].iter_mut().zip((*host).dims.iter().take(MAX_RANK)) {
+        for (w, d) in words[2..]
+            .iter_mut()
+            .zip((*host).dims.iter().take(MAX_RANK))
+        {
             *w = *d as u64;
         }
         result::memcpy_htod_async(header, &words, self.sync)
@@ -221,10 +224,12 @@ impl Nvidia {
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .map_err(fail)?;
-            let sync = result::stream::create(result::stream::StreamKind::NonBlocking)
-                .map_err(fail)?;
+            let sync =
+                result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let error = result::malloc_sync(ERROR_RECORD).map_err(fail)?;
-            result::memset_d8_sync(error, 0, ERROR_RECORD).map_err(fail)?;
+            result::memset_d8_async(error, 0, ERROR_RECORD, sync)
+                .and_then(|_| result::stream::synchronize(sync))
+                .map_err(fail)?;
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
                     num,
@@ -321,7 +326,8 @@ impl Nvidia {
         };
         let f = self.function(kernel).map_err(at)?;
         for op in ops {
-            self.data.data_op(DataPhase::RegionEntry, op, false, false, q)?;
+            self.data
+                .data_op(DataPhase::RegionEntry, op, false, false, q)?;
         }
         let mut values = Vec::with_capacity(desc.params.len() + 3);
         for (i, p) in desc.params.iter().enumerate() {
@@ -360,7 +366,8 @@ impl Nvidia {
             vector: block.0,
         };
         for op in ops {
-            self.data.data_op(DataPhase::RegionExit, op, false, false, q)?;
+            self.data
+                .data_op(DataPhase::RegionExit, op, false, false, q)?;
         }
         if q == QueueArg::Sync || desc.has_results() {
             result::stream::synchronize(stream)
@@ -408,7 +415,10 @@ impl Nvidia {
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
         let mut rec = [0u8; ERROR_RECORD];
-        if result::memcpy_dtoh_sync(&mut rec, self.error).is_err() {
+        let sync = self.data.memory.sync;
+        let read = result::memcpy_dtoh_async(&mut rec, self.error, sync)
+            .and_then(|_| result::stream::synchronize(sync));
+        if read.is_err() {
             return;
         }
         let word = |at: usize| u32::from_le_bytes([rec[at], rec[at + 1], rec[at + 2], rec[at + 3]]);
@@ -422,7 +432,10 @@ impl Nvidia {
             _ => {
                 let rank = (dim as usize + 1).max(1);
                 let shape = (0..MAX_RANK).map(|d| long(24 + d * 8)).collect::<Vec<_>>();
-                let rank = shape.iter().rposition(|&d| d != 1).map_or(rank, |r| (r + 1).max(rank));
+                let rank = shape
+                    .iter()
+                    .rposition(|&d| d != 1)
+                    .map_or(rank, |r| (r + 1).max(rank));
                 RunErrorKind::Bounds {
                     index: long(16),
                     dim,
@@ -431,7 +444,59 @@ impl Nvidia {
             }
         };
         crate::host::fail(ctx, kind, Some(site));
-        let _ = result::memset_d8_sync(self.error, 0, ERROR_RECORD);
+        let _ = result::memset_d8_async(self.error, 0, ERROR_RECORD, sync)
+            .and_then(|_| result::stream::synchronize(sync));
+    }
+
+    /// A host array holding the device copy of `host` (all of it), for running a region on
+    /// the host in the device's place; `None` when `host` has no device copy.
+    ///
+    /// # Safety
+    /// `host` is a live array.
+    pub(crate) unsafe fn mirror(
+        &mut self,
+        host: *mut ArrayHeader,
+    ) -> Result<Option<*mut ArrayHeader>, RunErrorKind> {
+        let Some(copy) = self.data.copy_of(host) else {
+            return Ok(None);
+        };
+        let data = copy.data;
+        let temp = array::new_array((*host).elem, array::shape(host))?;
+        let bytes = (*temp).len as usize * array::elem_size((*temp).elem).unwrap_or(1);
+        let h = std::slice::from_raw_parts_mut((*temp).data, bytes);
+        // On the device's own stream: the legacy default stream is not ordered with it.
+        let sync = self.data.memory.sync;
+        let copied = result::memcpy_dtoh_async(h, data, sync)
+            .and_then(|_| result::stream::synchronize(sync));
+        if let Err(e) = copied {
+            array::release(temp);
+            return Err(driver_error("copying data for a host run", e));
+        }
+        Ok(Some(temp))
+    }
+
+    /// Copies a mirror back into the device copy of `host` and frees it.
+    ///
+    /// # Safety
+    /// `temp` came from `mirror(host)`.
+    pub(crate) unsafe fn unmirror(
+        &mut self,
+        host: *mut ArrayHeader,
+        temp: *mut ArrayHeader,
+    ) -> Result<(), RunErrorKind> {
+        let done = match self.data.copy_of(host) {
+            Some(copy) => {
+                let bytes = (*temp).len as usize * array::elem_size((*temp).elem).unwrap_or(1);
+                let h = std::slice::from_raw_parts((*temp).data, bytes);
+                let sync = self.data.memory.sync;
+                result::memcpy_htod_async(copy.data, h, sync)
+                    .and_then(|_| result::stream::synchronize(sync))
+                    .map_err(|e| driver_error("copying data back after a host run", e))
+            }
+            None => Ok(()),
+        };
+        array::release(temp);
+        done
     }
 
     /// The queues used so far.
@@ -451,7 +516,14 @@ impl Nvidia {
     /// `ctx` is a live context.
     pub(crate) unsafe fn wait(&mut self, ctx: *mut Ctx, q: Option<QueueId>) {
         let streams: Vec<sys::CUstream> = match q {
-            Some(id) => self.data.memory.queues.get(&id).copied().into_iter().collect(),
+            Some(id) => self
+                .data
+                .memory
+                .queues
+                .get(&id)
+                .copied()
+                .into_iter()
+                .collect(),
             None => self.data.memory.queues.values().copied().collect(),
         };
         for s in streams {
@@ -475,8 +547,12 @@ impl Nvidia {
                 let ev = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
                     .map_err(|e| driver_error("making an event", e))?;
                 result::event::record(ev, s).map_err(|e| driver_error("recording", e))?;
-                result::stream::wait_event(waiter, ev, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-                    .map_err(|e| driver_error("joining queues", e))?;
+                result::stream::wait_event(
+                    waiter,
+                    ev,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .map_err(|e| driver_error("joining queues", e))?;
                 let _ = result::event::destroy(ev);
             }
         }
@@ -486,7 +562,14 @@ impl Nvidia {
     /// `acc_async_test(q)` (`None`: every queue).
     pub(crate) fn test(&self, q: Option<QueueId>) -> bool {
         let streams: Vec<sys::CUstream> = match q {
-            Some(id) => self.data.memory.queues.get(&id).copied().into_iter().collect(),
+            Some(id) => self
+                .data
+                .memory
+                .queues
+                .get(&id)
+                .copied()
+                .into_iter()
+                .collect(),
             None => self.data.memory.queues.values().copied().collect(),
         };
         streams
@@ -543,7 +626,12 @@ impl Scratch {
 
     /// Copies the results back into `args` (after the stream is synchronized): `copy` scalars
     /// from their slots, reductions combined in block order with the value before.
-    unsafe fn results(&self, desc: &RegionDesc, args: &mut [u64], grid: u32) -> Result<(), RunErrorKind> {
+    unsafe fn results(
+        &self,
+        desc: &RegionDesc,
+        args: &mut [u64],
+        grid: u32,
+    ) -> Result<(), RunErrorKind> {
         if self.results != 0 {
             let mut after = vec![0u64; args.len()];
             result::memcpy_dtoh_sync(&mut after, self.results)
