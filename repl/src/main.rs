@@ -75,6 +75,9 @@ pub(crate) struct DeviceArgs {
     /// Write a Chrome/Perfetto trace of every kernel, transfer and wait to FILE.
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
+    /// Print notes about where the program runs (which device, fallbacks; also ACC_INFO=1).
+    #[arg(long)]
+    info: bool,
 }
 
 impl DeviceArgs {
@@ -88,6 +91,18 @@ impl DeviceArgs {
         o.profile.profile |= self.profile;
         o.profile.trace |= self.trace.is_some();
         Ok(o)
+    }
+
+    /// `--info` or `ACC_INFO=1`.
+    pub(crate) fn info(&self) -> bool {
+        self.info || std::env::var("ACC_INFO").is_ok_and(|v| !v.is_empty() && v != "0")
+    }
+
+    /// Before a run: under `--info`, the device notice (the requested device is missing).
+    pub(crate) fn start(&self, engine: &mut acc::Engine) {
+        if let (true, Some(notice)) = (self.info(), engine.device_notice()) {
+            eprintln!("info: {notice}");
+        }
     }
 
     /// After a run: the profile report (standard error) and the trace file.
@@ -196,6 +211,7 @@ fn run(args: &RunArgs) -> i32 {
             }
         };
     }
+    args.devices.start(&mut engine);
     let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {
