@@ -98,6 +98,10 @@ pub struct GpuKernel {
     pub name: String,
     /// Dynamic shared memory the kernel needs, in bytes.
     pub shared_bytes: u32,
+    /// The kernel works in block 0 only (`serial`, most `kernels` regions): launch one gang.
+    pub one_gang: bool,
+    /// The compile's string literals, which a failed device `assert` names by index.
+    pub strings: std::sync::Arc<[String]>,
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.

@@ -87,7 +87,7 @@ DONE:
     st.global.u32 [%rd3+12], %r7;
     st.global.u64 [%rd3+16], %rd2;
     st.global.u64 [%rd3+24], %rd2;
-    mov.u64 %rd4, 1;
+    mov.u64 %rd4, -1;
     st.global.u64 [%rd3+32], %rd4;
     st.global.u64 [%rd3+40], %rd4;
     st.global.u64 [%rd3+48], %rd4;
@@ -157,6 +157,8 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         ptx: PTX.into(),
         name: name.into(),
         shared_bytes: 0,
+        one_gang: false,
+        strings: Vec::new().into(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc

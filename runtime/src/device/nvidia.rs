@@ -208,6 +208,9 @@ pub struct Nvidia {
     /// The error record every kernel of this device shares.
     error: sys::CUdeviceptr,
     multiprocessors: u32,
+    /// The string literals of the last kernel launched (a device `assert` names its message
+    /// by index; one compile's kernels share them).
+    strings: Arc<[String]>,
 }
 
 impl Nvidia {
@@ -241,6 +244,7 @@ impl Nvidia {
                 functions: HashMap::new(),
                 error,
                 multiprocessors: sms.max(1) as u32,
+                strings: Arc::from(Vec::new()),
             })
         }
     }
@@ -325,6 +329,7 @@ impl Nvidia {
             }
         };
         let f = self.function(kernel).map_err(at)?;
+        self.strings = kernel.strings.clone();
         for op in ops {
             self.data
                 .data_op(DataPhase::RegionEntry, op, false, false, q)?;
@@ -348,7 +353,10 @@ impl Nvidia {
                 _ => args[i],
             });
         }
-        let (grid, block) = self.shape(desc, sizes);
+        let (mut grid, block) = self.shape(desc, sizes);
+        if kernel.one_gang {
+            grid = (1, 1, 1);
+        }
         let stream = self.data.memory.stream(q).map_err(at)?;
         let scratch = Scratch::new(desc, args, grid, stream).map_err(at)?;
         values.extend([scratch.results, scratch.partials, self.error]);
@@ -429,21 +437,29 @@ impl Nvidia {
         let (site, kind, dim) = (word(4), word(8), word(12));
         let kind = match kind {
             2 => RunErrorKind::DivZero,
+            3 => RunErrorKind::AssertFailed {
+                message: usize::try_from(long(16))
+                    .ok()
+                    .and_then(|i| self.strings.get(i).cloned()),
+            },
+            4 => RunErrorKind::BadDimension {
+                dim: long(16),
+                rank: dim,
+            },
             _ => {
-                let rank = (dim as usize + 1).max(1);
-                let shape = (0..MAX_RANK).map(|d| long(24 + d * 8)).collect::<Vec<_>>();
-                let rank = shape
-                    .iter()
-                    .rposition(|&d| d != 1)
-                    .map_or(rank, |r| (r + 1).max(rank));
+                let shape: Vec<i64> = (0..MAX_RANK)
+                    .map(|d| long(24 + d * 8))
+                    .take_while(|&e| e != -1)
+                    .collect();
                 RunErrorKind::Bounds {
                     index: long(16),
                     dim,
-                    shape: shape[..rank.min(MAX_RANK)].to_vec(),
+                    shape,
                 }
             }
         };
-        crate::host::fail(ctx, kind, Some(site));
+        let site = (site != u32::MAX).then_some(site);
+        crate::host::fail(ctx, kind, site);
         let _ = result::memset_d8_async(self.error, 0, ERROR_RECORD, sync)
             .and_then(|_| result::stream::synchronize(sync));
     }
