@@ -9,7 +9,9 @@
 use acc_runtime::abi::{ArrayHeader, ELEM_F32, ELEM_F64, STATUS_OK};
 use acc_runtime::array::{elements, elements_mut, new_array, release};
 use acc_runtime::device::ops::{DataOpArg, DataPhase, ACTION_COPY, ACTION_COPYIN};
-use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions, ASYNC_SYNC, SECTION_ABSENT};
+use acc_runtime::device::{
+    gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC, SECTION_ABSENT,
+};
 use acc_runtime::launch::{
     ComputeKind, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc,
 };
@@ -174,6 +176,23 @@ fn op(a: *mut ArrayHeader, action: u32) -> DataOpArg {
 
 const NO_SIZES: [i64; 9] = [SECTION_ABSENT; 9];
 
+fn launch<'a>(
+    desc: &'a RegionDesc,
+    args: &'a mut [u64],
+    ops: &'a [DataOpArg],
+    queue: i64,
+) -> Launch<'a> {
+    Launch {
+        desc,
+        args,
+        ops,
+        sizes: &NO_SIZES,
+        queue,
+        waits: None,
+        site: 3,
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
 fn saxpy_with_copyin_and_copy() {
@@ -200,9 +219,7 @@ fn saxpy_with_copyin_and_copy() {
         let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
         let ctx = c.ctx_ptr();
         let devices = c.host().devices();
-        devices.launch(
-            ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
-        );
+        devices.launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
         assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
         let ys = elements::<f32>(y);
         assert_eq!(ys[0], 1.0);
@@ -250,7 +267,7 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
         for _ in 0..3 {
             let mut args = [x as u64, y as u64, u64::from(1.0f32.to_bits())];
             // Queue 1, asynchronously.
-            d.launch(ctx, &desc, &mut args, &present, &NO_SIZES, true, 1, None, 3);
+            d.launch(ctx, launch(&desc, &mut args, &present, 1), true);
         }
         d.wait(ctx, &[1], false, ASYNC_SYNC, 4);
         assert_eq!(
@@ -302,9 +319,9 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         let ctx = c.ctx_ptr();
         let mut args = [a as u64];
         let ops = [op(a, ACTION_COPY)];
-        c.host().devices().launch(
-            ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
-        );
+        c.host()
+            .devices()
+            .launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
         match c.finish() {
             Outcome::Error(e) => {
                 assert_eq!(e.site, Some(7));
@@ -333,9 +350,9 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         elements_mut::<f32>(a).fill(2.0);
         let mut args = [a as u64, y as u64, u64::from(3.0f32.to_bits())];
         let ops = [op(a, ACTION_COPYIN), op(y, ACTION_COPY)];
-        c.host().devices().launch(
-            ctx, &saxpy, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
-        );
+        c.host()
+            .devices()
+            .launch(ctx, launch(&saxpy, &mut args, &ops, ASYNC_SYNC), true);
         assert_eq!(c.finish(), Outcome::Finished);
         assert_eq!(elements::<f32>(y)[9], 6.0);
         release(a);
@@ -371,9 +388,9 @@ fn reduction_partials_are_combined_in_block_order() {
         for _ in 0..3 {
             let mut args = [x as u64, 10.0f64.to_bits()];
             let ops = [op(x, ACTION_COPYIN)];
-            c.host().devices().launch(
-                ctx, &desc, &mut args, &ops, &NO_SIZES, true, ASYNC_SYNC, None, 3,
-            );
+            c.host()
+                .devices()
+                .launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
             results.push(f64::from_bits(args[1]));
         }
         assert_eq!(c.finish(), Outcome::Finished);

@@ -27,6 +27,7 @@ use cudarc::driver::{result, sys};
 
 use super::discrete::{Discrete, Memory};
 use super::ops::{DataOpArg, DataPhase, QueueArg};
+use super::Launch;
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
@@ -302,17 +303,20 @@ impl Nvidia {
     ///
     /// # Safety
     /// As `Devices::launch`.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn launch(
         &mut self,
         ctx: *mut Ctx,
-        desc: &RegionDesc,
-        args: &mut [u64],
-        ops: &[DataOpArg],
-        sizes: &[i64; 9],
+        l: &mut Launch<'_>,
         q: QueueArg,
-        site: u32,
     ) -> Result<(), RunError> {
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            sizes,
+            site,
+            ..
+        } = *l;
         let at = |kind| RunError {
             kind,
             site: Some(site),
