@@ -1,1 +1,134 @@
-//! acc-jit-ptx: see docs/ARCHITECTURE.md. Built in a later issue (3: jit-host, stdlib; 4: runtime; 5: jit-ptx).
+//! acc-jit-ptx: the PTX back end. It compiles the compute regions of an `ir::Module` (and the
+//! device routines they call) to one PTX module for `sm_90` (`.version 8.0`), text that
+//! `ptxas` and the CUDA driver's JIT accept. [`emit_module`] never fails as a whole: a region
+//! that uses something this back end cannot compile is listed in
+//! [`PtxModule::unsupported`] with the reason, and the runtime runs it on the host instead.
+//!
+//! # Kernel ABI
+//!
+//! One `.visible .entry acc_region_{N}` per region (`N` = `RegionId.0`), with the `.u64`
+//! parameters, in order:
+//!
+//! - `p{i}` for each `Region::params[i]`: a scalar's 8-byte slot value (the scalar in its low
+//!   bytes, like the host's argument slots; `bool` in the low byte), or, for an array
+//!   (`Pass::Array`), the device address of a 64-byte device header laid out like the host's
+//!   `ArrayHeader` prefix: `data: u64` at 0, `len: i64` at 8, `dims: [i64; 6]` at 16 (unused
+//!   dims 1). The kernel loads the data pointer and the extents once, at its start
+//!   (`ld.global.nc`: the header must not change while the kernel runs).
+//! - `results`: the device address of one 8-byte slot per region parameter. At the end, thread
+//!   (0,0) of block 0 stores the final value of each `Pass::InOut` parameter that is not a
+//!   reduction into its slot (integers sign-extended to 64 bits, `bool` 0 or 1, an `f32` as its
+//!   bits in the low 4 bytes, upper bytes 0). Other slots are not written.
+//! - `partials`: the device address of `reductions.len() * gridDim.x` 8-byte slots: thread
+//!   (0,0) of block `b` stores its block's partial result of reduction `r` (in the slot form
+//!   above) at slot `r * gridDim.x + b`. The runtime combines them in block order with the
+//!   value before the construct, as the host devices do (runtime/src/launch.rs).
+//! - `error`: the device address of the error record, zeroed before the launch:
+//!   `{ status: u32 @0, site: u32 @4, kind: u32 @8, dim: u32 @12, index: i64 @16,
+//!   shape: [i64; 6] @24 }` (80 bytes). The first failing thread takes it with
+//!   `atom.global.cas.b32` on `status` 0 → 1 and fills the rest; every failing thread then
+//!   leaves the kernel (`exit`). `site` is the IR's `SiteId` (`u32::MAX` for a check without
+//!   one). Kinds:
+//!   - 1, bounds: `dim` is the first index out of range, `index` its value, `shape[..rank]`
+//!     the array's extents and `shape[rank..]` -1 (so the rank is the number of entries that
+//!     are not -1);
+//!   - 2, integer division or remainder by zero;
+//!   - 3, `assert` failed: `index` is the message's `StringId` (-1 without a message);
+//!   - 4, `size(a, d)` with `d` outside `0..rank`: `index` is `d`, `dim` the rank.
+//!
+//! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, no dynamic
+//! shared memory ([`Kernel::shared_bytes`] is 0: the kernels declare their shared memory
+//! statically, at most 16 KiB). Every kernel is correct for any grid and block size (gang,
+//! worker and vector loops stride over the iteration space), blocks of up to 1024 threads.
+//! A kernel with [`Kernel::one_gang`] does its work in block 0 alone (other blocks store
+//! identity partial results and leave), so it should be launched with one block: `serial`
+//! regions (which should also get a block of one thread), and `kernels` regions that are not a
+//! single gang loop nest.
+//!
+//! # What the kernels do
+//!
+//! Gang → block (`%ctaid.x`), worker → `%tid.y`, vector → `%tid.x`; the table of
+//! `schedule` gives each loop level's share of iterations. Outside worker and vector loops
+//! every thread of a block runs the code redundantly with the same values (gang-redundant,
+//! worker- and vector-single); thread (0,0) alone performs stores, atomics and output there,
+//! then the block synchronizes; inside a worker loop, each row's thread `x = 0` does, then the
+//! row synchronizes (`acc_row_barrier`). Reductions combine deterministically (`reduce`).
+//! Semantics follow jit-host (its module doc): wrapping integers, C's division with the
+//! zero check, masked shift counts, saturating float-to-integer conversion, no contraction
+//! (`add.rn`, `mul.rn`; `fma` only for `fma`), bounds checks unless [`PtxOptions::unchecked`].
+//!
+//! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
+//! `FirstPrivateArray`), non-`seq` routines, reads of globals in routines, math functions
+//! without a PTX instruction (`exp`, `sin`, `pow`, … and float `%`), and the constructs
+//! [`PtxModule::unsupported`] names.
+
+mod atomic;
+mod call;
+mod expr;
+mod fx;
+mod kernel;
+mod module;
+mod print;
+mod ptx;
+mod reduce;
+mod schedule;
+mod stmt;
+
+use std::fmt;
+
+use acc_lang::analysis::RegionId;
+use acc_lang::ir;
+
+pub use schedule::decompose;
+
+/// Options of the generated code.
+#[derive(Clone, Debug, Default)]
+pub struct PtxOptions {
+    /// Leave out array bounds checks (`--unchecked`).
+    pub unchecked: bool,
+}
+
+/// A module's PTX and what it holds.
+#[derive(Clone, Debug)]
+pub struct PtxModule {
+    /// The PTX text: every kernel that could be generated, and the routines they call.
+    pub text: String,
+    pub kernels: Vec<Kernel>,
+    /// The regions that could not be generated, with the reason (run them on the host).
+    pub unsupported: Vec<(RegionId, String)>,
+}
+
+/// One kernel of a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    pub region: RegionId,
+    /// The entry's name, `acc_region_{N}`.
+    pub name: String,
+    /// Dynamic shared memory the launch must pass (0: all of it is static).
+    pub shared_bytes: u32,
+    /// `Region::reductions.len()`: the partial results each block writes.
+    pub reductions: usize,
+    /// The kernel works in block 0 only: launch one block.
+    pub one_gang: bool,
+}
+
+/// Why a region or routine could not be generated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PtxError {
+    Unsupported(String),
+}
+
+impl fmt::Display for PtxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PtxError::Unsupported(what) => write!(f, "not supported on the device: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for PtxError {}
+
+/// Generate the PTX of `module`'s compute regions.
+pub fn emit_module(module: &ir::Module, options: &PtxOptions) -> PtxModule {
+    module::emit(module, options)
+}

@@ -1,0 +1,36 @@
+//! Print the PTX of a script's regions: `cargo run -p acc-jit-ptx --example dump_ptx FILE.acc`.
+
+use acc_jit_ptx::{emit_module, PtxOptions};
+use acc_lang::span::SourceFile;
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: dump_ptx FILE.acc [--unchecked]");
+        std::process::exit(2);
+    };
+    let unchecked = std::env::args().any(|a| a == "--unchecked");
+    let text = std::fs::read_to_string(&path).expect("readable file");
+    let source = SourceFile::new(path.as_str(), text.as_str());
+    let compiled = match acc_lang::Frontend::new().compile(&source) {
+        Ok(c) => c,
+        Err(d) => {
+            eprintln!("{} errors", d.len());
+            std::process::exit(1);
+        }
+    };
+    let module = acc_lang::with_deep_stack(|| {
+        acc_lang::lower::lower_with(
+            &compiled.hir,
+            &compiled.analysis,
+            acc_lang::lower::Options::default(),
+        )
+    });
+    let ptx = emit_module(&module, &PtxOptions { unchecked });
+    print!("{}", ptx.text);
+    for k in &ptx.kernels {
+        eprintln!("kernel {:?}", k);
+    }
+    for (id, why) in &ptx.unsupported {
+        eprintln!("unsupported region {}: {why}", id.0);
+    }
+}

@@ -1,0 +1,519 @@
+//! The state of one PTX function being generated (`Fx`), and what every part of the emitter
+//! shares: values, the threads' modes, labels, barriers, run-time failures.
+//!
+//! Statements are in `stmt`, loops and their schedules in `schedule`, expressions in `expr`,
+//! reductions in `reduce`, atomics in `atomic`, output in `print`, routine calls and function
+//! bodies in `call`, kernels in `kernel`.
+
+use acc_lang::ir::{LocalId, ReductionOp, ScalarType, SiteId, Ty};
+
+use crate::module::Cx;
+use crate::ptx::{class_of, Class, Reg, Regs};
+use crate::PtxError;
+
+pub(crate) type Result<T> = std::result::Result<T, PtxError>;
+
+pub(crate) fn unsupported<T>(what: impl Into<String>) -> Result<T> {
+    Err(PtxError::Unsupported(what.into()))
+}
+
+/// An array as device code holds it: its device header's address, and the data pointer and
+/// extents loaded from the header once.
+#[derive(Clone, Debug)]
+pub(crate) struct ArrayVal {
+    pub hdr: Reg,
+    pub data: Reg,
+    pub dims: Vec<Reg>,
+    pub elem: ScalarType,
+}
+
+/// A value in registers.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    Scalar(Reg, ScalarType),
+    Array(ArrayVal),
+}
+
+/// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
+/// worker-single, vector-single execution).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every thread of the block runs the same code on the same values (outside worker and
+    /// vector loops): thread (0,0) alone performs stores, atomics and output, then the block
+    /// synchronizes (`bar.sync 0`) so that every thread sees them.
+    Block,
+    /// Each row of threads (one `%tid.y`) runs its own worker-loop iteration, its threads
+    /// redundantly: the row's thread `x = 0` performs the effects, then the row synchronizes.
+    Row,
+    /// Each thread runs its own iterations (vector loops, and routines called from them).
+    Thread,
+}
+
+/// The special registers a function reads once at its top.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Special {
+    /// `%tid.x`, `%tid.y`, `%ntid.x`, `%ntid.y` (u32).
+    pub tx: Reg,
+    pub ty: Reg,
+    pub ntx: Reg,
+    pub nty: Reg,
+    /// The block's thread number `ty * ntx + tx` and the block's thread count (u32).
+    pub tid: Reg,
+    pub nthreads: Reg,
+    /// The gang number and count that gang loops share iterations by (u32): `%ctaid.x` and
+    /// `%nctaid.x`, or 0 and 1 in a kernel that runs one gang.
+    pub gang: Reg,
+    pub ngangs: Reg,
+    /// `tx == 0 && ty == 0`, `tx == 0`.
+    pub lead: Reg,
+    pub lead_x: Reg,
+    /// The error record's address.
+    pub err: Reg,
+}
+
+/// Where `break` and `continue` of a loop go.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopTargets {
+    pub brk: Option<String>,
+    pub cont: String,
+}
+
+/// What kind of function is being generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FnKind {
+    Kernel,
+    Routine,
+}
+
+/// Which error a failed check records (the `kind` field of the error record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailKind {
+    Bounds = 1,
+    DivZero = 2,
+    Assert = 3,
+    BadDimension = 4,
+}
+
+/// The site number recorded for a check whose IR carries none.
+pub(crate) const NO_SITE: u32 = u32::MAX;
+
+pub(crate) struct Fx<'c, 'm> {
+    pub cx: &'c mut Cx<'m>,
+    pub kind: FnKind,
+    pub regs: Regs,
+    /// The body's instructions.
+    pub code: String,
+    /// Failure paths, placed after the body so that the hot path stays straight.
+    pub cold: String,
+    labels: u32,
+    pub locals: Vec<Val>,
+    pub local_tys: Vec<Ty>,
+    pub loops: Vec<LoopTargets>,
+    pub mode: Mode,
+    pub sp: Special,
+    /// Reductions of the enclosing constructs (region, loops): a worker or vector loop that
+    /// updates one of these variables reduces it over its threads.
+    pub reductions: Vec<(LocalId, ReductionOp)>,
+    /// Where `return` goes.
+    pub end_label: String,
+    /// A routine's return type.
+    pub ret: Option<Ty>,
+    /// Whether the code uses row barriers (whose words the kernel must zero first).
+    pub row_barriers_used: bool,
+    /// Bytes of the local buffer of `vprintf` arguments (the largest call's).
+    pub print_bytes: u32,
+}
+
+impl<'c, 'm> Fx<'c, 'm> {
+    pub(crate) fn new(cx: &'c mut Cx<'m>, kind: FnKind, mode: Mode) -> Self {
+        let mut regs = Regs::default();
+        let mut b32 = || regs.fresh(Class::B32);
+        let (tx, ty, ntx, nty, tid, nthreads, gang, ngangs) =
+            (b32(), b32(), b32(), b32(), b32(), b32(), b32(), b32());
+        let lead = regs.fresh(Class::Pred);
+        let lead_x = regs.fresh(Class::Pred);
+        let err = regs.fresh(Class::B64);
+        Fx {
+            cx,
+            kind,
+            regs,
+            code: String::new(),
+            cold: String::new(),
+            labels: 0,
+            locals: Vec::new(),
+            local_tys: Vec::new(),
+            loops: Vec::new(),
+            mode,
+            sp: Special {
+                tx,
+                ty,
+                ntx,
+                nty,
+                tid,
+                nthreads,
+                gang,
+                ngangs,
+                lead,
+                lead_x,
+                err,
+            },
+            reductions: Vec::new(),
+            end_label: "$Lend".into(),
+            ret: None,
+            row_barriers_used: false,
+            print_bytes: 0,
+        }
+    }
+
+    // ---- text ------------------------------------------------------------------------------
+
+    /// The function's declarations: its registers and its `vprintf` buffer.
+    pub(crate) fn declarations(&self) -> String {
+        let mut out = self.regs.declarations();
+        if self.print_bytes > 0 {
+            out += &format!(
+                "\t.local .align 8 .b8 acc_printbuf[{}];\n",
+                self.print_bytes
+            );
+        }
+        out
+    }
+
+    /// One instruction (without its `;`).
+    pub(crate) fn ins(&mut self, s: impl AsRef<str>) {
+        self.code.push('\t');
+        self.code.push_str(s.as_ref());
+        self.code.push_str(";\n");
+    }
+
+    /// A comment line, for readers of `--emit ptx`.
+    pub(crate) fn comment(&mut self, s: impl AsRef<str>) {
+        self.code.push_str("\t// ");
+        self.code.push_str(s.as_ref());
+        self.code.push('\n');
+    }
+
+    pub(crate) fn label(&mut self, what: &str) -> String {
+        self.labels += 1;
+        format!("$L{}_{what}", self.labels)
+    }
+
+    pub(crate) fn place(&mut self, label: &str) {
+        self.code.push_str(label);
+        self.code.push_str(":\n");
+    }
+
+    pub(crate) fn fresh(&mut self, class: Class) -> Reg {
+        self.regs.fresh(class)
+    }
+
+    pub(crate) fn fresh_of(&mut self, s: ScalarType) -> Reg {
+        self.regs.fresh(class_of(s))
+    }
+
+    /// Registers for a local of type `ty`.
+    pub(crate) fn fresh_local(&mut self, ty: Ty) -> Val {
+        match ty {
+            Ty::Scalar(s) => Val::Scalar(self.fresh_of(s), s),
+            Ty::Array { elem, rank } => Val::Array(ArrayVal {
+                hdr: self.fresh(Class::B64),
+                data: self.fresh(Class::B64),
+                dims: (0..rank).map(|_| self.fresh(Class::B64)).collect(),
+                elem,
+            }),
+        }
+    }
+
+    /// Read the special registers (the function's first instructions).
+    pub(crate) fn read_special(&mut self, one_gang: bool) {
+        let sp = self.sp;
+        self.ins(format!("mov.u32 {}, %tid.x", sp.tx));
+        self.ins(format!("mov.u32 {}, %tid.y", sp.ty));
+        self.ins(format!("mov.u32 {}, %ntid.x", sp.ntx));
+        self.ins(format!("mov.u32 {}, %ntid.y", sp.nty));
+        self.ins(format!(
+            "mad.lo.u32 {}, {}, {}, {}",
+            sp.tid, sp.ty, sp.ntx, sp.tx
+        ));
+        self.ins(format!(
+            "mul.lo.u32 {}, {}, {}",
+            sp.nthreads, sp.ntx, sp.nty
+        ));
+        if one_gang {
+            self.ins(format!("mov.u32 {}, 0", sp.gang));
+            self.ins(format!("mov.u32 {}, 1", sp.ngangs));
+        } else {
+            self.ins(format!("mov.u32 {}, %ctaid.x", sp.gang));
+            self.ins(format!("mov.u32 {}, %nctaid.x", sp.ngangs));
+        }
+        self.ins(format!("setp.eq.u32 {}, {}, 0", sp.lead_x, sp.tx));
+        self.ins(format!("setp.eq.u32 {}, {}, 0", sp.lead, sp.tid));
+    }
+
+    // ---- values ----------------------------------------------------------------------------
+
+    /// A local's registers.
+    pub(crate) fn local(&self, l: LocalId) -> Result<Val> {
+        match self.locals.get(l.0 as usize) {
+            Some(v) => Ok(v.clone()),
+            None => unsupported(format!("local {} out of range", l.0)),
+        }
+    }
+
+    /// A scalar constant in a fresh register.
+    pub(crate) fn constant(&mut self, s: ScalarType, literal: &str) -> Reg {
+        let r = self.fresh_of(s);
+        let ty = match s {
+            ScalarType::Bool => "pred",
+            ScalarType::I32 => "b32",
+            ScalarType::I64 => "b64",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+        };
+        self.ins(format!("mov.{ty} {r}, {literal}"));
+        r
+    }
+
+    pub(crate) fn const_bool(&mut self, v: bool) -> Reg {
+        self.constant(ScalarType::Bool, if v { "1" } else { "0" })
+    }
+
+    pub(crate) fn const_i64(&mut self, v: i64) -> Reg {
+        self.constant(
+            ScalarType::I64,
+            &crate::ptx::int_literal(v, ScalarType::I64),
+        )
+    }
+
+    pub(crate) fn const_i32(&mut self, v: i32) -> Reg {
+        self.constant(
+            ScalarType::I32,
+            &crate::ptx::int_literal(v as i64, ScalarType::I32),
+        )
+    }
+
+    /// Copy a value into a local's registers.
+    pub(crate) fn assign(&mut self, to: &Val, from: &Val) -> Result<()> {
+        match (to, from) {
+            (Val::Scalar(d, s), Val::Scalar(v, t)) if s == t => {
+                if d != v {
+                    self.ins(format!("mov.{} {d}, {v}", crate::ptx::bits(*s)));
+                }
+                Ok(())
+            }
+            (Val::Array(d), Val::Array(v)) if d.dims.len() == v.dims.len() => {
+                self.ins(format!("mov.b64 {}, {}", d.hdr, v.hdr));
+                self.ins(format!("mov.b64 {}, {}", d.data, v.data));
+                for (a, b) in d.dims.iter().zip(&v.dims) {
+                    self.ins(format!("mov.b64 {a}, {b}"));
+                }
+                Ok(())
+            }
+            _ => unsupported("an assignment between different types"),
+        }
+    }
+
+    /// Load an array header's data pointer and extents into `a` (from `a.hdr`).
+    pub(crate) fn load_header(&mut self, a: &ArrayVal) {
+        self.ins(format!("ld.global.nc.u64 {}, [{}]", a.data, a.hdr));
+        for (k, d) in a.dims.iter().enumerate() {
+            self.ins(format!("ld.global.nc.u64 {d}, [{}+{}]", a.hdr, 16 + 8 * k));
+        }
+    }
+
+    /// The zero of a scalar type, into `r`.
+    pub(crate) fn set_zero(&mut self, r: Reg, s: ScalarType) {
+        let zero = match s {
+            ScalarType::Bool | ScalarType::I32 | ScalarType::I64 => "0".to_string(),
+            ScalarType::F32 => crate::ptx::f32_literal(0.0),
+            ScalarType::F64 => crate::ptx::f64_literal(0.0),
+        };
+        let ty = match s {
+            ScalarType::Bool => "pred",
+            _ => crate::ptx::bits(s),
+        };
+        self.ins(format!("mov.{ty} {r}, {zero}"));
+    }
+
+    /// A scalar as the 64 bits of a slot: integers sign-extended, `bool` 0 or 1, floats as
+    /// their bits in the low bytes (the host's slot layout).
+    pub(crate) fn slot_bits(&mut self, r: Reg, s: ScalarType) -> Reg {
+        let d = self.fresh(Class::B64);
+        match s {
+            ScalarType::Bool => self.ins(format!("selp.b64 {d}, 1, 0, {r}")),
+            ScalarType::I32 => self.ins(format!("cvt.s64.s32 {d}, {r}")),
+            ScalarType::I64 | ScalarType::F64 => self.ins(format!("mov.b64 {d}, {r}")),
+            ScalarType::F32 => {
+                let b = self.fresh(Class::B32);
+                self.ins(format!("mov.b32 {b}, {r}"));
+                self.ins(format!("cvt.u64.u32 {d}, {b}"));
+            }
+        }
+        d
+    }
+
+    /// The scalar in the low bytes of a 64-bit slot value, into `d`.
+    pub(crate) fn unslot_bits(&mut self, d: Reg, bits: Reg, s: ScalarType) {
+        match s {
+            ScalarType::Bool => {
+                let low = self.fresh(Class::B64);
+                self.ins(format!("and.b64 {low}, {bits}, 255"));
+                self.ins(format!("setp.ne.u64 {d}, {low}, 0"));
+            }
+            ScalarType::I32 => self.ins(format!("cvt.u32.u64 {d}, {bits}")),
+            ScalarType::I64 | ScalarType::F64 => self.ins(format!("mov.b64 {d}, {bits}")),
+            ScalarType::F32 => {
+                let b = self.fresh(Class::B32);
+                self.ins(format!("cvt.u32.u64 {b}, {bits}"));
+                self.ins(format!("mov.b32 {d}, {b}"));
+            }
+        }
+    }
+
+    // ---- threads ---------------------------------------------------------------------------
+
+    /// The predicate of the threads that perform effects in the current mode (`None`: all).
+    pub(crate) fn leader(&self) -> Option<Reg> {
+        match self.mode {
+            Mode::Block => Some(self.sp.lead),
+            Mode::Row => Some(self.sp.lead_x),
+            Mode::Thread => None,
+        }
+    }
+
+    /// `@lead ` before an instruction that only the leader performs.
+    pub(crate) fn guard(&self) -> String {
+        match self.leader() {
+            Some(p) => format!("@{p} "),
+            None => String::new(),
+        }
+    }
+
+    /// Make the leader's effects visible to the threads that share its work: a block
+    /// barrier in `Block` mode, a row barrier in `Row` mode, nothing in `Thread` mode.
+    pub(crate) fn sync(&mut self) {
+        match self.mode {
+            Mode::Block => self.ins("bar.sync 0"),
+            Mode::Row => self.row_barrier(),
+            Mode::Thread => {}
+        }
+    }
+
+    /// Synchronize the threads of this row (`%tid.y`): `acc_row_barrier`, a barrier in shared
+    /// memory that also leaves when another thread has failed.
+    pub(crate) fn row_barrier(&mut self) {
+        self.cx.uses_row_barrier = true;
+        self.row_barriers_used = true;
+        let err = self.sp.err;
+        self.code.push_str("\t{\n");
+        self.ins(".param .b64 rb_err");
+        self.ins(format!("st.param.b64 [rb_err], {err}"));
+        self.ins("call acc_row_barrier, (rb_err)");
+        self.code.push_str("\t}\n");
+    }
+
+    /// The address of slot `index` (a u32 register) of the shared scratch buffer.
+    pub(crate) fn scratch_slot(&mut self, index: Reg) -> Reg {
+        self.cx.uses_scratch = true;
+        let base = self.fresh(Class::B64);
+        let wide = self.fresh(Class::B64);
+        let addr = self.fresh(Class::B64);
+        self.ins(format!("mov.u64 {base}, acc_scratch"));
+        self.ins(format!("mul.wide.u32 {wide}, {index}, 8"));
+        self.ins(format!("add.u64 {addr}, {base}, {wide}"));
+        addr
+    }
+
+    /// Share a scalar that only the leader computed (a routine's result, a captured value)
+    /// with the other threads of its block or row, through the scratch buffer.
+    pub(crate) fn broadcast(&mut self, v: Reg, s: ScalarType) -> Reg {
+        if self.mode == Mode::Thread {
+            return v;
+        }
+        let slot = match self.mode {
+            Mode::Row => {
+                let i = self.fresh(Class::B32);
+                self.ins(format!("mul.lo.u32 {i}, {}, {}", self.sp.ty, self.sp.ntx));
+                i
+            }
+            _ => {
+                let i = self.fresh(Class::B32);
+                self.ins(format!("mov.u32 {i}, 0"));
+                i
+            }
+        };
+        let addr = self.scratch_slot(slot);
+        let bits = self.slot_bits(v, s);
+        let g = self.guard();
+        self.ins(format!("{g}st.shared.b64 [{addr}], {bits}"));
+        self.sync();
+        let back = self.fresh(Class::B64);
+        self.ins(format!("ld.shared.b64 {back}, [{addr}]"));
+        // The slot is reused: nobody may write it before everyone has read it.
+        self.sync();
+        let d = self.fresh_of(s);
+        self.unslot_bits(d, back, s);
+        d
+    }
+
+    // ---- failures --------------------------------------------------------------------------
+
+    /// The site number a check records.
+    pub(crate) fn site(&self, site: Option<SiteId>) -> u32 {
+        site.map_or(NO_SITE, |s| s.0)
+    }
+
+    /// Fail when `cond` holds: the first failing thread of the launch fills the error record,
+    /// and every failing thread leaves the kernel. `index` (b64) and `dim` (u32) are recorded
+    /// as given; `shape` is the array's extents (the rest of the six entries are -1).
+    /// `prelude` runs first on the failure path (to work out what to record).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fail_if(
+        &mut self,
+        cond: Reg,
+        kind: FailKind,
+        site: u32,
+        dim: Option<Reg>,
+        index: Option<Reg>,
+        shape: &[Reg],
+        prelude: Vec<String>,
+    ) {
+        let l = self.label("fail");
+        self.ins(format!("@{cond} bra {l}"));
+        let err = self.sp.err;
+        let old = self.fresh(Class::B32);
+        let lost = self.fresh(Class::Pred);
+        let mut c = String::new();
+        let mut ins = |s: String| {
+            c.push('\t');
+            c.push_str(&s);
+            c.push_str(";\n");
+        };
+        for p in prelude {
+            ins(p);
+        }
+        ins(format!("atom.global.cas.b32 {old}, [{err}], 0, 1"));
+        ins(format!("setp.ne.u32 {lost}, {old}, 0"));
+        ins(format!("@{lost} exit"));
+        ins(format!("st.global.u32 [{err}+4], {site}"));
+        ins(format!("st.global.u32 [{err}+8], {}", kind as u32));
+        match dim {
+            Some(d) => ins(format!("st.global.u32 [{err}+12], {d}")),
+            None => ins(format!("st.global.u32 [{err}+12], 0")),
+        }
+        match index {
+            Some(i) => ins(format!("st.global.u64 [{err}+16], {i}")),
+            None => ins(format!("st.global.u64 [{err}+16], 0")),
+        }
+        for k in 0..6 {
+            match shape.get(k) {
+                Some(d) => ins(format!("st.global.u64 [{err}+{}], {d}", 24 + 8 * k)),
+                None => ins(format!("st.global.u64 [{err}+{}], -1", 24 + 8 * k)),
+            }
+        }
+        ins("exit".into());
+        self.cold.push_str(&l);
+        self.cold.push_str(":\n");
+        self.cold.push_str(&c);
+    }
+}

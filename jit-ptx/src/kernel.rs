@@ -1,0 +1,245 @@
+//! A compute region as a kernel (`.visible .entry acc_region_{N}`), with the parameters, the
+//! result and partial-result slots and the error record of the crate's kernel ABI.
+
+use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt, Ty};
+
+use crate::fx::{unsupported, FnKind, Fx, Mode, Result, Val};
+use crate::module::{Cx, ROW_BARRIER_BYTES};
+use crate::ptx::{Class, Reg};
+use crate::Kernel;
+
+/// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
+/// a single loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
+/// whose loops may read what earlier statements wrote, which gangs cannot wait for).
+pub(crate) fn one_gang(r: &Region) -> bool {
+    match r.construct {
+        Construct::Serial | Construct::SerialLoop => true,
+        Construct::Kernels | Construct::KernelsLoop => {
+            let mut gang_loops = 0;
+            for s in &r.body {
+                match s {
+                    Stmt::For(f) if f.schedule.gang => gang_loops += 1,
+                    Stmt::Set(_, e) if !has_call(e) => {}
+                    _ => return true,
+                }
+            }
+            gang_loops > 1
+        }
+        _ => false,
+    }
+}
+
+fn has_call(e: &acc_lang::ir::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call(..) => true,
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => has_call(x),
+        ExprKind::Binary(_, a, b, _) => has_call(a) || has_call(b),
+        ExprKind::Load { array, indices, .. } => has_call(array) || indices.iter().any(has_call),
+        ExprKind::Builtin(_, args) | ExprKind::CheckedBuiltin(_, args, _) => {
+            args.iter().any(has_call)
+        }
+        _ => false,
+    }
+}
+
+/// Generate region `r` as a kernel: its description and text.
+pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String)> {
+    let name = format!("acc_region_{}", r.id.0);
+    if r.params.len() > r.locals.len() {
+        return unsupported("a region with more parameters than locals");
+    }
+    for p in &r.params {
+        if matches!(p.pass, Pass::PrivateArray | Pass::FirstPrivateArray) {
+            return unsupported(format!(
+                "private array `{}` (gang-private arrays are not made on the device yet)",
+                p.name
+            ));
+        }
+    }
+    let single = one_gang(r);
+    let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
+    fx.local_tys = r.locals.iter().map(|l| l.ty).collect();
+    for l in &r.locals {
+        let v = fx.fresh_local(l.ty);
+        fx.locals.push(v);
+    }
+    let slots: Vec<_> = (0..r.params.len()).map(|_| fx.fresh(Class::B64)).collect();
+    let (results, partials) = (fx.fresh(Class::B64), fx.fresh(Class::B64));
+    for (i, s) in slots.iter().enumerate() {
+        fx.ins(format!("ld.param.u64 {s}, [p{i}]"));
+    }
+    fx.ins(format!("ld.param.u64 {results}, [results]"));
+    fx.ins(format!("ld.param.u64 {partials}, [partials]"));
+    let err = fx.sp.err;
+    fx.ins(format!("ld.param.u64 {err}, [error]"));
+    fx.read_special(single);
+
+    // Parameters from their slots; other locals start at zero, as on the host.
+    for (i, l) in r.locals.iter().enumerate() {
+        let v = fx.local(LocalId(i as u32))?;
+        match (r.params.get(i).map(|p| p.pass), v) {
+            (Some(Pass::Value | Pass::InOut), Val::Scalar(d, s)) => fx.unslot_bits(d, slots[i], s),
+            (Some(Pass::Array), Val::Array(a)) => {
+                fx.ins(format!("mov.b64 {}, {}", a.hdr, slots[i]));
+                fx.load_header(&a);
+            }
+            (None | Some(Pass::Private), Val::Scalar(d, s)) => fx.set_zero(d, s),
+            (None, Val::Array(_)) => {}
+            _ => {
+                return unsupported(format!(
+                    "parameter `{}` passed as {:?} with type {:?}",
+                    l.name, r.params[i].pass, l.ty
+                ))
+            }
+        }
+    }
+    for red in &r.reductions {
+        match fx.local(red.private)? {
+            Val::Scalar(d, s) if s == red.ty => fx.set_identity(d, red.op, s)?,
+            _ => return unsupported("a reduction whose accumulator is not a scalar"),
+        }
+    }
+    if single {
+        // Blocks after the first only contribute identities.
+        let rest = fx.fresh(Class::B32);
+        fx.ins(format!("mov.u32 {rest}, %ctaid.x"));
+        let other = fx.fresh(Class::Pred);
+        fx.ins(format!("setp.ne.u32 {other}, {rest}, 0"));
+        let go = fx.label("gang0");
+        fx.ins(format!("@!{other} bra {go}"));
+        write_partials(&mut fx, r, partials)?;
+        fx.ins("exit");
+        fx.place(&go);
+    }
+    let prologue = std::mem::take(&mut fx.code);
+
+    fx.reductions = r
+        .reductions
+        .iter()
+        .map(|red| (red.private, red.op))
+        .collect();
+    fx.block(&r.body)?;
+    let end = fx.end_label.clone();
+    fx.place(&end);
+    write_partials(&mut fx, r, partials)?;
+    write_results(&mut fx, r, results)?;
+    fx.ins("ret");
+    let body = std::mem::take(&mut fx.code);
+
+    let init = if fx.row_barriers_used {
+        zero_row_barriers(&mut fx);
+        std::mem::take(&mut fx.code)
+    } else {
+        String::new()
+    };
+
+    let mut params: Vec<String> = (0..r.params.len())
+        .map(|i| format!("\t.param .u64 p{i}"))
+        .collect();
+    params.push("\t.param .u64 results".into());
+    params.push("\t.param .u64 partials".into());
+    params.push("\t.param .u64 error".into());
+    let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
+    text += &format!(".visible .entry {name}(\n{}\n)\n{{\n", params.join(",\n"));
+    text += &fx.declarations();
+    text += &prologue;
+    text += &init;
+    text += &body;
+    text += &fx.cold;
+    text += "}\n";
+    Ok((
+        Kernel {
+            region: r.id,
+            name,
+            shared_bytes: 0,
+            reductions: r.reductions.len(),
+            one_gang: single,
+        },
+        text,
+    ))
+}
+
+/// Thread (0,0) of each block stores the block's partial result of each reduction in its
+/// slot `r * gridDim.x + blockIdx.x`.
+fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> {
+    if r.reductions.is_empty() {
+        return Ok(());
+    }
+    let skip = fx.label("nopartials");
+    let lead = fx.sp.lead;
+    fx.ins(format!("@!{lead} bra {skip}"));
+    let (ctaid, nctaid) = (fx.fresh(Class::B32), fx.fresh(Class::B32));
+    fx.ins(format!("mov.u32 {ctaid}, %ctaid.x"));
+    fx.ins(format!("mov.u32 {nctaid}, %nctaid.x"));
+    for (k, red) in r.reductions.iter().enumerate() {
+        let Val::Scalar(v, s) = fx.local(red.private)? else {
+            return unsupported("a reduction whose accumulator is not a scalar");
+        };
+        let slot = fx.fresh(Class::B32);
+        fx.ins(format!("mad.lo.u32 {slot}, {nctaid}, {k}, {ctaid}"));
+        let off = fx.fresh(Class::B64);
+        fx.ins(format!("mul.wide.u32 {off}, {slot}, 8"));
+        let addr = fx.fresh(Class::B64);
+        fx.ins(format!("add.u64 {addr}, {partials}, {off}"));
+        let bits = fx.slot_bits(v, s);
+        fx.ins(format!("st.global.u64 [{addr}], {bits}"));
+    }
+    fx.place(&skip);
+    Ok(())
+}
+
+/// Block 0's thread (0,0) stores the final value of each `InOut` parameter that is not a
+/// reduction into its result slot.
+fn write_results(fx: &mut Fx<'_, '_>, r: &Region, results: Reg) -> Result<()> {
+    let inouts: Vec<usize> = (0..r.params.len())
+        .filter(|&i| r.params[i].pass == Pass::InOut && !r.reductions.iter().any(|x| x.param == i))
+        .collect();
+    if inouts.is_empty() {
+        return Ok(());
+    }
+    let skip = fx.label("noresults");
+    let ctaid = fx.fresh(Class::B32);
+    fx.ins(format!("mov.u32 {ctaid}, %ctaid.x"));
+    let not0 = fx.fresh(Class::Pred);
+    fx.ins(format!("setp.ne.u32 {not0}, {ctaid}, 0"));
+    fx.ins(format!("@{not0} bra {skip}"));
+    let lead = fx.sp.lead;
+    fx.ins(format!("@!{lead} bra {skip}"));
+    for i in inouts {
+        if let (Val::Scalar(v, s), Ty::Scalar(_)) = (fx.local(LocalId(i as u32))?, r.params[i].ty) {
+            let bits = fx.slot_bits(v, s);
+            fx.ins(format!("st.global.u64 [{results}+{}], {bits}", 8 * i));
+        }
+    }
+    fx.place(&skip);
+    Ok(())
+}
+
+/// Zero the row barriers' words (`acc_rowbar`), every thread a share, before any row uses
+/// them (shared memory starts undefined).
+fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
+    let sp = fx.sp;
+    let i = fx.fresh(Class::B32);
+    let base = fx.fresh(Class::B64);
+    let off = fx.fresh(Class::B64);
+    let addr = fx.fresh(Class::B64);
+    let done = fx.fresh(Class::Pred);
+    let top = fx.label("rbzero");
+    let end = fx.label("rbzeroed");
+    fx.comment("zero the row barriers");
+    fx.ins(format!("mov.u32 {i}, {}", sp.tid));
+    fx.ins(format!("mov.u64 {base}, acc_rowbar"));
+    fx.place(&top);
+    fx.ins(format!(
+        "setp.ge.u32 {done}, {i}, {}",
+        ROW_BARRIER_BYTES / 8
+    ));
+    fx.ins(format!("@{done} bra {end}"));
+    fx.ins(format!("mul.wide.u32 {off}, {i}, 8"));
+    fx.ins(format!("add.u64 {addr}, {base}, {off}"));
+    fx.ins(format!("st.shared.u64 [{addr}], 0"));
+    fx.ins(format!("add.u32 {i}, {i}, {}", sp.nthreads));
+    fx.ins(format!("bra {top}"));
+    fx.place(&end);
+    fx.ins("bar.sync 0");
+}

@@ -1,0 +1,528 @@
+//! Counted loops and their schedules (LANGUAGE.md 7.2): how a loop's iterations are shared out
+//! over gangs (blocks), workers (`%tid.y`) and vector lanes (`%tid.x`).
+//!
+//! Every loop first computes its trip count the way the host does (jit-host's `trip`): once,
+//! from `start`, `end` and `step`, in unsigned arithmetic of the variable's width, so that it
+//! never overflows. A sequential loop then runs iterations `0..=last`. A shared loop (or a
+//! `collapse(n)` nest, flattened: its iteration count is the product of the loops' counts)
+//! runs iteration numbers `first, first + stride, …` below the count, each thread its own,
+//! where (`Partition`):
+//!
+//! | levels | first | stride | body runs in |
+//! |---|---|---|---|
+//! | gang | gang | gangs | `Block` |
+//! | worker | `ty` | `nty` | `Row` |
+//! | vector, worker vector | `tid` | `nthreads` | `Thread` |
+//! | gang worker | `gang * nty + ty` | `gangs * nty` | `Row` |
+//! | gang vector, gang worker vector | `gang * nthreads + tid` | `gangs * nthreads` | `Thread` |
+//! | vector inside a worker loop | `tx` | `ntx` | `Thread` |
+//!
+//! with `tid = ty * ntx + tx` and `nthreads = ntx * nty`: a vector loop outside a worker loop
+//! uses every thread of the block, so no thread runs an iteration redundantly. A collapsed
+//! iteration number `k` is divided back into the loops' iteration numbers, innermost fastest
+//! (`decompose`). Loops that divide work among threads reduce their reduction variables over
+//! those threads afterwards (`reduce`), and synchronize the threads that share the code after
+//! them.
+
+use acc_lang::hir::Const;
+use acc_lang::ir::{Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
+
+use crate::fx::{unsupported, Fx, LoopTargets, Mode, Result, Val};
+use crate::ptx::{arith, Class, Reg};
+use crate::reduce::Group;
+
+/// How a shared loop's iteration numbers map to threads.
+#[derive(Clone, Copy, Debug)]
+struct Partition {
+    /// This thread's first iteration number and the distance to its next (u64).
+    first: Reg,
+    stride: Reg,
+    /// The mode the body runs in.
+    body: Mode,
+    /// The threads a reduction combines over, when the loop divides work among threads.
+    group: Option<Group>,
+}
+
+/// One loop of a nest, its bounds evaluated.
+struct Bounds {
+    var: LocalId,
+    ty: ScalarType,
+    start: Reg,
+    step: Reg,
+    /// Iteration count (u64).
+    count: Reg,
+}
+
+/// The iteration numbers of the loops of a collapsed nest for flat iteration number `k`
+/// (`counts` outermost first): the innermost loop varies fastest. The emitter generates
+/// this computation (`Fx::decompose`); this copy documents and tests it.
+pub fn decompose(mut k: u64, counts: &[u64]) -> Vec<u64> {
+    let mut out = vec![0; counts.len()];
+    for j in (1..counts.len()).rev() {
+        out[j] = k % counts[j];
+        k /= counts[j];
+    }
+    if !out.is_empty() {
+        out[0] = k;
+    }
+    out
+}
+
+impl Fx<'_, '_> {
+    pub(crate) fn for_loop(&mut self, f: &ForLoop) -> Result<()> {
+        let s = &f.schedule;
+        if !(s.gang || s.worker || s.vector) {
+            return self.seq_loop(f);
+        }
+        let nest = collapse_nest(f)?;
+        self.shared_loop(&nest)
+    }
+
+    /// The loop variable's type.
+    fn var_type(&self, var: LocalId) -> Result<ScalarType> {
+        match self.local_tys.get(var.0 as usize) {
+            Some(Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64))) => Ok(*s),
+            _ => unsupported("a loop variable that is not an integer"),
+        }
+    }
+
+    /// Evaluate `start`, `end`, `step` once (into fresh registers, so that the body cannot
+    /// change them) and compute whether the loop runs and its last iteration number.
+    fn bounds(&mut self, f: &ForLoop) -> Result<(ScalarType, Reg, Reg, Reg, Reg)> {
+        let t = self.var_type(f.var)?;
+        let eval = |fx: &mut Self, e: &Expr| -> Result<Reg> {
+            let (v, s) = fx.scalar(e)?;
+            if s != t {
+                return unsupported("loop bounds of another type than the variable");
+            }
+            let d = fx.fresh_of(t);
+            fx.ins(format!("mov.{} {d}, {v}", crate::ptx::bits(t)));
+            Ok(d)
+        };
+        let start = eval(self, &f.start)?;
+        let end = eval(self, &f.end)?;
+        let step = eval(self, &f.step)?;
+        let constant_step = match f.step.kind {
+            ExprKind::Const(Const::I32(v)) => Some(v as i64),
+            ExprKind::Const(Const::I64(v)) => Some(v),
+            _ => None,
+        };
+        let (nonempty, last) = self.trip(t, start, end, step, constant_step, f.inclusive);
+        Ok((t, start, step, nonempty, last))
+    }
+
+    /// Whether the loop runs at all, and the number of its last iteration (`count - 1`), in
+    /// the variable's width (jit-host's `trip`, instruction for instruction).
+    fn trip(
+        &mut self,
+        t: ScalarType,
+        start: Reg,
+        end: Reg,
+        step: Reg,
+        constant_step: Option<i64>,
+        inclusive: bool,
+    ) -> (Reg, Reg) {
+        let ty = arith(t);
+        let (up_cc, down_cc) = if inclusive {
+            ("le", "ge")
+        } else {
+            ("lt", "gt")
+        };
+        let nonempty = self.fresh(Class::Pred);
+        let diff = self.fresh_of(t);
+        let magnitude;
+        match constant_step {
+            Some(s) if s > 0 => {
+                self.ins(format!("setp.{up_cc}.{ty} {nonempty}, {start}, {end}"));
+                self.ins(format!("sub.{ty} {diff}, {end}, {start}"));
+                magnitude = step;
+            }
+            Some(s) if s < 0 => {
+                self.ins(format!("setp.{down_cc}.{ty} {nonempty}, {start}, {end}"));
+                self.ins(format!("sub.{ty} {diff}, {start}, {end}"));
+                magnitude = self.fresh_of(t);
+                self.ins(format!("neg.{ty} {magnitude}, {step}"));
+            }
+            _ => {
+                // Decided at run time; a zero step runs no iterations.
+                let (up, down, up_ok, down_ok) = (
+                    self.fresh(Class::Pred),
+                    self.fresh(Class::Pred),
+                    self.fresh(Class::Pred),
+                    self.fresh(Class::Pred),
+                );
+                self.ins(format!("setp.gt.{ty} {up}, {step}, 0"));
+                self.ins(format!("setp.lt.{ty} {down}, {step}, 0"));
+                self.ins(format!("setp.{up_cc}.{ty} {up_ok}, {start}, {end}"));
+                self.ins(format!("setp.{down_cc}.{ty} {down_ok}, {start}, {end}"));
+                let (a, b) = (self.fresh(Class::Pred), self.fresh(Class::Pred));
+                self.ins(format!("and.pred {a}, {up}, {up_ok}"));
+                self.ins(format!("and.pred {b}, {down}, {down_ok}"));
+                self.ins(format!("or.pred {nonempty}, {a}, {b}"));
+                let (ud, dd) = (self.fresh_of(t), self.fresh_of(t));
+                self.ins(format!("sub.{ty} {ud}, {end}, {start}"));
+                self.ins(format!("sub.{ty} {dd}, {start}, {end}"));
+                self.ins(format!("selp.{ty} {diff}, {ud}, {dd}, {up}"));
+                let neg = self.fresh_of(t);
+                self.ins(format!("neg.{ty} {neg}, {step}"));
+                let m = self.fresh_of(t);
+                self.ins(format!("selp.{ty} {m}, {step}, {neg}, {up}"));
+                let zero = self.fresh(Class::Pred);
+                self.ins(format!("setp.eq.{ty} {zero}, {step}, 0"));
+                self.ins(format!("selp.{ty} {m}, 1, {m}, {zero}"));
+                magnitude = m;
+            }
+        }
+        let span = if inclusive {
+            diff
+        } else {
+            // Only used when the loop runs, where `diff >= 1`.
+            let s = self.fresh_of(t);
+            self.ins(format!("sub.{ty} {s}, {diff}, 1"));
+            s
+        };
+        let u = if t == ScalarType::I32 { "u32" } else { "u64" };
+        let last = match constant_step.map(i64::unsigned_abs) {
+            Some(1) => span,
+            Some(m) if m.is_power_of_two() => {
+                let l = self.fresh_of(t);
+                self.ins(format!("shr.{u} {l}, {span}, {}", m.trailing_zeros()));
+                l
+            }
+            _ => {
+                let l = self.fresh_of(t);
+                self.ins(format!("div.{u} {l}, {span}, {magnitude}"));
+                l
+            }
+        };
+        (nonempty, last)
+    }
+
+    /// A loop that every thread sharing the code runs whole (no level, or `seq`).
+    fn seq_loop(&mut self, f: &ForLoop) -> Result<()> {
+        let (t, start, step, nonempty, last) = self.bounds(f)?;
+        let ty = arith(t);
+        let var = match self.local(f.var)? {
+            Val::Scalar(r, _) => r,
+            Val::Array(_) => return unsupported("an array loop variable"),
+        };
+        let saved = self.start_reductions(&f.schedule.reductions)?;
+        let exit = self.label("fend");
+        let top = self.label("for");
+        let latch = self.label("fnext");
+        self.ins(format!("@!{nonempty} bra {exit}"));
+        let k = self.fresh_of(t);
+        let v = self.fresh_of(t);
+        self.ins(format!("mov.{ty} {k}, 0"));
+        self.ins(format!("mov.{ty} {v}, {start}"));
+        self.place(&top);
+        self.ins(format!("mov.{ty} {var}, {v}"));
+        self.loops.push(LoopTargets {
+            brk: Some(exit.clone()),
+            cont: latch.clone(),
+        });
+        let depth = self.reductions.len();
+        self.reductions
+            .extend(f.schedule.reductions.iter().copied());
+        let body = self.block(&f.body);
+        self.reductions.truncate(depth);
+        self.loops.pop();
+        body?;
+        self.place(&latch);
+        let done = self.fresh(Class::Pred);
+        self.ins(format!("setp.eq.{ty} {done}, {k}, {last}"));
+        self.ins(format!("@{done} bra {exit}"));
+        self.ins(format!("add.{ty} {k}, {k}, 1"));
+        self.ins(format!("add.{ty} {v}, {v}, {step}"));
+        self.ins(format!("bra {top}"));
+        self.place(&exit);
+        self.finish_reductions(saved, None)
+    }
+
+    /// How a loop with these levels shares its iterations in the current mode.
+    fn partition(&mut self, gang: bool, worker: bool, vector: bool) -> Result<Partition> {
+        let sp = self.sp;
+        let wide = |fx: &mut Self, r: Reg| {
+            let d = fx.fresh(Class::B64);
+            fx.ins(format!("cvt.u64.u32 {d}, {r}"));
+            d
+        };
+        // `a * n + b` and `a * n` in 64 bits, from u32 registers.
+        let mad = |fx: &mut Self, a: Reg, n: Reg, b: Reg| {
+            let p = fx.fresh(Class::B64);
+            fx.ins(format!("mul.wide.u32 {p}, {a}, {n}"));
+            let bw = fx.fresh(Class::B64);
+            fx.ins(format!("cvt.u64.u32 {bw}, {b}"));
+            let d = fx.fresh(Class::B64);
+            fx.ins(format!("add.u64 {d}, {p}, {bw}"));
+            d
+        };
+        let mul = |fx: &mut Self, a: Reg, n: Reg| {
+            let p = fx.fresh(Class::B64);
+            fx.ins(format!("mul.wide.u32 {p}, {a}, {n}"));
+            p
+        };
+        let p = match (self.mode, gang, worker, vector) {
+            (Mode::Block, true, false, false) => Partition {
+                first: wide(self, sp.gang),
+                stride: wide(self, sp.ngangs),
+                body: Mode::Block,
+                group: None,
+            },
+            (Mode::Block, false, true, false) => Partition {
+                first: wide(self, sp.ty),
+                stride: wide(self, sp.nty),
+                body: Mode::Row,
+                group: Some(Group::Rows),
+            },
+            (Mode::Block, false, _, true) => Partition {
+                first: wide(self, sp.tid),
+                stride: wide(self, sp.nthreads),
+                body: Mode::Thread,
+                group: Some(Group::Block),
+            },
+            (Mode::Block, true, true, false) => Partition {
+                first: mad(self, sp.gang, sp.nty, sp.ty),
+                stride: mul(self, sp.ngangs, sp.nty),
+                body: Mode::Row,
+                group: Some(Group::Rows),
+            },
+            (Mode::Block, true, _, true) => Partition {
+                first: mad(self, sp.gang, sp.nthreads, sp.tid),
+                stride: mul(self, sp.ngangs, sp.nthreads),
+                body: Mode::Thread,
+                group: Some(Group::Block),
+            },
+            (Mode::Row, false, false, true) => Partition {
+                first: wide(self, sp.tx),
+                stride: wide(self, sp.ntx),
+                body: Mode::Thread,
+                group: Some(Group::Row),
+            },
+            (Mode::Row, ..) => {
+                return unsupported("a gang or worker loop inside a worker loop");
+            }
+            (Mode::Thread, ..) => {
+                return unsupported("a gang, worker or vector loop inside a vector loop");
+            }
+            (Mode::Block, false, false, false) => unreachable!("sequential loops are not shared"),
+        };
+        Ok(p)
+    }
+
+    /// A loop (or collapsed nest) whose iterations are shared among gangs and threads.
+    fn shared_loop(&mut self, nest: &[&ForLoop]) -> Result<()> {
+        let head = nest[0];
+        let s = &head.schedule;
+        let mut bounds = Vec::with_capacity(nest.len());
+        for (j, f) in nest.iter().enumerate() {
+            let outer: Vec<LocalId> = nest[..j].iter().map(|g| g.var).collect();
+            if [&f.start, &f.end, &f.step]
+                .iter()
+                .any(|e| reads_any(e, &outer))
+            {
+                return unsupported("a collapsed loop whose bounds depend on an outer loop");
+            }
+            let (t, start, step, nonempty, last) = self.bounds(f)?;
+            let count = self.fresh(Class::B64);
+            if t == ScalarType::I32 {
+                self.ins(format!("cvt.u64.u32 {count}, {last}"));
+            } else {
+                self.ins(format!("mov.b64 {count}, {last}"));
+            }
+            self.ins(format!("add.u64 {count}, {count}, 1"));
+            self.ins(format!("selp.b64 {count}, {count}, 0, {nonempty}"));
+            bounds.push(Bounds {
+                var: f.var,
+                ty: t,
+                start,
+                step,
+                count,
+            });
+        }
+        let mut total = bounds[0].count;
+        for b in &bounds[1..] {
+            let m = self.fresh(Class::B64);
+            self.ins(format!("mul.lo.u64 {m}, {total}, {}", b.count));
+            total = m;
+        }
+        let part = self.partition(s.gang, s.worker, s.vector)?;
+
+        // The reductions: the loops' own, and, where the loop divides work among threads,
+        // the enclosing constructs' variables it updates.
+        let mut reds: Vec<(LocalId, ReductionOp)> = Vec::new();
+        for f in nest {
+            for &r in &f.schedule.reductions {
+                if !reds.iter().any(|x| x.0 == r.0) {
+                    reds.push(r);
+                }
+            }
+        }
+        let body = &nest[nest.len() - 1].body;
+        if part.group.is_some() {
+            let mut assigned = Vec::new();
+            assigned_locals(body, &mut assigned);
+            for &r in &self.reductions {
+                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
+                    reds.push(r);
+                }
+            }
+        }
+        let saved = self.start_reductions(&reds)?;
+
+        let k = self.fresh(Class::B64);
+        self.ins(format!("mov.b64 {k}, {}", part.first));
+        let top = self.label("par");
+        let latch = self.label("pnext");
+        let exit = self.label("pend");
+        self.place(&top);
+        let done = self.fresh(Class::Pred);
+        self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
+        self.ins(format!("@{done} bra {exit}"));
+        let counts: Vec<Reg> = bounds.iter().map(|b| b.count).collect();
+        let iters = self.decompose(k, &counts);
+        for (b, it) in bounds.iter().zip(iters) {
+            let var = match self.local(b.var)? {
+                Val::Scalar(r, _) => r,
+                Val::Array(_) => return unsupported("an array loop variable"),
+            };
+            let ty = arith(b.ty);
+            let it = if b.ty == ScalarType::I32 {
+                let n = self.fresh(Class::B32);
+                self.ins(format!("cvt.u32.u64 {n}, {it}"));
+                n
+            } else {
+                it
+            };
+            self.ins(format!("mad.lo.{ty} {var}, {it}, {}, {}", b.step, b.start));
+        }
+        let outer_mode = self.mode;
+        self.mode = part.body;
+        self.loops.push(LoopTargets {
+            brk: None,
+            cont: latch.clone(),
+        });
+        let depth = self.reductions.len();
+        self.reductions.extend(reds.iter().copied());
+        let result = self.block(body);
+        self.reductions.truncate(depth);
+        self.loops.pop();
+        self.mode = outer_mode;
+        result?;
+        self.place(&latch);
+        self.ins(format!("add.u64 {k}, {k}, {}", part.stride));
+        self.ins(format!("bra {top}"));
+        self.place(&exit);
+        let had_reductions = !saved.is_empty();
+        self.finish_reductions(saved, part.group)?;
+        // Threads that shared the iterations wait for each other before the code after the
+        // loop reads what they wrote (the reductions above already did).
+        if part.group.is_some() && !had_reductions {
+            self.sync();
+        }
+        Ok(())
+    }
+
+    /// The iteration numbers (u64) of the loops of a nest for flat iteration `k`.
+    fn decompose(&mut self, k: Reg, counts: &[Reg]) -> Vec<Reg> {
+        let mut out = vec![k; counts.len()];
+        let mut rest = k;
+        for j in (1..counts.len()).rev() {
+            let r = self.fresh(Class::B64);
+            self.ins(format!("rem.u64 {r}, {rest}, {}", counts[j]));
+            let q = self.fresh(Class::B64);
+            self.ins(format!("div.u64 {q}, {rest}, {}", counts[j]));
+            out[j] = r;
+            rest = q;
+        }
+        out[0] = rest;
+        out
+    }
+}
+
+/// The loops of a `collapse(n)` nest headed by `f`: the next `n - 1` loops are each the only
+/// statement of the previous one's body.
+fn collapse_nest(f: &ForLoop) -> Result<Vec<&ForLoop>> {
+    let n = f.schedule.collapse.max(1) as usize;
+    let mut nest = vec![f];
+    while nest.len() < n {
+        let last = nest[nest.len() - 1];
+        match last.body.as_slice() {
+            [Stmt::For(inner)] => nest.push(inner),
+            _ => return unsupported("a `collapse` nest that is not perfectly nested"),
+        }
+    }
+    Ok(nest)
+}
+
+/// Every local that `stmts` assign (`Set`), at any depth.
+pub(crate) fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
+    for s in stmts {
+        match s {
+            Stmt::Set(l, _) => out.push(*l),
+            Stmt::If { then, els, .. } => {
+                assigned_locals(then, out);
+                assigned_locals(els, out);
+            }
+            Stmt::While { body, .. } => assigned_locals(body, out),
+            Stmt::For(f) => {
+                out.push(f.var);
+                assigned_locals(&f.body, out);
+            }
+            Stmt::Atomic(s) => assigned_locals(std::slice::from_ref(s), out),
+            Stmt::Block(b) => assigned_locals(b, out),
+            Stmt::DataRegion { body, .. } => assigned_locals(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether `e` reads any of `locals`.
+fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
+    match &e.kind {
+        ExprKind::Local(l) => locals.contains(l),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+            reads_any(x, locals)
+        }
+        ExprKind::Binary(_, a, b, _) => reads_any(a, locals) || reads_any(b, locals),
+        ExprKind::Load { array, indices, .. } => {
+            reads_any(array, locals) || indices.iter().any(|i| reads_any(i, locals))
+        }
+        ExprKind::Call(_, args)
+        | ExprKind::Builtin(_, args)
+        | ExprKind::CheckedBuiltin(_, args, _)
+        | ExprKind::ArrayLit(args) => args.iter().any(|a| reads_any(a, locals)),
+        ExprKind::Section { array, ranges } => {
+            reads_any(array, locals)
+                || ranges.iter().any(|r| {
+                    r.start.as_ref().is_some_and(|s| reads_any(s, locals))
+                        || r.count.as_ref().is_some_and(|c| reads_any(c, locals))
+                })
+        }
+        ExprKind::Const(_) | ExprKind::Global(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decompose;
+
+    #[test]
+    fn decompose_matches_nested_loops_innermost_fastest() {
+        let counts = [3u64, 4, 5];
+        let mut k = 0;
+        for i in 0..3 {
+            for j in 0..4 {
+                for l in 0..5 {
+                    assert_eq!(decompose(k, &counts), vec![i, j, l]);
+                    k += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decompose_of_one_loop_is_the_iteration_number() {
+        assert_eq!(decompose(17, &[100]), vec![17]);
+    }
+}

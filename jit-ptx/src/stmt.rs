@@ -1,0 +1,168 @@
+//! Statements: assignments, stores, control flow, checks. Loops are in `schedule`.
+//!
+//! In `Block` and `Row` mode every thread of the block (or row) runs each statement with the
+//! same values, so control flow stays uniform and barriers are safe; only the leader stores,
+//! and a barrier follows each store so that the others read what it wrote.
+
+use acc_lang::ir::{Block, Expr, Stmt, StringId};
+
+use crate::fx::{unsupported, FailKind, FnKind, Fx, Mode, Result, Val};
+use crate::ptx::{mem, Class};
+
+impl Fx<'_, '_> {
+    pub(crate) fn block(&mut self, stmts: &Block) -> Result<()> {
+        for s in stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s {
+            Stmt::Set(l, e) => {
+                let v = self.expr(e)?;
+                let to = self.local(*l)?;
+                self.assign(&to, &v)?;
+            }
+            Stmt::SetGlobal(..) => return unsupported("an assignment to a global in device code"),
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                site,
+            } => {
+                // The IR's order: array, indices, value, then the bounds check.
+                let a = self.array(array)?;
+                let mut idx = Vec::with_capacity(indices.len());
+                for i in indices {
+                    idx.push(self.index(i)?);
+                }
+                let (v, s) = self.scalar(value)?;
+                if s != a.elem {
+                    return unsupported("a store of a value of another type than the array's");
+                }
+                let addr = self.element_addr(&a, &idx, *site)?;
+                let v = self.storable(v, s);
+                let g = self.guard();
+                self.ins(format!("{g}st.global.{} [{addr}], {v}", mem(s)));
+                self.sync();
+            }
+            Stmt::Eval(e) => {
+                self.expr_opt(e)?;
+            }
+            Stmt::If { cond, then, els } => {
+                let c = self.pred(cond)?;
+                let else_label = self.label("else");
+                let done = self.label("endif");
+                self.ins(format!("@!{c} bra {else_label}"));
+                self.block(then)?;
+                if !els.is_empty() {
+                    self.ins(format!("bra {done}"));
+                }
+                self.place(&else_label);
+                if !els.is_empty() {
+                    self.block(els)?;
+                    self.place(&done);
+                }
+            }
+            Stmt::While { cond, body } => {
+                let top = self.label("while");
+                let exit = self.label("wend");
+                self.place(&top);
+                let c = self.pred(cond)?;
+                self.ins(format!("@!{c} bra {exit}"));
+                self.loops.push(crate::fx::LoopTargets {
+                    brk: Some(exit.clone()),
+                    cont: top.clone(),
+                });
+                self.block(body)?;
+                self.loops.pop();
+                self.ins(format!("bra {top}"));
+                self.place(&exit);
+            }
+            Stmt::For(f) => self.for_loop(f)?,
+            Stmt::Break => {
+                let target = match self.loops.last() {
+                    Some(t) => t.brk.clone(),
+                    None => return unsupported("`break` outside a loop"),
+                };
+                match target {
+                    Some(l) => self.ins(format!("bra {l}")),
+                    None => return unsupported("`break` out of a loop shared among threads"),
+                }
+            }
+            Stmt::Continue => {
+                let target = match self.loops.last() {
+                    Some(t) => t.cont.clone(),
+                    None => return unsupported("`continue` outside a loop"),
+                };
+                self.ins(format!("bra {target}"));
+            }
+            Stmt::Return(e) => self.return_stmt(e.as_ref())?,
+            // No array can be freed while a region runs (the launch's arguments keep them
+            // alive): device code drops the reference counting.
+            Stmt::Retain(_) | Stmt::Release(_) => {}
+            Stmt::Print(args) => self.print(args)?,
+            Stmt::Printf(fmt, args) => self.printf(*fmt, args)?,
+            Stmt::Assert {
+                cond,
+                message,
+                site,
+            } => self.assert(cond, *message, site.0)?,
+            Stmt::Launch(_) => return unsupported("a compute construct in device code"),
+            Stmt::Data(_) | Stmt::DataRegion { .. } => {
+                return unsupported("a data directive in device code")
+            }
+            Stmt::Wait { .. } => return unsupported("`acc wait` in device code"),
+            Stmt::Atomic(s) => self.atomic(s)?,
+            Stmt::Block(b) => self.block(b)?,
+        }
+        Ok(())
+    }
+
+    fn return_stmt(&mut self, e: Option<&Expr>) -> Result<()> {
+        match self.kind {
+            FnKind::Kernel => {
+                // Leaving early is uniform only where all threads run the same code.
+                if self.mode != Mode::Block {
+                    return unsupported("`return` inside a worker or vector loop of a region");
+                }
+                if let Some(e) = e {
+                    self.expr_opt(e)?;
+                }
+            }
+            FnKind::Routine => {
+                if let Some(e) = e {
+                    let v = self.expr_opt(e)?;
+                    if let (Some(Val::Scalar(r, s)), Some(_)) = (v, self.ret) {
+                        let r = self.storable_param(r, s);
+                        let t = crate::call::param_type(s);
+                        self.ins(format!("st.param.{t} [ret], {r}"));
+                    }
+                }
+            }
+        }
+        let end = self.end_label.clone();
+        self.ins(format!("bra {end}"));
+        Ok(())
+    }
+
+    /// `assert(cond[, message])`: the error record's `kind` is 3 and its `index` the message's
+    /// string number (-1 without one).
+    fn assert(&mut self, cond: &Expr, message: Option<StringId>, site: u32) -> Result<()> {
+        let c = self.pred(cond)?;
+        let failed = self.fresh(Class::Pred);
+        self.ins(format!("not.pred {failed}, {c}"));
+        let m = self.const_i64(message.map_or(-1, |m| m.0 as i64));
+        self.fail_if(
+            failed,
+            FailKind::Assert,
+            site,
+            None,
+            Some(m),
+            &[],
+            Vec::new(),
+        );
+        Ok(())
+    }
+}
