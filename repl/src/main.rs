@@ -51,9 +51,13 @@ struct RunArgs {
     /// Give `param("name", default)` a value.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Print the compiled form instead of running: `ir` (the shared IR) or `clif` (Cranelift IR).
-    #[arg(long, value_name = "ir|clif", value_parser = ["ir", "clif"])]
+    /// Print the compiled form instead of running: `ir` (the shared IR), `clif` (Cranelift IR)
+    /// or `ptx` (the compute regions' GPU code).
+    #[arg(long, value_name = "ir|clif|ptx", value_parser = ["ir", "clif", "ptx"])]
     emit: Option<String>,
+    /// Leave bounds checks out of device code (host code keeps them).
+    #[arg(long)]
+    unchecked: bool,
     #[command(flatten)]
     devices: DeviceArgs,
 }
@@ -188,11 +192,12 @@ fn run(args: &RunArgs) -> i32 {
     };
     let profile = options.profile.profile;
     engine.set_devices(options);
+    engine.set_unchecked(args.unchecked);
     if let Some(what) = &args.emit {
-        let what = if what == "ir" {
-            acc::Emit::Ir
-        } else {
-            acc::Emit::Clif
+        let what = match what.as_str() {
+            "ir" => acc::Emit::Ir,
+            "ptx" => acc::Emit::Ptx,
+            _ => acc::Emit::Clif,
         };
         return match std::fs::read_to_string(file) {
             Ok(text) => match engine.emit(&file.display().to_string(), &text, what) {
