@@ -400,3 +400,13 @@ fn reduction_partials_are_combined_in_block_order() {
         release(x);
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
+fn gpu_memory_properties() {
+    let (mut c, _) = gpu_context();
+    let (total, free) = c.host().devices().gpu_memory(0).expect("GPU 0");
+    assert!(total > 1 << 30, "{total}");
+    assert!(free > 0 && free <= total, "{free} of {total}");
+    assert_eq!(c.host().devices().gpu_memory(gpu_count()), None);
+}

@@ -309,9 +309,13 @@ impl Devices {
                 if self.nvidia[num].is_none() {
                     self.nvidia[num] = Some(Nvidia::new(num, self.profiler.clone())?);
                 }
-                Ok(self.nvidia[num]
-                    .as_mut()
-                    .map_or(Current::Shared, Current::Nvidia))
+                match self.nvidia[num].as_mut() {
+                    Some(gpu) => {
+                        gpu.make_current()?;
+                        Ok(Current::Nvidia(gpu))
+                    }
+                    None => Ok(Current::Shared),
+                }
             }
             DeviceKind::Host | DeviceKind::Multicore => Ok(Current::Shared),
         }
@@ -342,6 +346,26 @@ impl Devices {
         for gpu in self.nvidia.iter_mut().flatten() {
             gpu.wait(ctx, None);
         }
+    }
+
+    /// `(total, free)` memory of GPU `num` in bytes (`acc_get_property`), opening it if needed;
+    /// `None` when there is no such GPU.
+    pub fn gpu_memory(&mut self, num: usize) -> Option<(u64, u64)> {
+        if num >= gpu_count() {
+            return None;
+        }
+        while self.nvidia.len() <= num {
+            self.nvidia.push(None);
+        }
+        if self.nvidia[num].is_none() {
+            self.nvidia[num] = Nvidia::new(num, self.profiler.clone()).ok();
+        }
+        let memory = self.nvidia[num].as_ref()?.memory();
+        // Leave the current device's context current.
+        if let (DeviceKind::Nvidia, Some(Some(gpu))) = (self.kind, self.nvidia.get(self.num)) {
+            let _ = gpu.make_current();
+        }
+        memory
     }
 
     /// Arrays present on any device (0 when every data region and `enter data` was exited).

@@ -209,6 +209,9 @@ pub struct Nvidia {
     /// The error record every kernel of this device shares.
     error: sys::CUdeviceptr,
     multiprocessors: u32,
+    /// The device's primary context, made current on the host thread before each use (with
+    /// several GPUs, the current one changes).
+    context: sys::CUcontext,
     /// The string literals of the last kernel launched (a device `assert` names its message
     /// by index; one compile's kernels share them).
     strings: Arc<[String]>,
@@ -245,6 +248,7 @@ impl Nvidia {
                 functions: HashMap::new(),
                 error,
                 multiprocessors: sms.max(1) as u32,
+                context: cx,
                 strings: Arc::from(Vec::new()),
             })
         }
@@ -252,6 +256,20 @@ impl Nvidia {
 
     pub(crate) fn present_arrays(&self) -> usize {
         self.data.present_arrays()
+    }
+
+    /// Makes this GPU's context the host thread's current one.
+    pub(crate) fn make_current(&self) -> Result<(), RunErrorKind> {
+        // SAFETY: the primary context retained in `new`.
+        unsafe { result::ctx::set_current(self.context) }
+            .map_err(|e| driver_error("selecting the GPU", e))
+    }
+
+    /// `(total, free)` device memory in bytes.
+    pub(crate) fn memory(&self) -> Option<(u64, u64)> {
+        self.make_current().ok()?;
+        let (free, total) = result::mem_get_info().ok()?;
+        Some((total as u64, free as u64))
     }
 
     /// # Safety
