@@ -9,8 +9,9 @@
 //!   work); `wait(q) async(r)` is an event recorded on `q` that `r` waits for.
 //! - Modules are loaded once per PTX text (cached by content); a PTX the driver rejects is
 //!   reported with the driver's JIT log.
-//! - Device errors: every kernel shares one error record (the first failing thread wins it);
-//!   it is read at each synchronization point and reported with its site. Out of device
+//! - Device errors: every kernel shares one error record in page-locked host memory mapped
+//!   into the GPU (the first failing thread wins it); it is read at each synchronization point
+//!   and reported with its site. Results and reduction partials come back the same way. Out of device
 //!   memory, launch failures and illegal addresses become run-time errors at the construct;
 //!   the device stays usable after an error in device code (a sticky driver error, such as an
 //!   illegal address, leaves the context unusable: the runtime says so).
@@ -207,7 +208,10 @@ pub struct Nvidia {
     modules: HashMap<u64, sys::CUmodule>,
     functions: HashMap<(u64, String), sys::CUfunction>,
     /// The error record every kernel of this device shares.
-    error: sys::CUdeviceptr,
+    error: Pinned,
+    /// Launches' results and reduction partials (one launch with results at a time: such a
+    /// launch waits for its kernel).
+    scratch: Pinned,
     multiprocessors: u32,
     /// The device's primary context, made current on the host thread before each use (with
     /// several GPUs, the current one changes).
@@ -233,10 +237,8 @@ impl Nvidia {
             .map_err(fail)?;
             let sync =
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
-            let error = result::malloc_sync(ERROR_RECORD).map_err(fail)?;
-            result::memset_d8_async(error, 0, ERROR_RECORD, sync)
-                .and_then(|_| result::stream::synchronize(sync))
-                .map_err(fail)?;
+            let error = Pinned::new(ERROR_RECORD)?;
+            let scratch = Pinned::new(64 * 1024)?;
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
                     num,
@@ -247,6 +249,7 @@ impl Nvidia {
                 modules: HashMap::new(),
                 functions: HashMap::new(),
                 error,
+                scratch,
                 multiprocessors: sms.max(1) as u32,
                 context: cx,
                 strings: Arc::from(Vec::new()),
@@ -380,8 +383,8 @@ impl Nvidia {
             grid = (1, 1, 1);
         }
         let stream = self.data.memory.stream(q).map_err(at)?;
-        let scratch = Scratch::new(desc, args, grid, stream).map_err(at)?;
-        values.extend([scratch.results, scratch.partials, self.error]);
+        let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
+        values.extend([scratch.results, scratch.partials, self.error.dev]);
         let mut params: Vec<*mut c_void> = values
             .iter_mut()
             .map(|v| v as *mut u64 as *mut c_void)
@@ -407,14 +410,13 @@ impl Nvidia {
                 .profiler
                 .record(place, launched, start, Instant::now());
             self.check_error(ctx);
-            scratch.results(desc, args, grid.0).map_err(at)?;
+            scratch.results(desc, args, grid.0, &self.scratch);
         } else {
             self.data
                 .memory
                 .profiler
                 .record(place, launched, start, start);
         }
-        scratch.free(stream);
         Ok(())
     }
 
@@ -444,19 +446,12 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        let mut rec = [0u8; ERROR_RECORD];
-        let sync = self.data.memory.sync;
-        let read = result::memcpy_dtoh_async(&mut rec, self.error, sync)
-            .and_then(|_| result::stream::synchronize(sync));
-        if read.is_err() {
+        let rec = self.error.slots(0, ERROR_RECORD / 8);
+        if rec[0] as u32 == 0 {
             return;
         }
-        let word = |at: usize| u32::from_le_bytes([rec[at], rec[at + 1], rec[at + 2], rec[at + 3]]);
-        let long = |at: usize| i64::from_le_bytes(rec[at..at + 8].try_into().unwrap_or([0; 8]));
-        if word(0) == 0 {
-            return;
-        }
-        let (site, kind, dim) = (word(4), word(8), word(12));
+        let long = |at: usize| rec[at / 8] as i64;
+        let (site, kind, dim) = ((rec[0] >> 32) as u32, rec[1] as u32, (rec[1] >> 32) as u32);
         let kind = match kind {
             2 => RunErrorKind::DivZero,
             3 => RunErrorKind::AssertFailed {
@@ -482,8 +477,7 @@ impl Nvidia {
         };
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
-        let _ = result::memset_d8_async(self.error, 0, ERROR_RECORD, sync)
-            .and_then(|_| result::stream::synchronize(sync));
+        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
     }
 
     /// A host array holding the device copy of `host` (all of it), for running a region on
@@ -629,51 +623,99 @@ impl Nvidia {
     }
 }
 
-/// The per-launch buffers: results (one slot per parameter, starting as the arguments) and
-/// reductions' per-block partial results.
+/// Page-locked host memory the GPU reads and writes directly (mapped into its address
+/// space): the error record and the launches' results come back without a copy, so a
+/// synchronous launch costs its kernel and one stream synchronization.
+struct Pinned {
+    host: *mut u8,
+    dev: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl Pinned {
+    fn new(bytes: usize) -> Result<Pinned, RunErrorKind> {
+        let what = "allocating page-locked memory";
+        // SAFETY: a fresh allocation, zeroed before use; its device address comes from the
+        // driver.
+        unsafe {
+            let host = result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+                .map_err(|e| driver_error(what, e))? as *mut u8;
+            std::ptr::write_bytes(host, 0, bytes);
+            let mut dev = 0;
+            let r = sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0);
+            if r != sys::CUresult::CUDA_SUCCESS {
+                let _ = result::free_host(host as *mut c_void);
+                return Err(driver_error(what, result::DriverError(r)));
+            }
+            Ok(Pinned { host, dev, bytes })
+        }
+    }
+
+    /// The 8-byte slots at `at` (in slots), as the GPU left them. Call after synchronizing.
+    fn slots(&self, at: usize, n: usize) -> Vec<u64> {
+        (0..n)
+            // SAFETY: in bounds (the callers size the buffer); volatile because the GPU wrote
+            // it behind the compiler's back.
+            .map(|i| unsafe { std::ptr::read_volatile((self.host as *const u64).add(at + i)) })
+            .collect()
+    }
+
+    fn set_slots(&mut self, at: usize, values: &[u64]) {
+        for (i, &v) in values.iter().enumerate() {
+            // SAFETY: as `slots`.
+            unsafe { std::ptr::write_volatile((self.host as *mut u64).add(at + i), v) };
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_host`, freed once.
+        unsafe {
+            let _ = result::free_host(self.host as *mut c_void);
+        }
+    }
+}
+
+/// Where a launch's results go in the scratch buffer: `args.len()` result slots (starting as
+/// the arguments), then `reductions * grid` partial results.
 struct Scratch {
     results: sys::CUdeviceptr,
     partials: sys::CUdeviceptr,
 }
 
 impl Scratch {
-    unsafe fn new(
+    /// Lays out a launch's results in `pinned` (grown when too small).
+    fn new(
         desc: &RegionDesc,
         args: &[u64],
-        grid: (u32, u32, u32),
-        stream: sys::CUstream,
+        grid: u32,
+        pinned: &mut Pinned,
     ) -> Result<Scratch, RunErrorKind> {
+        let partials = desc.reductions.len() * grid as usize;
+        let slots = args.len() + partials;
+        if slots * 8 > pinned.bytes {
+            *pinned = Pinned::new((slots * 8).next_power_of_two())?;
+        }
         let mut s = Scratch {
             results: 0,
             partials: 0,
         };
         if desc.has_results() {
-            let what = "allocating a launch's results";
-            s.results = result::malloc_async(stream, args.len().max(1) * 8)
-                .map_err(|e| driver_error(what, e))?;
-            result::memcpy_htod_async(s.results, args, stream)
-                .map_err(|e| driver_error(what, e))?;
+            pinned.set_slots(0, args);
+            s.results = pinned.dev;
         }
-        if !desc.reductions.is_empty() {
-            let n = desc.reductions.len() * grid.0 as usize;
-            s.partials = result::malloc_async(stream, n * 8)
-                .map_err(|e| driver_error("allocating reduction partials", e))?;
+        if partials > 0 {
+            s.partials = pinned.dev + args.len() as u64 * 8;
         }
         Ok(s)
     }
 
     /// Copies the results back into `args` (after the stream is synchronized): `copy` scalars
     /// from their slots, reductions combined in block order with the value before.
-    unsafe fn results(
-        &self,
-        desc: &RegionDesc,
-        args: &mut [u64],
-        grid: u32,
-    ) -> Result<(), RunErrorKind> {
+    fn results(&self, desc: &RegionDesc, args: &mut [u64], grid: u32, pinned: &Pinned) {
         if self.results != 0 {
-            let mut after = vec![0u64; args.len()];
-            result::memcpy_dtoh_sync(&mut after, self.results)
-                .map_err(|e| driver_error("reading results", e))?;
+            let after = pinned.slots(0, args.len());
             for (i, p) in desc.params.iter().enumerate() {
                 if p.pass == ParamPass::Shared {
                     args[i] = after[i];
@@ -681,24 +723,14 @@ impl Scratch {
             }
         }
         if self.partials != 0 {
-            let mut partials = vec![0u64; desc.reductions.len() * grid as usize];
-            result::memcpy_dtoh_sync(&mut partials, self.partials)
-                .map_err(|e| driver_error("reading reductions", e))?;
+            let grid = grid as usize;
+            let partials = pinned.slots(args.len(), desc.reductions.len() * grid);
             for (r, red) in desc.reductions.iter().enumerate() {
                 let mut v = args[red.param];
-                for b in 0..grid as usize {
-                    v = launch::combine(red.op, red.elem, v, partials[r * grid as usize + b]);
+                for b in 0..grid {
+                    v = launch::combine(red.op, red.elem, v, partials[r * grid + b]);
                 }
                 args[red.param] = v;
-            }
-        }
-        Ok(())
-    }
-
-    unsafe fn free(self, stream: sys::CUstream) {
-        for p in [self.results, self.partials] {
-            if p != 0 {
-                let _ = result::free_async(p, stream);
             }
         }
     }
