@@ -5,7 +5,7 @@ use acc_lang::span::SourceFile;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: dump_ptx FILE.acc [--unchecked]");
+        eprintln!("usage: dump_ptx FILE.acc [--unchecked] [--ir]");
         std::process::exit(2);
     };
     let unchecked = std::env::args().any(|a| a == "--unchecked");
@@ -25,6 +25,10 @@ fn main() {
             acc_lang::lower::Options::default(),
         )
     });
+    if std::env::args().any(|a| a == "--ir") {
+        print!("{module}");
+        return;
+    }
     let ptx = emit_module(&module, &PtxOptions { unchecked });
     print!("{}", ptx.text);
     for k in &ptx.kernels {

@@ -1,11 +1,524 @@
-//! `acc atomic` (LANGUAGE.md 7.8) in device code.
+//! `acc atomic` (LANGUAGE.md 7.8) in device code, after jit-host's `atomic` (whose module doc
+//! describes the forms lowering hands over: an update or write is a `Store` of the location, a
+//! read is `v = x`, a capture a block of both in either order).
+//!
+//! - The element's address is computed once, with its bounds check at the site of the
+//!   location's first read; the parts of the value that do not read the location are
+//!   evaluated once, before the atomic operation, in their order.
+//! - `x + e`, `e + x`, `x - e` on `i32 i64 f32 f64`, and `& | ^ min max` on `i32 i64`: one
+//!   `atom.global` instruction (`x - e` adds `-e`); a write in a capture is `atom.exch`, a
+//!   plain write `st.relaxed.gpu`, a read `ld.relaxed.gpu`;
+//! - every other update (`*`, `/`, `e - x`, conversions, float `min`/`max`): a loop of
+//!   `atom.global.cas` on the location's bits.
+//!
+//! Where a block's (or row's) threads run the code redundantly, the leader alone does the
+//! atomic operation; a captured or read value is broadcast to the others. A `copy` scalar of
+//! the region lives in a memory cell that the whole launch shares, as on the host, and is
+//! updated atomically there; another scalar is the gang's own: a plain statement, except
+//! inside a vector loop, where each thread has its own copy (not compiled).
 
-use acc_lang::ir::Stmt;
+use acc_lang::builtins::Builtin;
+use acc_lang::ir::{BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
 
-use crate::fx::{unsupported, Fx, Result};
+use crate::fx::{unsupported, Fx, Mode, Result, Val};
+use crate::ptx::{arith, is_float, Class, Reg};
+
+/// Where an atomic statement operates.
+#[derive(Clone, Copy)]
+enum Location<'e> {
+    /// An array element: its array and indices (constants or locals, evaluated once).
+    Element {
+        array: &'e Expr,
+        indices: &'e [Expr],
+    },
+    /// A `copy` scalar, in its memory cell.
+    Cell(LocalId),
+}
+
+fn same(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
+        (ExprKind::Global(x), ExprKind::Global(y)) => x == y,
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        _ => false,
+    }
+}
+
+impl Location<'_> {
+    fn is_read(&self, e: &Expr) -> bool {
+        match (self, &e.kind) {
+            (
+                Location::Element { array, indices },
+                ExprKind::Load {
+                    array: a,
+                    indices: is,
+                    ..
+                },
+            ) => {
+                same(array, a)
+                    && indices.len() == is.len()
+                    && indices.iter().zip(is).all(|(x, y)| same(x, y))
+            }
+            (Location::Cell(l), ExprKind::Local(m)) => l == m,
+            _ => false,
+        }
+    }
+
+    fn read_in(&self, e: &Expr) -> bool {
+        self.first_read(e).is_some()
+    }
+
+    /// The first read of the location in `e`'s evaluation order.
+    fn first_read<'x>(&self, e: &'x Expr) -> Option<&'x Expr> {
+        if self.is_read(e) {
+            return Some(e);
+        }
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+                self.first_read(x)
+            }
+            ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),
+            ExprKind::Load { array, indices, .. } => self
+                .first_read(array)
+                .or_else(|| indices.iter().find_map(|i| self.first_read(i))),
+            ExprKind::Call(_, args)
+            | ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
+            _ => None,
+        }
+    }
+}
+
+/// The location and value of an update or write statement (`cells`: the `copy` scalars).
+fn update_of<'s>(
+    s: &'s Stmt,
+    cells: &[LocalId],
+) -> Option<(Location<'s>, &'s Expr, Option<SiteId>)> {
+    match s {
+        Stmt::Store {
+            array,
+            indices,
+            value,
+            site,
+        } => Some((Location::Element { array, indices }, value, *site)),
+        Stmt::Set(l, value) if cells.contains(l) => Some((Location::Cell(*l), value, None)),
+        _ => None,
+    }
+}
+
+/// The location that `v = value` reads: `value` is (a conversion of) one load or `copy`
+/// scalar.
+fn read_location<'e>(value: &'e Expr, cells: &[LocalId]) -> Option<Location<'e>> {
+    match &value.kind {
+        ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
+        ExprKind::Local(l) if cells.contains(l) => Some(Location::Cell(*l)),
+        ExprKind::Convert(x) => read_location(x, cells),
+        _ => None,
+    }
+}
+
+fn load_site(e: &Expr) -> Option<SiteId> {
+    match &e.kind {
+        ExprKind::Load { site, .. } => *site,
+        _ => None,
+    }
+}
+
+/// The one `atom` instruction of an update of `loc` (an element of type `s`): `x op e`,
+/// `e op x` for commutative `op`, `min`/`max(x, e)`, where `e` does not read `x`. Returns the
+/// operation and whether the operand is negated (`x - e`).
+fn rmw_op(value: &Expr, loc: Location<'_>, s: ScalarType) -> Option<(&'static str, bool)> {
+    if value.ty.scalar() != Some(s) {
+        return None;
+    }
+    let operand = |a: &Expr, b: &Expr| loc.is_read(a) && !loc.read_in(b);
+    let int = matches!(s, ScalarType::I32 | ScalarType::I64);
+    match &value.kind {
+        ExprKind::Binary(op, l, r, _) => {
+            let x_first = operand(l, r);
+            let x_second = operand(r, l);
+            match op {
+                BinOp::Add if x_first || x_second => Some(("add", false)),
+                BinOp::Sub if x_first => Some(("add", true)),
+                BinOp::BitAnd if int && (x_first || x_second) => Some(("and", false)),
+                BinOp::BitOr if int && (x_first || x_second) => Some(("or", false)),
+                BinOp::BitXor if int && (x_first || x_second) => Some(("xor", false)),
+                _ => None,
+            }
+        }
+        ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) if int => {
+            match args.as_slice() {
+                [l, r] if operand(l, r) || operand(r, l) => {
+                    Some((if *b == Builtin::Min { "min" } else { "max" }, false))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The type suffix of an `atom` operation on `s`.
+fn atom_type(op: &str, s: ScalarType) -> &'static str {
+    match (op, s) {
+        ("add", ScalarType::I32) => "u32",
+        ("add", ScalarType::I64) => "u64",
+        ("add", ScalarType::F32) => "f32",
+        ("add", ScalarType::F64) => "f64",
+        ("min" | "max", ScalarType::I32) => "s32",
+        ("min" | "max", ScalarType::I64) => "s64",
+        (_, ScalarType::I64 | ScalarType::F64) => "b64",
+        _ => "b32",
+    }
+}
+
+fn bits_class(s: ScalarType) -> Class {
+    match s {
+        ScalarType::I64 | ScalarType::F64 => Class::B64,
+        _ => Class::B32,
+    }
+}
+
+fn bits_suffix(s: ScalarType) -> &'static str {
+    match s {
+        ScalarType::I64 | ScalarType::F64 => "b64",
+        _ => "b32",
+    }
+}
+
+/// Values of the parts of an atomic's value evaluated before the operation, by node.
+type Evaluated = Vec<(*const Expr, Reg)>;
 
 impl Fx<'_, '_> {
-    pub(crate) fn atomic(&mut self, _s: &Stmt) -> Result<()> {
-        unsupported("`acc atomic` in device code")
+    /// The statement of an `ir::Stmt::Atomic`.
+    pub(crate) fn atomic(&mut self, s: &Stmt) -> Result<()> {
+        let cells: Vec<LocalId> = self.cells.iter().map(|c| c.0).collect();
+        if let Some((loc, value, site)) = update_of(s, &cells) {
+            self.atomic_update(loc, value, site, None, false)?;
+            self.sync();
+            return Ok(());
+        }
+        match s {
+            Stmt::Block(b) => match b.as_slice() {
+                [first, second] => self.capture(first, second, s, &cells),
+                _ => self.scalar_atomic(s),
+            },
+            Stmt::Set(_, value) => match read_location(value, &cells) {
+                Some(loc) => self.atomic_read(s, value, loc),
+                None => self.scalar_atomic(s),
+            },
+            Stmt::SetGlobal(..) => unsupported("an atomic update of a global in device code"),
+            _ => self.scalar_atomic(s),
+        }
+    }
+
+    /// An atomic statement on a scalar local: the gang's own variable, a plain statement where
+    /// the gang's threads share one copy of it.
+    fn scalar_atomic(&mut self, s: &Stmt) -> Result<()> {
+        if self.mode == Mode::Thread {
+            return unsupported(
+                "an atomic update of a scalar inside a vector loop (each thread has its own copy)",
+            );
+        }
+        self.stmt(s)
+    }
+
+    /// `{ v = x; x op= e }` or `{ x op= e; v = x }` (or with a write `x = e`).
+    fn capture(
+        &mut self,
+        first: &Stmt,
+        second: &Stmt,
+        whole: &Stmt,
+        cells: &[LocalId],
+    ) -> Result<()> {
+        let found = [(first, second, false), (second, first, true)]
+            .into_iter()
+            .find_map(|(u, r, read_first)| {
+                let (loc, value, site) = update_of(u, cells)?;
+                let (target, read) = match r {
+                    Stmt::Set(l, e) if loc.read_in(e) => (*l, e),
+                    _ => return None,
+                };
+                Some((loc, value, site, target, read, read_first))
+            });
+        let Some((loc, value, site, target, read, read_first)) = found else {
+            return self.scalar_atomic(whole);
+        };
+        let (old, new, skip) =
+            self.atomic_update(loc, value, site, read_first.then_some(read), true)?;
+        let seen = if read_first { old } else { new };
+        // Still on the leader's path: the captured value from the location's.
+        let v = self.with_location(read, loc, seen, &Vec::new())?;
+        self.place(&skip);
+        let s = match read.ty {
+            Ty::Scalar(s) => s,
+            Ty::Array { .. } => return unsupported("an atomic capture of an array"),
+        };
+        let v = self.broadcast(v, s);
+        self.write_local(target, &Val::Scalar(v, s))
+    }
+
+    /// `acc atomic read`: `v = x` with one relaxed load.
+    fn atomic_read(&mut self, s: &Stmt, value: &Expr, loc: Location<'_>) -> Result<()> {
+        let Stmt::Set(target, _) = s else {
+            return unsupported("an atomic read into a non-variable");
+        };
+        let Some(read) = loc.first_read(value) else {
+            return unsupported("an atomic read of nothing");
+        };
+        let (addr, elem) = self.location_address(loc, load_site(read))?;
+        let skip = self.label("noatomic");
+        if let Some(lead) = self.leader() {
+            self.ins(format!("@!{lead} bra {skip}"));
+        }
+        let x = self.atomic_load(addr, elem);
+        let v = self.with_location(value, loc, x, &Vec::new())?;
+        self.place(&skip);
+        let vs = value.ty.scalar().unwrap_or(elem);
+        let v = self.broadcast(v, vs);
+        self.write_local(*target, &Val::Scalar(v, vs))
+    }
+
+    /// The address of the location (bounds-checked at `site`) and its element type.
+    fn location_address(
+        &mut self,
+        loc: Location<'_>,
+        site: Option<SiteId>,
+    ) -> Result<(Reg, ScalarType)> {
+        let (addr, elem) = match loc {
+            Location::Element { array, indices } => {
+                let a = self.array(array)?;
+                let mut idx = Vec::with_capacity(indices.len());
+                for i in indices {
+                    idx.push(self.index(i)?);
+                }
+                (self.element_addr(&a, &idx, site)?, a.elem)
+            }
+            Location::Cell(l) => {
+                let (Some(addr), Some(Ty::Scalar(s))) =
+                    (self.cell(l), self.local_tys.get(l.0 as usize).copied())
+                else {
+                    return unsupported("an atomic location that is not a `copy` scalar");
+                };
+                (addr, s)
+            }
+        };
+        if elem == ScalarType::Bool {
+            return unsupported("an atomic operation on a bool");
+        }
+        Ok((addr, elem))
+    }
+
+    fn atomic_load(&mut self, addr: Reg, s: ScalarType) -> Reg {
+        let d = self.fresh_of(s);
+        let t = match s {
+            ScalarType::I32 => "b32",
+            ScalarType::I64 => "b64",
+            _ => arith(s),
+        };
+        self.ins(format!("ld.relaxed.gpu.global.{t} {d}, [{addr}]"));
+        d
+    }
+
+    /// An update or write of `loc`: returns the old value, the new value and the label after the leader's part (placed by the caller for a `capture`; placed
+    /// here otherwise). `read` is a capture's read that comes first: its location read
+    /// decides the bounds-check site.
+    fn atomic_update(
+        &mut self,
+        loc: Location<'_>,
+        value: &Expr,
+        store_site: Option<SiteId>,
+        read: Option<&Expr>,
+        capture: bool,
+    ) -> Result<(Reg, Reg, String)> {
+        let first_read = read
+            .and_then(|r| loc.first_read(r))
+            .or_else(|| loc.first_read(value));
+        let site = match first_read {
+            Some(e) => load_site(e),
+            None => store_site,
+        };
+        let (addr, elem) = self.location_address(loc, site)?;
+        let mut evaluated = Vec::new();
+        self.evaluate_operands(value, loc, &mut evaluated)?;
+        let skip = self.label("noatomic");
+        if let Some(lead) = self.leader() {
+            self.ins(format!("@!{lead} bra {skip}"));
+        }
+        let operand = match evaluated.as_slice() {
+            &[(_, v)] => Some(v),
+            _ => None,
+        };
+        let result = if !loc.read_in(value) {
+            // A write.
+            let Some(new) = operand else {
+                return unsupported("an atomic write of no value");
+            };
+            if capture {
+                let old = self.fresh_of(elem);
+                let t = bits_suffix(elem);
+                self.ins(format!("atom.global.exch.{t} {old}, [{addr}], {new}"));
+                (old, new)
+            } else {
+                let t = match elem {
+                    ScalarType::I32 => "b32",
+                    ScalarType::I64 => "b64",
+                    _ => arith(elem),
+                };
+                self.ins(format!("st.relaxed.gpu.global.{t} [{addr}], {new}"));
+                (new, new)
+            }
+        } else {
+            match (operand, rmw_op(value, loc, elem)) {
+                (Some(x), Some((op, negate))) => {
+                    let x = if negate {
+                        let n = self.fresh_of(elem);
+                        self.ins(format!("neg.{} {n}, {x}", arith(elem)));
+                        n
+                    } else {
+                        x
+                    };
+                    let old = self.fresh_of(elem);
+                    let t = atom_type(op, elem);
+                    self.ins(format!("atom.global.{op}.{t} {old}, [{addr}], {x}"));
+                    let new = self.with_location(value, loc, old, &evaluated)?;
+                    (old, new)
+                }
+                _ => self.compare_and_swap(addr, elem, value, loc, &evaluated)?,
+            }
+        };
+        if !capture {
+            self.place(&skip);
+        }
+        Ok((result.0, result.1, skip))
+    }
+
+    /// `x = value(x)` as a loop of compare-and-swap on the location's bits.
+    fn compare_and_swap(
+        &mut self,
+        addr: Reg,
+        elem: ScalarType,
+        value: &Expr,
+        loc: Location<'_>,
+        evaluated: &Evaluated,
+    ) -> Result<(Reg, Reg)> {
+        let bt = bits_suffix(elem);
+        let old_bits = self.fresh(bits_class(elem));
+        self.ins(format!("ld.relaxed.gpu.global.{bt} {old_bits}, [{addr}]"));
+        let retry = self.label("cas");
+        self.place(&retry);
+        let old = if is_float(elem) {
+            let f = self.fresh_of(elem);
+            self.ins(format!("mov.{bt} {f}, {old_bits}"));
+            f
+        } else {
+            old_bits
+        };
+        let new = self.with_location(value, loc, old, evaluated)?;
+        let new_bits = self.fresh(bits_class(elem));
+        self.ins(format!("mov.{bt} {new_bits}, {new}"));
+        let seen = self.fresh(bits_class(elem));
+        self.ins(format!(
+            "atom.global.cas.{bt} {seen}, [{addr}], {old_bits}, {new_bits}"
+        ));
+        let stored = self.fresh(Class::Pred);
+        self.ins(format!("setp.eq.{bt} {stored}, {seen}, {old_bits}"));
+        self.ins(format!("mov.{bt} {old_bits}, {seen}"));
+        self.ins(format!("@!{stored} bra {retry}"));
+        // `old` must survive the loop's reuse of `old_bits`: the value that was replaced.
+        let kept = self.fresh_of(elem);
+        if is_float(elem) {
+            self.ins(format!("mov.{bt} {kept}, {old}"));
+        } else {
+            // `old_bits` now holds `seen`, equal to the replaced value.
+            self.ins(format!("mov.{bt} {kept}, {old_bits}"));
+        }
+        Ok((kept, new))
+    }
+
+    /// Evaluate, in order, the largest parts of `e` that do not read `loc`.
+    fn evaluate_operands(
+        &mut self,
+        e: &Expr,
+        loc: Location<'_>,
+        out: &mut Evaluated,
+    ) -> Result<()> {
+        if loc.is_read(e) {
+            return Ok(());
+        }
+        if !loc.read_in(e) {
+            let (v, _) = self.scalar(e)?;
+            out.push((e as *const Expr, v));
+            return Ok(());
+        }
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) => self.evaluate_operands(x, loc, out),
+            ExprKind::Binary(op, l, r, _) if !matches!(op, BinOp::And | BinOp::Or) => {
+                self.evaluate_operands(l, loc, out)?;
+                self.evaluate_operands(r, loc, out)
+            }
+            ExprKind::Builtin(Builtin::Min | Builtin::Max, args) => {
+                for a in args {
+                    self.evaluate_operands(a, loc, out)?;
+                }
+                Ok(())
+            }
+            _ => unsupported("an atomic value that reads its location inside a call"),
+        }
+    }
+
+    /// `e` computed from the location's value `x` and the operands evaluated before.
+    fn with_location(
+        &mut self,
+        e: &Expr,
+        loc: Location<'_>,
+        x: Reg,
+        evaluated: &Evaluated,
+    ) -> Result<Reg> {
+        if loc.is_read(e) {
+            return Ok(x);
+        }
+        if let Some(&(_, v)) = evaluated.iter().find(|&&(p, _)| std::ptr::eq(p, e)) {
+            return Ok(v);
+        }
+        if !loc.read_in(e) {
+            return unsupported("an atomic operand not evaluated");
+        }
+        let t = match e.ty {
+            Ty::Scalar(t) => t,
+            Ty::Array { .. } => return unsupported("an atomic value of array type"),
+        };
+        let scalar = |e: &Expr| match e.ty {
+            Ty::Scalar(s) => Ok(s),
+            Ty::Array { .. } => unsupported("an atomic value of array type"),
+        };
+        match &e.kind {
+            ExprKind::Unary(op, a) => {
+                let v = self.with_location(a, loc, x, evaluated)?;
+                self.unary_value(*op, v, scalar(a)?)
+            }
+            ExprKind::Convert(a) => {
+                let v = self.with_location(a, loc, x, evaluated)?;
+                Ok(self.convert(v, scalar(a)?, t))
+            }
+            ExprKind::Binary(op, l, r, site) => {
+                let a = self.with_location(l, loc, x, evaluated)?;
+                let c = self.with_location(r, loc, x, evaluated)?;
+                match self.binary_values(*op, a, scalar(l)?, c, scalar(r)?, r, *site)? {
+                    Val::Scalar(v, _) => Ok(v),
+                    Val::Array(_) => unsupported("an atomic value of array type"),
+                }
+            }
+            ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) if args.len() == 2 => {
+                let a = self.with_location(&args[0], loc, x, evaluated)?;
+                let c = self.with_location(&args[1], loc, x, evaluated)?;
+                let d = self.fresh_of(t);
+                let op = if *b == Builtin::Min { "min" } else { "max" };
+                self.ins(format!("{op}.{} {d}, {a}, {c}", arith(t)));
+                Ok(d)
+            }
+            _ => unsupported("an atomic value of this form"),
+        }
     }
 }

@@ -79,7 +79,7 @@ impl Fx<'_, '_> {
     pub(crate) fn expr_opt(&mut self, e: &Expr) -> Result<Option<Val>> {
         let v = match &e.kind {
             ExprKind::Const(c) => Val::Scalar(self.const_value(*c), c.ty()),
-            ExprKind::Local(l) => self.local(*l)?,
+            ExprKind::Local(l) => self.read_local(*l)?,
             ExprKind::Global(_) => {
                 return unsupported("a global variable read in device code");
             }
@@ -224,6 +224,11 @@ impl Fx<'_, '_> {
 
     fn unary(&mut self, op: UnOp, x: &Expr) -> Result<Val> {
         let (v, s) = self.scalar(x)?;
+        Ok(Val::Scalar(self.unary_value(op, v, s)?, s))
+    }
+
+    /// `op v` on evaluated operands.
+    pub(crate) fn unary_value(&mut self, op: UnOp, v: Reg, s: ScalarType) -> Result<Reg> {
         let d = self.fresh_of(s);
         match (op, s) {
             (UnOp::Not, ScalarType::Bool) | (UnOp::BitNot, ScalarType::Bool) => {
@@ -238,7 +243,7 @@ impl Fx<'_, '_> {
             }
             (UnOp::BitNot, _) => self.ins(format!("not.{} {d}, {v}", bits(s))),
         }
-        Ok(Val::Scalar(d, s))
+        Ok(d)
     }
 
     fn binary(&mut self, op: BinOp, l: &Expr, r: &Expr, site: Option<SiteId>) -> Result<Val> {
@@ -247,6 +252,22 @@ impl Fx<'_, '_> {
         }
         let (a, s) = self.scalar(l)?;
         let (c, t) = self.scalar(r)?;
+        self.binary_values(op, a, s, c, t, r, site)
+    }
+
+    /// `a op c` on evaluated operands; `divisor` is the right operand's expression (a
+    /// constant divisor needs no zero check).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn binary_values(
+        &mut self,
+        op: BinOp,
+        a: Reg,
+        s: ScalarType,
+        c: Reg,
+        t: ScalarType,
+        divisor: &Expr,
+        site: Option<SiteId>,
+    ) -> Result<Val> {
         if s != t {
             return unsupported(format!(
                 "`{}` on {} and {}",
@@ -280,7 +301,10 @@ impl Fx<'_, '_> {
             BinOp::Sub => self.ins(format!("sub.{ty} {d}, {a}, {c}")),
             BinOp::Mul => self.ins(format!("mul.lo.{ty} {d}, {a}, {c}")),
             BinOp::Div | BinOp::Rem => {
-                return Ok(Val::Scalar(self.int_division(op, a, c, s, r, site), s))
+                return Ok(Val::Scalar(
+                    self.int_division(op, a, c, s, divisor, site),
+                    s,
+                ))
             }
             BinOp::BitAnd => self.ins(format!("and.{b} {d}, {a}, {c}")),
             BinOp::BitOr => self.ins(format!("or.{b} {d}, {a}, {c}")),

@@ -122,6 +122,9 @@ pub(crate) struct Fx<'c, 'm> {
     pub row_barriers_used: bool,
     /// Bytes of the local buffer of `vprintf` arguments (the largest call's).
     pub print_bytes: u32,
+    /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
+    /// of the memory cell each lives in, shared by every thread of the launch.
+    pub cells: Vec<(LocalId, Reg)>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -162,6 +165,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             ret: None,
             row_barriers_used: false,
             print_bytes: 0,
+            cells: Vec::new(),
         }
     }
 
@@ -252,12 +256,50 @@ impl<'c, 'm> Fx<'c, 'm> {
 
     // ---- values ----------------------------------------------------------------------------
 
-    /// A local's registers.
+    /// The memory cell of a `copy` scalar.
+    pub(crate) fn cell(&self, l: LocalId) -> Option<Reg> {
+        self.cells.iter().find(|c| c.0 == l).map(|c| c.1)
+    }
+
+    /// A local's registers (not for a `copy` scalar, whose value is in memory).
     pub(crate) fn local(&self, l: LocalId) -> Result<Val> {
+        if self.cell(l).is_some() {
+            return unsupported(
+                "a `copy` scalar used as a loop variable or a loop's reduction variable",
+            );
+        }
         match self.locals.get(l.0 as usize) {
             Some(v) => Ok(v.clone()),
             None => unsupported(format!("local {} out of range", l.0)),
         }
+    }
+
+    /// A local's value: its registers, or what its cell holds.
+    pub(crate) fn read_local(&mut self, l: LocalId) -> Result<Val> {
+        let Some(addr) = self.cell(l) else {
+            return self.local(l);
+        };
+        let s = match self.local_tys.get(l.0 as usize) {
+            Some(Ty::Scalar(s)) => *s,
+            _ => return unsupported("a `copy` variable that is not a scalar"),
+        };
+        Ok(Val::Scalar(self.load_element(addr, s), s))
+    }
+
+    /// `local = v`: into its registers, or (by the leader, then synchronized) into its cell.
+    pub(crate) fn write_local(&mut self, l: LocalId, v: &Val) -> Result<()> {
+        let Some(addr) = self.cell(l) else {
+            let to = self.local(l)?;
+            return self.assign(&to, v);
+        };
+        let Val::Scalar(r, s) = *v else {
+            return unsupported("an array assigned to a `copy` scalar");
+        };
+        let r = self.storable(r, s);
+        let g = self.guard();
+        self.ins(format!("{g}st.global.{} [{addr}], {r}", crate::ptx::mem(s)));
+        self.sync();
+        Ok(())
     }
 
     /// A scalar constant in a fresh register.

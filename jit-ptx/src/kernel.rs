@@ -1,7 +1,7 @@
 //! A compute region as a kernel (`.visible .entry acc_region_{N}`), with the parameters, the
 //! result and partial-result slots and the error record of the crate's kernel ABI.
 
-use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt, Ty};
+use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt};
 
 use crate::fx::{unsupported, FnKind, Fx, Mode, Result, Val};
 use crate::module::{Cx, ROW_BARRIER_BYTES};
@@ -42,6 +42,11 @@ fn has_call(e: &acc_lang::ir::Expr) -> bool {
     }
 }
 
+/// Is parameter `i` a `copy` scalar (`InOut`, not a reduction's), which lives in memory?
+fn is_cell(r: &Region, i: usize) -> bool {
+    r.params[i].pass == Pass::InOut && !r.reductions.iter().any(|red| red.param == i)
+}
+
 /// Generate region `r` as a kernel: its description and text.
 pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String)> {
     let name = format!("acc_region_{}", r.id.0);
@@ -78,6 +83,13 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
+            (Some(Pass::InOut), Val::Scalar(..)) if is_cell(r, i) => {
+                // A `copy` scalar lives in its result slot, which the runtime fills with the
+                // argument: every thread of the launch shares it.
+                let addr = fx.fresh(Class::B64);
+                fx.ins(format!("add.u64 {addr}, {results}, {}", 8 * i));
+                fx.cells.push((LocalId(i as u32), addr));
+            }
             (Some(Pass::Value | Pass::InOut), Val::Scalar(d, s)) => fx.unslot_bits(d, slots[i], s),
             (Some(Pass::Array), Val::Array(a)) => {
                 fx.ins(format!("mov.b64 {}, {}", a.hdr, slots[i]));
@@ -122,7 +134,6 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     let end = fx.end_label.clone();
     fx.place(&end);
     write_partials(&mut fx, r, partials)?;
-    write_results(&mut fx, r, results)?;
     fx.ins("ret");
     let body = std::mem::take(&mut fx.code);
 
@@ -183,33 +194,6 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
         fx.ins(format!("add.u64 {addr}, {partials}, {off}"));
         let bits = fx.slot_bits(v, s);
         fx.ins(format!("st.global.u64 [{addr}], {bits}"));
-    }
-    fx.place(&skip);
-    Ok(())
-}
-
-/// Block 0's thread (0,0) stores the final value of each `InOut` parameter that is not a
-/// reduction into its result slot.
-fn write_results(fx: &mut Fx<'_, '_>, r: &Region, results: Reg) -> Result<()> {
-    let inouts: Vec<usize> = (0..r.params.len())
-        .filter(|&i| r.params[i].pass == Pass::InOut && !r.reductions.iter().any(|x| x.param == i))
-        .collect();
-    if inouts.is_empty() {
-        return Ok(());
-    }
-    let skip = fx.label("noresults");
-    let ctaid = fx.fresh(Class::B32);
-    fx.ins(format!("mov.u32 {ctaid}, %ctaid.x"));
-    let not0 = fx.fresh(Class::Pred);
-    fx.ins(format!("setp.ne.u32 {not0}, {ctaid}, 0"));
-    fx.ins(format!("@{not0} bra {skip}"));
-    let lead = fx.sp.lead;
-    fx.ins(format!("@!{lead} bra {skip}"));
-    for i in inouts {
-        if let (Val::Scalar(v, s), Ty::Scalar(_)) = (fx.local(LocalId(i as u32))?, r.params[i].ty) {
-            let bits = fx.slot_bits(v, s);
-            fx.ins(format!("st.global.u64 [{results}+{}], {bits}", 8 * i));
-        }
     }
     fx.place(&skip);
     Ok(())

@@ -21,8 +21,7 @@ impl Fx<'_, '_> {
         match s {
             Stmt::Set(l, e) => {
                 let v = self.expr(e)?;
-                let to = self.local(*l)?;
-                self.assign(&to, &v)?;
+                self.write_local(*l, &v)?;
             }
             Stmt::SetGlobal(..) => return unsupported("an assignment to a global in device code"),
             Stmt::Store {
