@@ -13,6 +13,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
+use acc_runtime::launch::GpuKernel;
 use acc_runtime::profile::SiteStats;
 
 use crate::error::Error;
@@ -24,6 +25,8 @@ pub enum Emit {
     Ir,
     /// The Cranelift IR of the host code.
     Clif,
+    /// The PTX of the compute regions (one module, valid `ptxas` input).
+    Ptx,
 }
 
 /// An acc session: what the REPL holds between lines and an embedder between calls. Globals
@@ -46,6 +49,8 @@ pub struct Engine {
     site_names: Arc<RwLock<Vec<(String, String, u32)>>>,
     /// Print the value of top-level expression statements (the REPL).
     print_values: bool,
+    /// `--unchecked`: device code without bounds checks.
+    unchecked: bool,
     /// The last source compiled, kept to run it again without compiling while nothing else was
     /// compiled in between (an embedder running one script in a loop): memory stays flat.
     last: Option<LastScript>,
@@ -84,6 +89,7 @@ impl Engine {
             sources: Vec::new(),
             site_names: Arc::default(),
             print_values: false,
+            unchecked: false,
             last: None,
         })
     }
@@ -206,6 +212,14 @@ impl Engine {
                 .jit
                 .clif_text(&module, &self.slots, false)
                 .map_err(|e| Error::Internal(e.to_string())),
+            Emit::Ptx => {
+                let ptx = acc_jit_ptx::emit_module(&module, &self.ptx_options());
+                let mut text = ptx.text;
+                for (region, why) in &ptx.unsupported {
+                    text += &format!("// region {}: runs on the host: {why}\n", region.0);
+                }
+                Ok(text)
+            }
         }
     }
 
@@ -249,6 +263,7 @@ impl Engine {
         let (jit, slots) = (&mut self.jit, &self.slots);
         let code = acc_lang::with_deep_stack(|| jit.compile(&module, slots))
             .map_err(|e| Error::Internal(e.to_string()))?;
+        self.attach_gpu_kernels(&module, &code);
         let array_slots = module
             .globals
             .iter()
@@ -262,6 +277,47 @@ impl Engine {
             array_slots,
         });
         Ok(code.main)
+    }
+
+    /// Gives each region of a compile its GPU kernel (or the reason it has none), when there
+    /// is a GPU to run them: one PTX module per compile, loaded by the device on first use.
+    fn attach_gpu_kernels(&self, module: &ir::Module, code: &acc_jit_host::CompiledModule) {
+        if code.descs.is_empty() || acc_runtime::device::gpu_count() == 0 {
+            return;
+        }
+        let ptx = acc_jit_ptx::emit_module(module, &self.ptx_options());
+        let text: Arc<str> = ptx.text.into();
+        let strings: Arc<[String]> = module.strings.clone().into();
+        for &(id, desc) in &code.descs {
+            let kernel = match ptx.kernels.iter().find(|k| k.region == id) {
+                Some(k) => Ok(GpuKernel {
+                    ptx: text.clone(),
+                    name: k.name.clone(),
+                    shared_bytes: k.shared_bytes,
+                    one_gang: k.one_gang,
+                    strings: strings.clone(),
+                }),
+                None => Err(ptx
+                    .unsupported
+                    .iter()
+                    .find(|(r, _)| *r == id)
+                    .map_or_else(|| "no kernel was generated".into(), |(_, why)| why.clone())),
+            };
+            // SAFETY: the descriptors live as long as the Jit, which `self` owns.
+            let _ = unsafe { &*desc }.gpu.kernel.set(kernel);
+        }
+    }
+
+    fn ptx_options(&self) -> acc_jit_ptx::PtxOptions {
+        acc_jit_ptx::PtxOptions {
+            unchecked: self.unchecked,
+        }
+    }
+
+    /// `--unchecked`: no bounds checks in device code (host code keeps them).
+    pub fn set_unchecked(&mut self, on: bool) {
+        self.unchecked = on;
+        self.last = None;
     }
 
     fn allocate_globals(&mut self, globals: &[ir::Global]) {

@@ -81,7 +81,14 @@ pub struct CompiledModule {
     pub main: MainFn,
     /// The module's regions (launches reach them through their descriptors).
     pub regions: Vec<(RegionId, RegionFn)>,
+    /// Each region's descriptor, which lives as long as the `Jit` (the engine attaches GPU
+    /// kernels to them).
+    pub descs: Vec<(RegionId, *const RegionDesc)>,
 }
+
+// SAFETY: the descriptors are `Sync` (atomics and `OnceLock`s) and outlive the module; the
+// rest are function pointers.
+unsafe impl Send for CompiledModule {}
 
 #[derive(Debug)]
 pub enum JitError {
@@ -247,7 +254,16 @@ impl Jit {
         for (desc, (_, f)) in descs.iter().zip(&regions) {
             desc.set_func(*f);
         }
-        Ok(CompiledModule { main, regions })
+        let descs = descs
+            .iter()
+            .zip(&regions)
+            .map(|(d, (id, _))| (*id, &**d as *const RegionDesc))
+            .collect();
+        Ok(CompiledModule {
+            main,
+            regions,
+            descs,
+        })
     }
 
     /// The Cranelift IR of each function, region and `main` of `module` (`--emit clif`), as

@@ -424,10 +424,10 @@ fn region_results_reach_globals_and_private_arrays_are_per_gang() {
     m.regions = vec![region];
     let r = run(&m);
     assert_eq!(r.status, 0, "{}", r.error);
-    // Each gang starts from its own copy of the slots (gangs may run at once) and doubles the
-    // value, then adds 11 + 5 + 3: 1 -> 21; a copied-back scalar that is not a reduction takes
-    // gang 0's value. The host arrays are untouched and the gangs' arrays are freed.
-    assert_eq!(r.out, "21 [10, 0] [0, 0, 0]\n");
+    // A copied-back scalar that is not a reduction is one cell all gangs share (as in device
+    // memory); gangs run one after another here, each doubling it and adding 11 + 5 + 3:
+    // 1 -> 21 -> 61 -> 141. The host arrays are untouched and the gangs' arrays are freed.
+    assert_eq!(r.out, "141 [10, 0] [0, 0, 0]\n");
     assert_eq!(r.live, 0);
 
     // `serial` runs one gang whatever num_gangs says.

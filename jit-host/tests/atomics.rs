@@ -419,3 +419,69 @@ fn an_atomic_element_out_of_bounds_is_an_error_at_its_site() {
         assert_eq!(last_error(), "bounds: site 1, dim 0, index 0, extent 0");
     }
 }
+
+/// `acc parallel loop copy(c)` over `i in 0..n` { `acc atomic` `c += twice(i)` }: `c` is one
+/// cell all gangs share, and the call of the small function `twice`, inlined, has locals of
+/// its own (its `x` has the number of the region's `c`).
+#[test]
+fn a_shared_scalar_sums_inlined_calls_across_threads() {
+    let c = || var(0, s(I64));
+    let twice = function(
+        1,
+        "twice",
+        1,
+        Some(s(I64)),
+        &[("x", s(I64))],
+        vec![ret(bin(Mul, var(0, s(I64)), i64c(2)))],
+    );
+    let body = vec![atomic(set(
+        0,
+        bin(Add, c(), call(1, vec![var(2, s(I64))], s(I64))),
+    ))];
+    let r = Region {
+        id: RegionId(0),
+        construct: Construct::ParallelLoop,
+        span: Default::default(),
+        params: vec![
+            RegionParam {
+                var: VarId(0),
+                name: "c".into(),
+                ty: s(I64),
+                pass: Pass::InOut,
+            },
+            RegionParam {
+                var: VarId(1),
+                name: "n".into(),
+                ty: s(I64),
+                pass: Pass::Value,
+            },
+        ],
+        locals: common::locals(&[("c", s(I64)), ("n", s(I64)), ("i", s(I64))]),
+        body: vec![Stmt::For(ForLoop {
+            var: LocalId(2),
+            start: i64c(0),
+            end: var(1, s(I64)),
+            step: i64c(1),
+            inclusive: false,
+            body,
+            schedule: LoopSchedule {
+                gang: true,
+                collapse: 1,
+                ..Default::default()
+            },
+        })],
+        reductions: vec![],
+        loops: vec![],
+    };
+    let mut jit = Jit::new(&symbols()).unwrap();
+    let mut m = module(vec![twice], main(&[], vec![]));
+    m.regions = vec![r];
+    let f = jit.compile(&m, &Default::default()).unwrap().regions[0].1;
+    let n = 100_000i64;
+    let cell = Box::new(std::sync::atomic::AtomicI64::new(5));
+    run_gangs(f, &[cell.as_ptr() as u64, n as u64]);
+    assert_eq!(
+        cell.load(std::sync::atomic::Ordering::SeqCst),
+        5 + n * (n - 1)
+    );
+}

@@ -51,9 +51,13 @@ struct RunArgs {
     /// Give `param("name", default)` a value.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Print the compiled form instead of running: `ir` (the shared IR) or `clif` (Cranelift IR).
-    #[arg(long, value_name = "ir|clif", value_parser = ["ir", "clif"])]
+    /// Print the compiled form instead of running: `ir` (the shared IR), `clif` (Cranelift IR)
+    /// or `ptx` (the compute regions' GPU code).
+    #[arg(long, value_name = "ir|clif|ptx", value_parser = ["ir", "clif", "ptx"])]
     emit: Option<String>,
+    /// Leave bounds checks out of device code (host code keeps them).
+    #[arg(long)]
+    unchecked: bool,
     #[command(flatten)]
     devices: DeviceArgs,
 }
@@ -75,6 +79,9 @@ pub(crate) struct DeviceArgs {
     /// Write a Chrome/Perfetto trace of every kernel, transfer and wait to FILE.
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
+    /// Print notes about where the program runs (which device, fallbacks; also ACC_INFO=1).
+    #[arg(long)]
+    info: bool,
 }
 
 impl DeviceArgs {
@@ -88,6 +95,18 @@ impl DeviceArgs {
         o.profile.profile |= self.profile;
         o.profile.trace |= self.trace.is_some();
         Ok(o)
+    }
+
+    /// `--info` or `ACC_INFO=1`.
+    pub(crate) fn info(&self) -> bool {
+        self.info || std::env::var("ACC_INFO").is_ok_and(|v| !v.is_empty() && v != "0")
+    }
+
+    /// Before a run: under `--info`, the device notice (the requested device is missing).
+    pub(crate) fn start(&self, engine: &mut acc::Engine) {
+        if let (true, Some(notice)) = (self.info(), engine.device_notice()) {
+            eprintln!("info: {notice}");
+        }
     }
 
     /// After a run: the profile report (standard error) and the trace file.
@@ -173,11 +192,12 @@ fn run(args: &RunArgs) -> i32 {
     };
     let profile = options.profile.profile;
     engine.set_devices(options);
+    engine.set_unchecked(args.unchecked);
     if let Some(what) = &args.emit {
-        let what = if what == "ir" {
-            acc::Emit::Ir
-        } else {
-            acc::Emit::Clif
+        let what = match what.as_str() {
+            "ir" => acc::Emit::Ir,
+            "ptx" => acc::Emit::Ptx,
+            _ => acc::Emit::Clif,
         };
         return match std::fs::read_to_string(file) {
             Ok(text) => match engine.emit(&file.display().to_string(), &text, what) {
@@ -196,6 +216,7 @@ fn run(args: &RunArgs) -> i32 {
             }
         };
     }
+    args.devices.start(&mut engine);
     let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {

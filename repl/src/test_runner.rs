@@ -62,9 +62,9 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What a script expects: an error containing some text, or its `.out` file's output (its
-/// `NAME.TYPE.out` on device type `TYPE` when there is one: where discrete device memory
-/// legitimately shows different values than shared memory).
+/// What a script expects: an error containing some text, or its `.out` file's output (on a
+/// device with memory of its own, `emulated` or `nvidia`, its `NAME.discrete.out` when there
+/// is one: where discrete memory legitimately shows different values than shared memory).
 fn expectation(script: &Path, text: &str, device: Option<&str>) -> Result<Expect, String> {
     let first = text.lines().next().unwrap_or_default();
     if let Some(rest) = first.strip_prefix("// expect-error:") {
@@ -78,10 +78,13 @@ fn expectation(script: &Path, text: &str, device: Option<&str>) -> Result<Expect
             .map_err(|_| format!("`// expect-exit:` needs a number, found {:?}", n.trim()))?,
         None => 0,
     };
-    let kind = device.map(|d| d.split(':').next().unwrap_or(d));
-    let out = kind
-        .map(|k| script.with_extension(format!("{k}.out")))
-        .filter(|p| p.exists())
+    let env = std::env::var("ACC_DEVICE_TYPE").ok();
+    let kind = device
+        .or(env.as_deref())
+        .map(|d| d.split(':').next().unwrap_or(d).trim());
+    let discrete = matches!(kind, Some("emulated" | "nvidia"));
+    let out = Some(script.with_extension("discrete.out"))
+        .filter(|p| discrete && p.exists())
         .unwrap_or_else(|| script.with_extension("out"));
     let output = match std::fs::read_to_string(&out) {
         Ok(expected) => Some(expected),

@@ -5,10 +5,12 @@
 //! A region is a native function `(ctx, args, gang, num_gangs)` (jit-host writes it). `args`
 //! holds one 8-byte slot per parameter: a scalar in its low bytes, an array as its handle.
 //! Each gang gets its own copy of the slots: on return, a reduction parameter's slot holds
-//! that gang's partial result (not yet combined with anything) and an `InOut` parameter's
-//! slot its final value. The runtime then combines the partial results with the value before
-//! the construct in gang order (gang 0 first), so a float sum is the same on every run with
-//! the same gang count; an `InOut` scalar that is not a reduction takes gang 0's value.
+//! that gang's partial result (not yet combined with anything), which the runtime combines
+//! with the value before the construct in gang order (gang 0 first), so a float sum is the
+//! same on every run with the same gang count. A `copy` scalar that is not a reduction
+//! (`ParamPass::Shared`) lives in one memory cell all gangs share, as it lives in device
+//! memory on a GPU (so `acc atomic` updates of it from every gang add up): its slot holds the
+//! cell's address, and the cell's final value is the result.
 //!
 //! Gangs that run on threads each get a private `Ctx` and `HostState`: device `print` output
 //! is collected per gang and written in gang order once every gang is done (as a GPU's printf
@@ -27,7 +29,10 @@ pub type RegionFn = unsafe extern "C" fn(*mut Ctx, *mut u64, i64, i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamPass {
     Value,
+    /// A reduction's variable: in, each gang's partial result out.
     InOut,
+    /// A `copy` scalar: one cell shared by every gang (the slot holds its address).
+    Shared,
     Private,
     Array,
     PrivateArray,
@@ -63,6 +68,13 @@ pub struct ParamDesc {
     pub elem: u32,
 }
 
+impl ParamPass {
+    /// Does the parameter's final value go back to the host?
+    pub fn is_result(self) -> bool {
+        matches!(self, ParamPass::InOut | ParamPass::Shared)
+    }
+}
+
 impl ParamDesc {
     /// Does the region read the device copy of this array (rather than only its shape)?
     pub fn is_array(&self) -> bool {
@@ -78,6 +90,26 @@ pub struct ReductionDesc {
     pub param: usize,
 }
 
+/// A region's kernel for the GPU: the PTX module holding it (shared by the regions of one
+/// compile) and its entry's name.
+#[derive(Debug)]
+pub struct GpuKernel {
+    pub ptx: std::sync::Arc<str>,
+    pub name: String,
+    /// Dynamic shared memory the kernel needs, in bytes.
+    pub shared_bytes: u32,
+    /// The kernel works in block 0 only (`serial`, most `kernels` regions): launch one gang.
+    pub one_gang: bool,
+    /// The compile's string literals, which a failed device `assert` names by index.
+    pub strings: std::sync::Arc<[String]>,
+}
+
+/// What the engine made for running a region on a GPU: its kernel, or why there is none.
+#[derive(Debug, Default)]
+pub struct GpuCode {
+    pub kernel: std::sync::OnceLock<Result<GpuKernel, String>>,
+}
+
 /// What compiled code tells the runtime about one region. It lives as long as the region's
 /// code (the JIT owns it); a launch passes its address.
 #[derive(Debug)]
@@ -89,6 +121,8 @@ pub struct RegionDesc {
     pub name: &'static str,
     pub params: Vec<ParamDesc>,
     pub reductions: Vec<ReductionDesc>,
+    /// The region's GPU kernel (set by the engine when it emits PTX).
+    pub gpu: GpuCode,
 }
 
 impl RegionDesc {
@@ -104,6 +138,7 @@ impl RegionDesc {
             name,
             params,
             reductions,
+            gpu: GpuCode::default(),
         }
     }
 
@@ -122,7 +157,7 @@ impl RegionDesc {
     /// Does a launch have results to copy back (so that it cannot return before the region
     /// has run)?
     pub fn has_results(&self) -> bool {
-        self.params.iter().any(|p| p.pass == ParamPass::InOut)
+        self.params.iter().any(|p| p.pass.is_result())
     }
 }
 
@@ -148,16 +183,56 @@ pub unsafe fn run_gangs_inline(
     args: &[u64],
     gangs: i64,
 ) -> Vec<u64> {
+    let mut cells = SharedCells::new(desc, args);
     let mut per_gang = Vec::with_capacity(gangs as usize);
     for g in 0..gangs {
-        let mut slots = args.to_vec();
+        let mut slots = cells.slots(args);
         func(ctx, slots.as_mut_ptr(), g, gangs);
         per_gang.push(slots);
         if (*ctx).status != STATUS_OK {
             break;
         }
     }
-    combine_gangs(desc, args, &per_gang)
+    cells.results(combine_gangs(desc, args, &per_gang))
+}
+
+/// The memory cells of a launch's `Shared` parameters (one `u64` each, 8-byte aligned, at
+/// a stable address while the gangs run).
+struct SharedCells {
+    cells: Vec<u64>,
+    /// `(parameter, cell)`.
+    params: Vec<(usize, usize)>,
+}
+
+impl SharedCells {
+    fn new(desc: &RegionDesc, args: &[u64]) -> SharedCells {
+        let params: Vec<(usize, usize)> = (desc.params.iter().enumerate())
+            .filter(|(_, p)| p.pass == ParamPass::Shared)
+            .enumerate()
+            .map(|(cell, (i, _))| (i, cell))
+            .collect();
+        let cells = params.iter().map(|&(i, _)| args[i]).collect();
+        SharedCells { cells, params }
+    }
+
+    /// A gang's slots: the arguments, with the cells' addresses for the shared parameters.
+    fn slots(&mut self, args: &[u64]) -> Vec<u64> {
+        let mut slots = args.to_vec();
+        let base = self.cells.as_mut_ptr();
+        for &(i, cell) in &self.params {
+            // SAFETY: `cell` indexes `cells`, which is never resized.
+            slots[i] = unsafe { base.add(cell) } as usize as u64;
+        }
+        slots
+    }
+
+    /// The results: the cells' final values in their parameters' slots.
+    fn results(&self, mut after: Vec<u64>) -> Vec<u64> {
+        for &(i, cell) in &self.params {
+            after[i] = self.cells[cell];
+        }
+        after
+    }
 }
 
 /// Runs `gangs` gangs of a region on `pool`'s threads, each with its own context (sharing
@@ -182,7 +257,9 @@ pub unsafe fn run_gangs_threaded(
         error: Option<RunError>,
     }
     let globals = globals as usize;
-    let run = |g: i64| -> Gang {
+    let mut cells = SharedCells::new(desc, args);
+    let gang_slots: Vec<Vec<u64>> = (0..gangs).map(|_| cells.slots(args)).collect();
+    let run = |(g, mut slots): (i64, Vec<u64>)| -> Gang {
         let out = SharedBuffer::new();
         let mut host = HostState::new(Box::new(out.clone()));
         host.set_on_device(on_device);
@@ -192,7 +269,6 @@ pub unsafe fn run_gangs_threaded(
             exit_code: 0,
             host: (&mut host as *mut HostState).cast(),
         };
-        let mut slots = args.to_vec();
         // SAFETY: the caller's contract; `ctx` and `host` outlive the call.
         unsafe { func(&mut ctx, slots.as_mut_ptr(), g, gangs) };
         Gang {
@@ -202,7 +278,13 @@ pub unsafe fn run_gangs_threaded(
         }
     };
     use rayon::prelude::*;
-    let done: Vec<Gang> = pool.install(|| (0..gangs).into_par_iter().map(run).collect());
+    let done: Vec<Gang> = pool.install(|| {
+        gang_slots
+            .into_par_iter()
+            .enumerate()
+            .map(|(g, slots)| run((g as i64, slots)))
+            .collect()
+    });
     let mut output = Vec::new();
     let mut error = None;
     let mut per_gang = Vec::with_capacity(done.len());
@@ -214,7 +296,7 @@ pub unsafe fn run_gangs_threaded(
         per_gang.push(g.slots);
     }
     GangsResult {
-        args: combine_gangs(desc, args, &per_gang),
+        args: cells.results(combine_gangs(desc, args, &per_gang)),
         output,
         error,
     }

@@ -160,19 +160,31 @@ pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
     u8::from(host_state(ctx).devices().async_test(None))
 }
 
-/// `acc_property_memory`: total RAM; `acc_property_free_memory`: available RAM (bytes, from
-/// /proc/meminfo; 0 where it cannot be read), for every device made of host memory (the
-/// emulated devices allocate from it too). Devices that do not exist, other properties: 0.
+/// `acc_property_memory`: total memory; `acc_property_free_memory`: available memory (bytes):
+/// a GPU's from its driver; /proc/meminfo's RAM for every device made of host memory (the
+/// emulated devices allocate from it too; 0 where it cannot be read). Devices that do not
+/// exist, other properties: 0.
 ///
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
     let devices = host_state(ctx).devices();
-    let exists = devices
-        .resolve(t)
-        .is_some_and(|k| k != DeviceKind::Nvidia && (n as usize) < devices.count(k.code()));
-    if n < 0 || !exists {
+    let Ok(num) = usize::try_from(n) else {
         return 0;
+    };
+    match devices.resolve(t) {
+        Some(DeviceKind::Nvidia) => {
+            let Some((total, free)) = devices.gpu_memory(num) else {
+                return 0;
+            };
+            return match p {
+                PROPERTY_MEMORY => total as i64,
+                PROPERTY_FREE_MEMORY => free as i64,
+                _ => 0,
+            };
+        }
+        Some(k) if num < devices.count(k.code()) => {}
+        _ => return 0,
     }
     let key = match p {
         PROPERTY_MEMORY => "MemTotal:",

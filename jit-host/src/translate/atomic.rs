@@ -7,8 +7,9 @@
 //! whose value does not, a read is `v = x`, and a capture is a block of a read and an update or
 //! write, in either order. The location is an array element (its array and indices are
 //! constants, locals or globals) or a scalar. A scalar local is the gang's own (a region's
-//! scalars are per gang), so a statement on one stays plain; a global scalar is updated
-//! atomically through its slot.
+//! scalars are per gang), so a statement on one stays plain, except a region's `copy` scalar,
+//! which all gangs share through a memory cell (`Tx::cells`); that and a global scalar are
+//! updated atomically through their memory.
 //!
 //! How each is done:
 //! - the element's address is computed once, with its bounds check (at the site of the
@@ -25,7 +26,9 @@
 //! A capture's `v = x` gets the old value when it comes first and the new one otherwise.
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::{BinOp, Expr, ExprKind, GlobalId, ScalarType, SiteId, Stmt};
+use std::collections::HashSet;
+
+use acc_lang::ir::{BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
@@ -41,6 +44,8 @@ enum Location<'e> {
         indices: &'e [Expr],
     },
     Global(GlobalId),
+    /// A region's `copy` scalar, which every gang shares through a memory cell (`Tx::cells`).
+    Cell(LocalId),
 }
 
 /// What the statement writes to its location: an update or write's value.
@@ -87,6 +92,7 @@ impl Location<'_> {
                     && indices.iter().zip(is).all(|(x, y)| same(x, y))
             }
             (Location::Global(g), ExprKind::Global(h)) => g == h,
+            (Location::Cell(l), ExprKind::Local(m)) => l == m,
             _ => false,
         }
     }
@@ -119,8 +125,16 @@ impl Location<'_> {
 }
 
 /// The location an update or write statement assigns, and what it writes.
-fn update_of(s: &Stmt) -> Option<(Location<'_>, Update<'_>)> {
+fn update_of<'s>(s: &'s Stmt, cells: &HashSet<LocalId>) -> Option<(Location<'s>, Update<'s>)> {
     match s {
+        Stmt::Set(l, value) if cells.contains(l) => Some((
+            Location::Cell(*l),
+            Update {
+                value,
+                site: None,
+                indices: &[],
+            },
+        )),
         Stmt::Store {
             array,
             indices,
@@ -176,7 +190,7 @@ impl Tx<'_, '_> {
                 [first, second] => self.capture(first, second, s),
                 _ => self.stmt(s),
             },
-            Stmt::Set(_, value) => {
+            Stmt::Set(l, value) if !self.cells.contains(l) => {
                 // `acc atomic read` of an element or a global into a local; a local location
                 // is the gang's own.
                 match self.read_location(value) {
@@ -184,7 +198,7 @@ impl Tx<'_, '_> {
                     None => self.stmt(s),
                 }
             }
-            _ => match update_of(s) {
+            _ => match update_of(s, &self.cells) {
                 Some((loc, update)) => {
                     self.atomic_update(loc, &update, None)?;
                     Ok(())
@@ -200,6 +214,7 @@ impl Tx<'_, '_> {
         match &value.kind {
             ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
             ExprKind::Global(g) => Some(Location::Global(*g)),
+            ExprKind::Local(l) if self.cells.contains(l) => Some(Location::Cell(*l)),
             ExprKind::Convert(x) => self.read_location(x),
             _ => None,
         }
@@ -211,7 +226,7 @@ impl Tx<'_, '_> {
         let found = [(first, second, false), (second, first, true)]
             .into_iter()
             .find_map(|(u, r, read_first)| {
-                let (loc, update) = update_of(u)?;
+                let (loc, update) = update_of(u, &self.cells)?;
                 let read = read_of(r, &loc)?;
                 Some((loc, update, read, read_first))
             });
@@ -228,10 +243,7 @@ impl Tx<'_, '_> {
     /// `target = value` of a read statement, with `value` already computed.
     fn assign(&mut self, s: &Stmt, v: Value) -> Result<(), JitError> {
         match s {
-            Stmt::Set(l, _) => {
-                let (var, _) = self.local(*l)?;
-                self.b.def_var(var, v);
-            }
+            Stmt::Set(l, _) => self.set_local(*l, v)?,
             Stmt::SetGlobal(g, _) => {
                 let (base, offset) = self.global_addr(*g)?;
                 self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
@@ -269,7 +281,7 @@ impl Tx<'_, '_> {
                 acc_lang::ir::Ty::Array { elem, .. } => elem,
                 _ => return Err(JitError::Unsupported("indexing a scalar".into())),
             },
-            Location::Global(_) => scalar_of(update.value, "an atomic update")?,
+            Location::Global(_) | Location::Cell(_) => scalar_of(update.value, "an atomic update")?,
         };
         let t = scalar_type(elem);
         // The plain statements would check the location where it is first read.
@@ -353,6 +365,10 @@ impl Tx<'_, '_> {
                 let (base, offset) = self.global_addr(g)?;
                 let offset = self.iconst(types::I64, offset as i64);
                 Ok(self.b.ins().iadd(base, offset))
+            }
+            Location::Cell(l) => {
+                let (var, _) = self.local(l)?;
+                Ok(self.b.use_var(var))
             }
         }
     }

@@ -247,6 +247,8 @@ impl Tx<'_, '_> {
         if written.contains(&var) {
             return Vec::new();
         }
+        // Other gangs may change a shared cell during the loop: never an invariant.
+        written.extend(self.cells.iter().copied());
         let cached = |g: &acc_lang::ir::GlobalId| self.cached_globals.contains_key(g);
         let mut f = Finder {
             var,

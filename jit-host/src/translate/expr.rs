@@ -25,10 +25,7 @@ impl Tx<'_, '_> {
     pub(super) fn expr_opt(&mut self, e: &Expr) -> Result<Option<Value>, JitError> {
         let v = match &e.kind {
             ExprKind::Const(c) => self.constant(*c),
-            ExprKind::Local(l) => {
-                let (var, _) = self.local(*l)?;
-                self.b.use_var(var)
-            }
+            ExprKind::Local(l) => self.read_local(*l)?,
             ExprKind::Global(g) if self.cached_globals.contains_key(g) => self.cached_globals[g],
             ExprKind::Global(g) => {
                 let (base, offset) = self.global_addr(*g)?;

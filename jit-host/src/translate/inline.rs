@@ -121,6 +121,7 @@ fn expr_size(e: &Expr) -> usize {
 /// own, and gives back after it.
 struct Saved {
     locals: Vec<(cranelift_frontend::Variable, ir::Ty)>,
+    cells: HashSet<ir::LocalId>,
     loops: Vec<super::LoopTargets>,
     ret: Option<ir::Ty>,
     gang: Option<super::Gang>,
@@ -158,6 +159,8 @@ impl<'a> Tx<'a, '_> {
             .collect();
         let saved = Saved {
             locals: std::mem::replace(&mut self.locals, locals),
+            // The region's shared scalars are its locals, not the callee's.
+            cells: std::mem::take(&mut self.cells),
             loops: std::mem::take(&mut self.loops),
             ret: std::mem::replace(&mut self.ret, f.ret),
             // The callee runs as it would standalone: not a gang routine, so the only gang.
@@ -178,6 +181,7 @@ impl<'a> Tx<'a, '_> {
 
         self.inline_depth -= 1;
         self.locals = saved.locals;
+        self.cells = saved.cells;
         self.loops = saved.loops;
         self.ret = saved.ret;
         self.gang = saved.gang;

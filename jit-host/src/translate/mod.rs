@@ -181,6 +181,10 @@ pub(crate) struct Tx<'a, 'f> {
     /// `ctx.globals`, loaded on entry (the engine does not move the globals during a run).
     globals: Value,
     locals: Vec<(Variable, Ty)>,
+    /// In a region: the `InOut` scalars that are not reductions (`copy` scalars). The gangs
+    /// share each through a memory cell the runtime provides; the local's variable holds the
+    /// cell's address, and reads, writes and atomics go through it.
+    cells: HashSet<ir::LocalId>,
     loops: Vec<LoopTargets>,
     /// Returns a dummy value: a call failed and `ctx.status` is set.
     fail: Block,
@@ -244,6 +248,7 @@ pub(crate) fn translate(
         ctx,
         globals,
         locals,
+        cells: HashSet::new(),
         loops: Vec::new(),
         fail,
         ret,
@@ -344,6 +349,31 @@ impl<'a, 'f> Tx<'a, 'f> {
             Const::F32(v) => self.b.ins().f32const(v),
             Const::F64(v) => self.b.ins().f64const(v),
         }
+    }
+
+    /// A local's value (loaded from its cell when it has one).
+    fn read_local(&mut self, id: ir::LocalId) -> Result<Value, JitError> {
+        let (var, ty) = self.local(id)?;
+        let v = self.b.use_var(var);
+        Ok(if self.cells.contains(&id) {
+            self.b
+                .ins()
+                .load(clif_type(ty), MemFlagsData::trusted(), v, 0)
+        } else {
+            v
+        })
+    }
+
+    /// `local = v` (stored into its cell when it has one).
+    fn set_local(&mut self, id: ir::LocalId, v: Value) -> Result<(), JitError> {
+        let (var, _) = self.local(id)?;
+        if self.cells.contains(&id) {
+            let addr = self.b.use_var(var);
+            self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+        } else {
+            self.b.def_var(var, v);
+        }
+        Ok(())
     }
 
     fn local(&self, id: ir::LocalId) -> Result<(Variable, Ty), JitError> {

@@ -15,7 +15,7 @@
 //! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
 //! (see `atomic`), since gangs may run on several threads at once.
 
-use acc_lang::ir::{Launch, Pass, Place, Region, Ty};
+use acc_lang::ir::{Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
 use acc_runtime::device::SECTION_ABSENT;
 use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc};
@@ -40,8 +40,25 @@ impl Tx<'_, '_> {
         }
         // Arrays this gang owns, released at the end.
         let mut owned = Vec::new();
+        for (i, p) in r.params.iter().enumerate() {
+            if is_cell(r, i, p.pass) {
+                self.cells.insert(LocalId(i as u32));
+                // The local's variable holds the cell's address.
+                let ty = self.locals[i].1;
+                self.locals[i] = (self.b.declare_var(types::I64), ty);
+            }
+        }
         for (i, &(var, ty)) in self.locals.clone().iter().enumerate() {
             let pass = r.params.get(i).map(|p| p.pass);
+            if self.cells.contains(&LocalId(i as u32)) {
+                // The slot holds the address of the cell the gangs share.
+                let addr = self
+                    .b
+                    .ins()
+                    .load(types::I64, MemFlagsData::trusted(), args, slot(i));
+                self.b.def_var(var, addr);
+                continue;
+            }
             let v = match pass {
                 None | Some(Pass::Private) => self.zero(clif_type(ty)),
                 Some(pass) => {
@@ -88,16 +105,6 @@ impl Tx<'_, '_> {
             self.b
                 .ins()
                 .store(MemFlagsData::trusted(), partial, args, slot(red.param));
-        }
-        for (i, p) in r.params.iter().enumerate() {
-            let reduced = r.reductions.iter().any(|red| red.param == i);
-            if p.pass == Pass::InOut && !reduced {
-                let (var, _) = self.local(acc_lang::ir::LocalId(i as u32))?;
-                let v = self.b.use_var(var);
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), v, args, slot(i));
-            }
         }
         for a in owned {
             self.call_rt("acc_rt_release", &[a])?;
@@ -196,6 +203,12 @@ impl Tx<'_, '_> {
     }
 }
 
+/// Is parameter `i` a `copy` scalar that the gangs share through a memory cell: `InOut` and
+/// not a reduction's (whose gangs each keep a partial result)?
+fn is_cell(r: &Region, i: usize, pass: Pass) -> bool {
+    pass == Pass::InOut && !r.reductions.iter().any(|red| red.param == i)
+}
+
 /// What the runtime needs to know about a region to run it.
 pub(crate) fn region_desc(r: &Region) -> RegionDesc {
     use acc_lang::ir::{Construct, ReductionOp as R};
@@ -210,9 +223,11 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
     let params = r
         .params
         .iter()
-        .map(|p| ParamDesc {
+        .enumerate()
+        .map(|(i, p)| ParamDesc {
             pass: match p.pass {
                 Pass::Value => ParamPass::Value,
+                Pass::InOut if is_cell(r, i, p.pass) => ParamPass::Shared,
                 Pass::InOut => ParamPass::InOut,
                 Pass::Private => ParamPass::Private,
                 Pass::Array => ParamPass::Array,

@@ -24,8 +24,7 @@ impl Tx<'_, '_> {
         match s {
             Stmt::Set(l, e) => {
                 let v = self.expr(e)?;
-                let (var, _) = self.local(*l)?;
-                self.b.def_var(var, v);
+                self.set_local(*l, v)?;
             }
             Stmt::SetGlobal(g, e) => {
                 let v = self.expr(e)?;

@@ -4,8 +4,8 @@
 //! as on a GPU: a region reads and writes only the device copies, and a missing `update`
 //! shows.
 //!
-//! Presence changes when a directive is issued (data entered asynchronously counts as present
-//! at once); transfers and kernels run when their queue reaches them. Every queued job holds
+//! The data rules are `Discrete`'s; this file gives it the memory (`HostMemory`) and runs the
+//! kernels. Transfers and kernels run when their queue reaches them. Every queued job holds
 //! a reference on the arrays it touches, so nothing is freed while a queued operation may use
 //! it. Output and errors of queued kernels wait in a mailbox until the host synchronizes
 //! (`drain`), as a GPU's printf buffer does.
@@ -13,34 +13,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::ops::{
-    DataOpArg, DataPhase, QueueArg, ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE,
-    ACTION_DELETE, ACTION_NO_CREATE, ACTION_PRESENT, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST,
-};
+use super::discrete::{Discrete, Handle, Memory};
+use super::ops::{DataOpArg, DataPhase, QueueArg};
 use crate::abi::{ArrayHeader, Ctx};
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
 use crate::host::host_state;
-use crate::presence::{EnterError, Lookup, PresenceError, PresenceTable, RefKind, Section};
+use crate::presence::Section;
 use crate::profile::{DeviceRef, EventKind, Place, Profiler};
 use crate::queue::{QueueId, Queues};
-
-/// An array handle that crosses threads. The runtime keeps a reference on the array for as
-/// long as a job holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Handle(pub *mut ArrayHeader);
-
-// SAFETY: array headers and data are plain memory; reference counts are atomic; the
-// runtime's queue discipline (or the program's `wait`s, as in OpenACC) orders the accesses.
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
-
-/// A present array: its device copy, and the host array (on which the entry holds a
-/// reference, so that its identity stays valid until the data leaves the device).
-pub(crate) struct DeviceCopy {
-    pub dev: Handle,
-    pub host: Handle,
-}
 
 /// What a queued kernel left for the host.
 pub(crate) struct Completion {
@@ -48,27 +29,21 @@ pub(crate) struct Completion {
     pub error: Option<RunError>,
 }
 
-pub struct Emulated {
+/// The emulated device's memory: device copies are arrays of host memory; transfers are
+/// jobs on the device's queues.
+pub(crate) struct HostMemory {
     num: usize,
-    presence: PresenceTable<DeviceCopy>,
     queues: Queues,
-    mailbox: Arc<Mutex<Vec<Completion>>>,
     profiler: Arc<Profiler>,
 }
 
-impl Emulated {
-    pub(crate) fn new(num: usize, synchronous: bool, profiler: Arc<Profiler>) -> Emulated {
-        Emulated {
-            num,
-            presence: PresenceTable::new(),
-            queues: Queues::new(synchronous),
-            mailbox: Arc::new(Mutex::new(Vec::new())),
-            profiler,
+impl HostMemory {
+    /// Runs a job now (`Sync`) or queues it.
+    fn run(&self, q: QueueArg, job: Box<dyn FnOnce() + Send>) {
+        match q {
+            QueueArg::Sync => job(),
+            QueueArg::Async(id) => self.queues.submit(id, job),
         }
-    }
-
-    pub fn name(&self) -> String {
-        format!("emulated:{}", self.num)
     }
 
     fn place(&self, site: u32, q: QueueArg) -> Place {
@@ -81,207 +56,42 @@ impl Emulated {
             queue: queue_number(q),
         }
     }
+}
 
-    pub(crate) fn present_arrays(&self) -> usize {
-        self.presence.len()
+impl Memory for HostMemory {
+    type Copy = Handle;
+
+    fn name(&self) -> String {
+        format!("emulated:{}", self.num)
     }
 
-    pub(crate) fn queues(&self) -> &Queues {
-        &self.queues
+    unsafe fn alloc(&mut self, host: *mut ArrayHeader) -> Result<Handle, RunErrorKind> {
+        array::new_array((*host).elem, array::shape(host)).map(Handle)
     }
 
-    pub(crate) fn mailbox(&self) -> Arc<Mutex<Vec<Completion>>> {
-        self.mailbox.clone()
+    fn free(&mut self, copy: Handle, _q: QueueArg) {
+        // Queued jobs hold their own references: this frees the copy once they are done.
+        // SAFETY: the presence table's reference.
+        unsafe { array::release(copy.0) };
     }
 
-    // ---- data ------------------------------------------------------------------------------
-
-    /// One op of a data directive or of a compute construct's entry or exit.
-    ///
-    /// # Safety
-    /// `op.array` is a live array.
-    pub(crate) unsafe fn data_op(
-        &mut self,
-        phase: DataPhase,
-        op: &DataOpArg,
-        finalize: bool,
-        if_present: bool,
-        q: QueueArg,
-    ) -> Result<(), RunError> {
-        let at = |kind| RunError {
-            kind,
-            site: Some(op.site),
-        };
-        let section = op.section().map_err(at)?;
-        let kind = if phase.structured() {
-            RefKind::Structured
-        } else {
-            RefKind::Dynamic
-        };
-        let entering = matches!(phase, DataPhase::RegionEntry | DataPhase::Enter);
-        let exiting = matches!(phase, DataPhase::RegionExit | DataPhase::Exit);
-        match op.action {
-            ACTION_PRESENT if entering => self.require(op, &section).map_err(at),
-            ACTION_NO_CREATE | ACTION_PRESENT => Ok(()),
-            ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE if entering => {
-                let upload = matches!(op.action, ACTION_COPY | ACTION_COPYIN);
-                self.enter(op, section, kind, upload, q).map_err(at)
-            }
-            ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE | ACTION_DELETE
-                if exiting =>
-            {
-                let download = matches!(op.action, ACTION_COPY | ACTION_COPYOUT);
-                self.exit(op, &section, kind, finalize, download, q)
-                    .map_err(at)
-            }
-            ACTION_UPDATE_HOST | ACTION_UPDATE_DEVICE => self
-                .update(op, &section, op.action == ACTION_UPDATE_HOST, if_present, q)
-                .map_err(at),
-            _ => Ok(()),
-        }
-    }
-
-    /// `present(a)`: the section must lie inside present data.
-    unsafe fn require(&self, op: &DataOpArg, section: &Section) -> Result<(), RunErrorKind> {
-        match self.presence.lookup((*op.array).id, section) {
-            Lookup::Present(_) => Ok(()),
-            other => Err(self.absence_error(op, section, other)),
-        }
-    }
-
-    unsafe fn absence_error(
-        &self,
-        op: &DataOpArg,
-        section: &Section,
-        found: Lookup<'_, DeviceCopy>,
-    ) -> RunErrorKind {
-        let dims = array::shape(op.array);
-        let name = section_name(op, section);
-        match found {
-            Lookup::Partial { present } => RunErrorKind::PartlyPresent {
-                section: name,
-                present: present.display("", dims),
-                device: self.name(),
-            },
-            _ => RunErrorKind::NotPresent {
-                section: name,
-                device: self.name(),
-            },
-        }
-    }
-
-    unsafe fn enter(
-        &mut self,
-        op: &DataOpArg,
-        section: Section,
-        kind: RefKind,
-        upload: bool,
-        q: QueueArg,
-    ) -> Result<(), RunErrorKind> {
-        let host = op.array;
-        let entered = self.presence.try_enter((*host).id, section, kind, || {
-            let dev = array::new_array((*host).elem, array::shape(host))?;
-            array::retain(host);
-            Ok(DeviceCopy {
-                dev: Handle(dev),
-                host: Handle(host),
-            })
-        });
-        let dev = match entered {
-            Ok(e) if e.fresh() => e.device().map(|d| d.dev),
-            Ok(_) => None,
-            Err(EnterError::Make(e)) => return Err(e),
-            Err(EnterError::Presence(e)) => return Err(self.presence_error(op, &section, e)),
-        };
-        if let (Some(dev), true) = (dev, upload) {
-            self.transfer(Handle(host), dev, section, true, op.site, q);
-        }
-        Ok(())
-    }
-
-    unsafe fn exit(
-        &mut self,
-        op: &DataOpArg,
-        section: &Section,
-        kind: RefKind,
-        finalize: bool,
-        download: bool,
-        q: QueueArg,
-    ) -> Result<(), RunErrorKind> {
-        let host = op.array;
-        let exited = match self.presence.exit((*host).id, section, kind, finalize) {
-            Ok(x) => x,
-            // Exiting data that is not present does nothing (OpenACC 3.3, 2.7.11).
-            Err(PresenceError::Absent) => return Ok(()),
-            Err(e) => return Err(self.presence_error(op, section, e)),
-        };
-        let dev = exited.device().map(|copy| copy.dev);
-        let freed = exited.into_freed();
-        if let (Some(dev), true) = (dev, download) {
-            self.transfer(dev, Handle(host), *section, false, op.site, q);
-        }
-        if let Some(copy) = freed {
-            // Queued jobs hold their own references: this frees the copy once they are done.
-            array::release(copy.dev.0);
-            array::release(copy.host.0);
-        }
-        Ok(())
-    }
-
-    unsafe fn update(
-        &mut self,
-        op: &DataOpArg,
-        section: &Section,
-        to_host: bool,
-        if_present: bool,
-        q: QueueArg,
-    ) -> Result<(), RunErrorKind> {
-        let host = Handle(op.array);
-        let dev = match self.presence.lookup((*op.array).id, section) {
-            Lookup::Present(d) => d.dev,
-            Lookup::Absent if if_present => return Ok(()),
-            Lookup::Absent => {
-                return Err(RunErrorKind::UpdateAbsent {
-                    section: section_name(op, section),
-                    device: self.name(),
-                })
-            }
-            found @ Lookup::Partial { .. } => return Err(self.absence_error(op, section, found)),
-        };
-        if to_host {
-            self.transfer(dev, host, *section, false, op.site, q);
-        } else {
-            self.transfer(host, dev, *section, true, op.site, q);
-        }
-        Ok(())
-    }
-
-    unsafe fn presence_error(
-        &self,
-        op: &DataOpArg,
-        section: &Section,
-        e: PresenceError,
-    ) -> RunErrorKind {
-        match e {
-            PresenceError::Partial { present } => {
-                self.absence_error(op, section, Lookup::Partial { present })
-            }
-            PresenceError::Absent => self.absence_error(op, section, Lookup::Absent),
-        }
-    }
-
-    /// Copies `section` from one array to the other (same shape), now or on the queue.
     unsafe fn transfer(
-        &self,
-        from: Handle,
-        to: Handle,
-        section: Section,
+        &mut self,
+        host: *mut ArrayHeader,
+        copy: &Handle,
+        section: &Section,
         upload: bool,
         site: u32,
         q: QueueArg,
-    ) {
+    ) -> Result<(), RunErrorKind> {
+        let (from, to) = if upload {
+            (Handle(host), *copy)
+        } else {
+            (*copy, Handle(host))
+        };
         let profiler = self.profiler.clone();
         let place = self.place(site, q);
+        let section = *section;
         array::retain(from.0);
         array::retain(to.0);
         let job = move || {
@@ -302,14 +112,58 @@ impl Emulated {
             }
         };
         self.run(q, Box::new(job));
+        Ok(())
+    }
+}
+
+pub struct Emulated {
+    data: Discrete<HostMemory>,
+    mailbox: Arc<Mutex<Vec<Completion>>>,
+}
+
+impl Emulated {
+    pub(crate) fn new(num: usize, synchronous: bool, profiler: Arc<Profiler>) -> Emulated {
+        let memory = HostMemory {
+            num,
+            queues: Queues::new(synchronous),
+            profiler,
+        };
+        Emulated {
+            data: Discrete::new(memory),
+            mailbox: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    pub(crate) fn present_arrays(&self) -> usize {
+        self.data.present_arrays()
+    }
+
+    pub(crate) fn queues(&self) -> &Queues {
+        &self.data.memory.queues
+    }
+
+    pub(crate) fn mailbox(&self) -> Arc<Mutex<Vec<Completion>>> {
+        self.mailbox.clone()
+    }
+
+    /// One op of a data directive or of a compute construct's entry or exit.
+    ///
+    /// # Safety
+    /// `op.array` is a live array.
+    pub(crate) unsafe fn data_op(
+        &mut self,
+        phase: DataPhase,
+        op: &DataOpArg,
+        finalize: bool,
+        if_present: bool,
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.data_op(phase, op, finalize, if_present, q)
     }
 
     /// Runs a job now (`Sync`) or queues it.
     pub(crate) fn run(&self, q: QueueArg, job: Box<dyn FnOnce() + Send>) {
-        match q {
-            QueueArg::Sync => job(),
-            QueueArg::Async(id) => self.queues.submit(id, job),
-        }
+        self.data.memory.run(q, job);
     }
 
     /// The device copy a region receives for host array `a`: its device copy when present,
@@ -322,7 +176,7 @@ impl Emulated {
         if a.is_null() {
             return a;
         }
-        self.presence.device((*a).id).map_or(a, |d| d.dev.0)
+        self.data.copy_of(a).map_or(a, |c| c.0)
     }
 
     /// `acc_is_present`.
@@ -330,21 +184,17 @@ impl Emulated {
     /// # Safety
     /// `op.array` is a live array.
     pub(crate) unsafe fn is_present(&self, op: &DataOpArg) -> Result<bool, RunErrorKind> {
-        let section = op.section()?;
-        Ok(matches!(
-            self.presence.lookup((*op.array).id, &section),
-            Lookup::Present(_)
-        ))
+        self.data.is_present(op)
     }
 
     // ---- queues ----------------------------------------------------------------------------
 
     pub(crate) fn wait(&self, q: QueueId) {
-        self.queues.wait(q);
+        self.queues().wait(q);
     }
 
     pub(crate) fn wait_all(&self) {
-        self.queues.wait_all();
+        self.queues().wait_all();
     }
 
     /// Output and errors of finished queued work, into the host context (in completion
@@ -360,20 +210,14 @@ impl Emulated {
                 super::report(ctx, e);
             }
         }
-        for message in self.queues.take_panics() {
+        for message in self.queues().take_panics() {
             crate::host::fail(ctx, RunErrorKind::Internal { message }, None);
         }
     }
 
     /// Frees every device copy (the device is going away; queues are drained).
     pub(crate) fn free_all(&mut self) {
-        for (_, copy) in self.presence.drain() {
-            // SAFETY: the table's references.
-            unsafe {
-                array::release(copy.dev.0);
-                array::release(copy.host.0);
-            }
-        }
+        self.data.free_all();
     }
 }
 
@@ -384,16 +228,6 @@ pub(crate) fn queue_number(q: QueueArg) -> Option<i32> {
         QueueArg::Sync => None,
         QueueArg::Async(QueueId::Default) => Some(-1),
         QueueArg::Async(QueueId::Numbered(n)) => Some(n),
-    }
-}
-
-/// The section as the clause wrote it, after the variable's name (`[0:10]`; empty for a
-/// whole array): the name is the op's site text, which the engine adds to the message.
-unsafe fn section_name(op: &DataOpArg, section: &Section) -> String {
-    if op.nranges == super::ops::NO_SECTION {
-        String::new()
-    } else {
-        section.display("", array::shape(op.array))
     }
 }
 

@@ -54,9 +54,16 @@ pub unsafe extern "C" fn acc_rt_launch(
     let sizes = &*(sizes as *const [i64; 9]);
     let ops = records(ops, nops);
     let waits = wait_list(waits, nwaits);
-    host_state(ctx)
-        .devices()
-        .launch(ctx, desc, args, ops, sizes, cond != 0, queue, waits, site);
+    let launch = super::Launch {
+        desc,
+        args,
+        ops,
+        sizes,
+        queue,
+        waits,
+        site,
+    };
+    host_state(ctx).devices().launch(ctx, launch, cond != 0);
 }
 
 /// A data directive (`phase` an `ir::DataPhase` code): `enter data`, `exit data`, `update`,

@@ -6,28 +6,32 @@
 //! - `emulated` (`emulated.rs`): separate device memory per device, a presence table and
 //!   async queues (worker threads) each, gangs on the thread pool. It behaves as a discrete
 //!   GPU does, so that every data, queue and multi-device rule is testable without one.
+//! - `nvidia` (`nvidia.rs`): a CUDA GPU.
 //!
-//! The host devices run `async` work synchronously (OpenACC allows it: an `async` operation
-//! may complete before the directive returns); their queues are always drained.
+//! The discrete devices share their data rules (`discrete.rs`). The host devices run `async`
+//! work synchronously (OpenACC allows it: an `async` operation may complete before the
+//! directive returns); their queues are always drained.
 //!
-//! `Devices` lives in the run's `HostState`; the `extern "C"` entry points compiled code calls
-//! are in `entry.rs`.
+//! `Devices` lives in the run's `HostState`: this file selects the device; `compute.rs` runs
+//! compute constructs, `directives.rs` data directives and waits; the `extern "C"` entry
+//! points compiled code calls are in `entry.rs`.
 
+mod compute;
+mod directives;
+mod discrete;
 mod emulated;
 pub mod entry;
+mod nvidia;
 pub mod ops;
 
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
-use crate::abi::{ArrayHeader, Ctx};
+use crate::abi::Ctx;
 use crate::error::{RunError, RunErrorKind};
-use crate::host::host_state;
-use crate::launch::{self, ComputeKind, RegionDesc};
-use crate::profile::{DeviceRef, EventKind, Place, ProfileOptions, Profiler};
-use crate::queue::QueueId;
+use crate::profile::{DeviceRef, Place, ProfileOptions, Profiler};
+pub use compute::Launch;
 pub use emulated::Emulated;
-use ops::decode_queues;
+pub use nvidia::{gpu_count, Nvidia};
 pub use ops::{DataOpArg, DataPhase, QueueArg, ASYNC_NOVAL, ASYNC_SYNC, SECTION_ABSENT};
 
 /// Device type codes: `acc_device_*` values (`acc_lang::builtins::BuiltinConst`).
@@ -173,6 +177,8 @@ pub struct Devices {
     /// The thread pool of the multicore and emulated devices, made on first use.
     pool: Option<Arc<rayon::ThreadPool>>,
     emulated: Vec<Emulated>,
+    /// GPUs opened so far, by number.
+    nvidia: Vec<Option<Nvidia>>,
     profiler: Arc<Profiler>,
     /// A notice for the user, set when the requested device is not available (`--info`).
     pub notice: Option<String>,
@@ -186,15 +192,17 @@ impl Devices {
             num: 0,
             pool: None,
             emulated: Vec::new(),
+            nvidia: Vec::new(),
             profiler,
             notice: None,
             opts,
         };
         let (kind, num) = (d.opts.kind, d.opts.num);
         match kind {
+            None if gpu_count() > 0 => d.kind = DeviceKind::Nvidia,
             None => {}
-            Some(DeviceKind::Nvidia) => {
-                d.notice = Some("no NVIDIA GPU support in this build: running on multicore".into())
+            Some(DeviceKind::Nvidia) if gpu_count() == 0 => {
+                d.notice = Some("no NVIDIA GPU or CUDA driver found: running on multicore".into())
             }
             Some(k) if d.select(k, num).is_err() => {
                 d.notice = Some(format!(
@@ -227,7 +235,8 @@ impl Devices {
             DEVICE_HOST | DEVICE_MULTICORE => 1,
             DEVICE_EMULATED => self.opts.emulated,
             DEVICE_DEFAULT => self.count(self.kind.code()),
-            DEVICE_NOT_HOST => self.opts.emulated,
+            DEVICE_NVIDIA => gpu_count(),
+            DEVICE_NOT_HOST => self.opts.emulated + gpu_count(),
             _ => 0,
         }
     }
@@ -263,7 +272,7 @@ impl Devices {
         }
     }
 
-    fn pool(&mut self) -> Arc<rayon::ThreadPool> {
+    pub(super) fn pool(&mut self) -> Arc<rayon::ThreadPool> {
         let threads = self.opts.threads;
         self.pool
             .get_or_insert_with(|| {
@@ -279,7 +288,7 @@ impl Devices {
     }
 
     /// The current emulated device (made on first use).
-    fn emulated(&mut self, num: usize) -> &mut Emulated {
+    pub(super) fn emulated(&mut self, num: usize) -> &mut Emulated {
         while self.emulated.len() <= num {
             let n = self.emulated.len();
             let e = Emulated::new(n, self.opts.synchronous, self.profiler.clone());
@@ -288,17 +297,31 @@ impl Devices {
         &mut self.emulated[num]
     }
 
-    fn current_emulated(&mut self) -> Option<&mut Emulated> {
+    /// The current device, when it has memory of its own (opening a GPU on first use).
+    pub(super) fn current_device(&mut self) -> Result<Current<'_>, RunErrorKind> {
+        let num = self.num;
         match self.kind {
-            DeviceKind::Emulated => {
-                let n = self.num;
-                Some(self.emulated(n))
+            DeviceKind::Emulated => Ok(Current::Emulated(self.emulated(num))),
+            DeviceKind::Nvidia => {
+                while self.nvidia.len() <= num {
+                    self.nvidia.push(None);
+                }
+                if self.nvidia[num].is_none() {
+                    self.nvidia[num] = Some(Nvidia::new(num, self.profiler.clone())?);
+                }
+                match self.nvidia[num].as_mut() {
+                    Some(gpu) => {
+                        gpu.make_current()?;
+                        Ok(Current::Nvidia(gpu))
+                    }
+                    None => Ok(Current::Shared),
+                }
             }
-            _ => None,
+            DeviceKind::Host | DeviceKind::Multicore => Ok(Current::Shared),
         }
     }
 
-    fn place(&self, site: u32, queue: Option<i32>) -> Place {
+    pub(super) fn place(&self, site: u32, queue: Option<i32>) -> Place {
         Place {
             site,
             device: DeviceRef {
@@ -307,76 +330,6 @@ impl Devices {
             },
             queue,
         }
-    }
-
-    /// The gang count of a launch on the current device: `num_gangs` for its type (the
-    /// `nvidia` one on `emulated`, which stands in for a GPU), else one per pool thread on
-    /// the threaded devices and 1 on `host`; always 1 for `serial` and `kernels`.
-    fn gangs(&self, desc: &RegionDesc, sizes: &[i64; 9], kind: DeviceKind) -> i64 {
-        if desc.kind != ComputeKind::Parallel {
-            return 1;
-        }
-        let (given, default) = match kind {
-            DeviceKind::Host => (sizes[3], 1),
-            DeviceKind::Multicore => (sizes[6], self.opts.threads as i64),
-            DeviceKind::Emulated | DeviceKind::Nvidia => (sizes[0], self.opts.threads as i64),
-        };
-        if given == SECTION_ABSENT {
-            default
-        } else {
-            given.max(1)
-        }
-    }
-
-    /// Runs a region on the host or multicore device, or on the host for `if(false)`.
-    ///
-    /// # Safety
-    /// As `entry::acc_rt_launch`.
-    unsafe fn launch_shared_memory(
-        &mut self,
-        ctx: *mut Ctx,
-        desc: &RegionDesc,
-        args: &mut [u64],
-        sizes: &[i64; 9],
-        kind: DeviceKind,
-        site: u32,
-    ) {
-        let Some(func) = desc.func() else {
-            return internal(ctx, "a region launched before its code was finalized");
-        };
-        let gangs = self.gangs(desc, sizes, kind);
-        let start = std::time::Instant::now();
-        if kind == DeviceKind::Host || gangs == 1 {
-            let out = launch::run_gangs_inline(ctx, desc, func, args, gangs);
-            args.copy_from_slice(&out);
-        } else {
-            let pool = self.pool();
-            let r = launch::run_gangs_threaded(
-                &pool,
-                (*ctx).globals,
-                DEVICE_MULTICORE,
-                desc,
-                func,
-                args,
-                gangs,
-            );
-            host_state(ctx).write(&r.output);
-            if let Some(e) = r.error {
-                report(ctx, e);
-            }
-            args.copy_from_slice(&r.args);
-        }
-        let place = self.place(site, None);
-        self.profiler.record(
-            place,
-            EventKind::Launch {
-                gangs: gangs as u32,
-                workers: 1,
-                vector: 1,
-            },
-            start,
-            std::time::Instant::now(),
-        );
     }
 
     /// Waits for every queue of every device and reports what finished (the end of a run).
@@ -390,11 +343,41 @@ impl Devices {
         for e in &mut self.emulated {
             e.drain(ctx);
         }
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.wait(ctx, None);
+        }
+    }
+
+    /// `(total, free)` memory of GPU `num` in bytes (`acc_get_property`), opening it if needed;
+    /// `None` when there is no such GPU.
+    pub fn gpu_memory(&mut self, num: usize) -> Option<(u64, u64)> {
+        if num >= gpu_count() {
+            return None;
+        }
+        while self.nvidia.len() <= num {
+            self.nvidia.push(None);
+        }
+        if self.nvidia[num].is_none() {
+            self.nvidia[num] = Nvidia::new(num, self.profiler.clone()).ok();
+        }
+        let memory = self.nvidia[num].as_ref()?.memory();
+        // Leave the current device's context current.
+        if let (DeviceKind::Nvidia, Some(Some(gpu))) = (self.kind, self.nvidia.get(self.num)) {
+            let _ = gpu.make_current();
+        }
+        memory
     }
 
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&self) -> usize {
-        self.emulated.iter().map(Emulated::present_arrays).sum()
+        let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
+        let gpus: usize = self
+            .nvidia
+            .iter()
+            .flatten()
+            .map(Nvidia::present_arrays)
+            .sum();
+        emulated + gpus
     }
 }
 
@@ -403,6 +386,9 @@ impl Drop for Devices {
         for e in &mut self.emulated {
             e.wait_all();
             e.free_all();
+        }
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.free_all();
         }
     }
 }
@@ -415,7 +401,7 @@ pub(crate) unsafe fn report(ctx: *mut Ctx, e: RunError) {
     crate::host::fail(ctx, e.kind, e.site);
 }
 
-unsafe fn internal(ctx: *mut Ctx, message: &str) {
+pub(super) unsafe fn internal(ctx: *mut Ctx, message: &str) {
     crate::host::fail(
         ctx,
         RunErrorKind::Internal {
@@ -425,322 +411,10 @@ unsafe fn internal(ctx: *mut Ctx, message: &str) {
     );
 }
 
-/// A pointer that a queued job carries to another thread.
-#[derive(Clone, Copy)]
-struct SendPtr<T>(*const T);
-// SAFETY: what it points at outlives every queued job (the engine waits for all queues at the
-// end of a run; region descriptors live as long as their code) and is only read.
-unsafe impl<T> Send for SendPtr<T> {}
-
-impl Devices {
-    /// `acc_rt_launch`: a compute construct's data entry, the kernel, the data exit.
-    ///
-    /// # Safety
-    /// `ctx` is a live context; `args` matches `desc.params`; the ops' arrays are live.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn launch(
-        &mut self,
-        ctx: *mut Ctx,
-        desc: &RegionDesc,
-        args: &mut [u64],
-        ops: &[DataOpArg],
-        sizes: &[i64; 9],
-        cond: bool,
-        queue: i64,
-        waits: Option<&[i64]>,
-        site: u32,
-    ) {
-        let now = Instant::now();
-        self.profiler
-            .record(self.place(site, None), EventKind::RegionEnter, now, now);
-        match (cond, self.kind) {
-            (false, _) => self.launch_shared_memory(ctx, desc, args, sizes, DeviceKind::Host, site),
-            (true, DeviceKind::Emulated) => {
-                self.launch_emulated(ctx, desc, args, ops, sizes, queue, waits, site)
-            }
-            (true, kind) => self.launch_shared_memory(ctx, desc, args, sizes, kind, site),
-        }
-        let now = Instant::now();
-        self.profiler
-            .record(self.place(site, None), EventKind::RegionExit, now, now);
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_emulated(
-        &mut self,
-        ctx: *mut Ctx,
-        desc: &RegionDesc,
-        args: &mut [u64],
-        ops: &[DataOpArg],
-        sizes: &[i64; 9],
-        queue: i64,
-        waits: Option<&[i64]>,
-        site: u32,
-    ) {
-        let Some(func) = desc.func() else {
-            return internal(ctx, "a region launched before its code was finalized");
-        };
-        let Some(q) = self.queue_arg(ctx, queue, site) else {
-            return;
-        };
-        if !self.wait_clause(ctx, waits, q, site) {
-            return;
-        }
-        let gangs = self.gangs(desc, sizes, DeviceKind::Emulated);
-        let pool = self.pool();
-        let num = self.num;
-        let profiler = self.profiler.clone();
-        let place = self.place(site, emulated::queue_number(q));
-        let dev = self.emulated(num);
-        for op in ops {
-            if let Err(e) = dev.data_op(DataPhase::RegionEntry, op, false, false, q) {
-                return report(ctx, e);
-            }
-        }
-        let mut slots = args.to_vec();
-        for (slot, p) in slots.iter_mut().zip(&desc.params) {
-            if p.is_array() {
-                let a = dev.device_array(*slot as usize as *mut ArrayHeader);
-                crate::array::retain(a);
-                *slot = a as usize as u64;
-            }
-        }
-        let results = Arc::new(Mutex::new(None));
-        let (mailbox, out) = (dev.mailbox(), results.clone());
-        let (globals, desc_ptr) = (SendPtr((*ctx).globals), SendPtr(desc as *const RegionDesc));
-        let job = move || {
-            let globals = globals;
-            let desc_ptr = desc_ptr;
-            // SAFETY: see `SendPtr`; the slots hold references on their arrays.
-            let desc = unsafe { &*desc_ptr.0 };
-            let start = Instant::now();
-            let r = unsafe {
-                launch::run_gangs_threaded(
-                    &pool,
-                    globals.0 as *mut u64,
-                    DEVICE_EMULATED,
-                    desc,
-                    func,
-                    &slots,
-                    gangs,
-                )
-            };
-            let launch = EventKind::Launch {
-                gangs: gangs as u32,
-                workers: 1,
-                vector: 1,
-            };
-            profiler.record(place, launch, start, Instant::now());
-            for (slot, p) in slots.iter().zip(&desc.params) {
-                if p.is_array() {
-                    // SAFETY: the reference taken when the job was made.
-                    unsafe { crate::array::release(*slot as usize as *mut ArrayHeader) };
-                }
-            }
-            *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.args);
-            let mut m = mailbox.lock().unwrap_or_else(|e| e.into_inner());
-            m.push(emulated::Completion {
-                output: r.output,
-                error: r.error,
-            });
-        };
-        dev.run(q, Box::new(job));
-        for op in ops {
-            if let Err(e) = dev.data_op(DataPhase::RegionExit, op, false, false, q) {
-                report(ctx, e);
-                break;
-            }
-        }
-        if q == QueueArg::Sync || desc.has_results() {
-            if let QueueArg::Async(id) = q {
-                dev.wait(id);
-            }
-            dev.drain(ctx);
-            if let Some(after) = results.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                for (i, p) in desc.params.iter().enumerate() {
-                    if p.pass == crate::launch::ParamPass::InOut {
-                        args[i] = after[i];
-                    }
-                }
-            }
-        }
-    }
-
-    /// A queue argument of compiled code, or `None` after recording a bad one.
-    unsafe fn queue_arg(&self, ctx: *mut Ctx, queue: i64, site: u32) -> Option<QueueArg> {
-        if self.opts.synchronous {
-            return Some(QueueArg::Sync);
-        }
-        match QueueArg::decode(queue, host_state(ctx).default_async()) {
-            Ok(q) => Some(q),
-            Err(kind) => {
-                crate::host::fail(ctx, kind, Some(site));
-                None
-            }
-        }
-    }
-
-    /// A `wait(…)` clause on the current emulated device before an operation on `q`: the
-    /// host waits for a synchronous operation, the queue for an asynchronous one. False after
-    /// recording an error.
-    unsafe fn wait_clause(
-        &mut self,
-        ctx: *mut Ctx,
-        waits: Option<&[i64]>,
-        q: QueueArg,
-        site: u32,
-    ) -> bool {
-        let Some(waits) = waits else { return true };
-        let ids = match decode_queues(waits, host_state(ctx).default_async()) {
-            Ok(ids) => ids,
-            Err(kind) => {
-                crate::host::fail(ctx, kind, Some(site));
-                return false;
-            }
-        };
-        self.wait_on(ctx, &ids, waits.is_empty(), q, site);
-        (*ctx).status == crate::abi::STATUS_OK
-    }
-
-    /// Waits for queues `ids` (all queues when `all`): the host blocks (`q` is `Sync`) or
-    /// queue `q` waits.
-    unsafe fn wait_on(
-        &mut self,
-        ctx: *mut Ctx,
-        ids: &[QueueId],
-        all: bool,
-        q: QueueArg,
-        site: u32,
-    ) {
-        let place = self.place(site, emulated::queue_number(q));
-        let profiler = self.profiler.clone();
-        let Some(dev) = self.current_emulated() else {
-            return;
-        };
-        let start = Instant::now();
-        let ids: Vec<QueueId> = if all {
-            dev.queues().used()
-        } else {
-            ids.to_vec()
-        };
-        match q {
-            QueueArg::Sync => {
-                if all {
-                    dev.wait_all();
-                } else {
-                    for &id in &ids {
-                        dev.wait(id);
-                    }
-                }
-                dev.drain(ctx);
-            }
-            QueueArg::Async(r) => dev.queues().submit_wait(r, &ids),
-        }
-        profiler.record(place, EventKind::Wait, start, Instant::now());
-    }
-
-    /// `acc_rt_data`: a data directive, or one side of a `data` construct.
-    ///
-    /// # Safety
-    /// `ctx` is a live context; the ops' arrays are live.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn data(
-        &mut self,
-        ctx: *mut Ctx,
-        phase: DataPhase,
-        ops: &[DataOpArg],
-        finalize: bool,
-        if_present: bool,
-        queue: i64,
-        waits: Option<&[i64]>,
-        site: u32,
-    ) {
-        let now = Instant::now();
-        let event = match phase {
-            DataPhase::RegionExit => EventKind::RegionExit,
-            _ => EventKind::RegionEnter,
-        };
-        self.profiler
-            .record(self.place(site, None), event, now, now);
-        if self.kind != DeviceKind::Emulated {
-            return;
-        }
-        let Some(q) = self.queue_arg(ctx, queue, site) else {
-            return;
-        };
-        if !self.wait_clause(ctx, waits, q, site) {
-            return;
-        }
-        let num = self.num;
-        let dev = self.emulated(num);
-        for op in ops {
-            if let Err(e) = dev.data_op(phase, op, finalize, if_present, q) {
-                return report(ctx, e);
-            }
-        }
-    }
-
-    /// `acc wait(queues…) [async(q)]` (`all`: `acc wait` with no list).
-    ///
-    /// # Safety
-    /// `ctx` is a live context.
-    pub unsafe fn wait(&mut self, ctx: *mut Ctx, queues: &[i64], all: bool, queue: i64, site: u32) {
-        if self.kind != DeviceKind::Emulated {
-            return;
-        }
-        let Some(q) = self.queue_arg(ctx, queue, site) else {
-            return;
-        };
-        let ids = match decode_queues(queues, host_state(ctx).default_async()) {
-            Ok(ids) => ids,
-            Err(kind) => return crate::host::fail(ctx, kind, Some(site)),
-        };
-        self.wait_on(ctx, &ids, all, q, site);
-    }
-
-    /// A data routine (`acc_copyin(a)` …) on the current device: a dynamic data op.
-    ///
-    /// # Safety
-    /// `ctx` is a live context; `op.array` is live.
-    pub unsafe fn routine(&mut self, ctx: *mut Ctx, phase: DataPhase, op: &DataOpArg) {
-        let site = op.site;
-        self.data(
-            ctx,
-            phase,
-            std::slice::from_ref(op),
-            false,
-            false,
-            ASYNC_SYNC,
-            None,
-            site,
-        );
-    }
-
-    /// `acc_is_present(a)`: always true on devices that share host memory.
-    ///
-    /// # Safety
-    /// `ctx` is a live context; `op.array` is live.
-    pub unsafe fn is_present(&mut self, ctx: *mut Ctx, op: &DataOpArg) -> bool {
-        let Some(dev) = self.current_emulated() else {
-            return true;
-        };
-        match dev.is_present(op) {
-            Ok(p) => p,
-            Err(kind) => {
-                crate::host::fail(ctx, kind, Some(op.site));
-                false
-            }
-        }
-    }
-
-    /// `acc_async_test(q)` / `acc_async_test_all()` (`None`).
-    pub fn async_test(&mut self, q: Option<QueueId>) -> bool {
-        match self.current_emulated() {
-            None => true,
-            Some(dev) => match q {
-                Some(id) => dev.queues().test(id),
-                None => dev.queues().test_all(),
-            },
-        }
-    }
+/// The current device as the directives see it.
+pub(super) enum Current<'a> {
+    /// Host memory: data directives move nothing, queues are always drained.
+    Shared,
+    Emulated(&'a mut Emulated),
+    Nvidia(&'a mut Nvidia),
 }

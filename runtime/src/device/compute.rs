@@ -1,0 +1,334 @@
+//! Compute constructs on the current device (`Devices::launch`): the shared-memory devices
+//! run the gangs on the caller's context or the pool; `emulated` queues the kernel on its
+//! device copies; `nvidia` launches the region's GPU kernel, or runs it on the host on mirrors
+//! of the GPU's data when there is none yet.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::ops::{DataOpArg, DataPhase, QueueArg};
+use super::{emulated, internal, report, Current, DeviceKind, Devices, SECTION_ABSENT};
+use super::{DEVICE_EMULATED, DEVICE_MULTICORE, DEVICE_NVIDIA};
+use crate::abi::{ArrayHeader, Ctx};
+use crate::error::{RunError, RunErrorKind};
+use crate::host::host_state;
+use crate::launch::{self, ComputeKind, RegionDesc};
+use crate::profile::EventKind;
+
+/// One launch of a compute construct, as compiled code describes it (`acc_rt_launch`).
+pub struct Launch<'a> {
+    pub desc: &'a RegionDesc,
+    /// One slot per region parameter; the results' slots are updated on return.
+    pub args: &'a mut [u64],
+    /// The construct's data clauses.
+    pub ops: &'a [DataOpArg],
+    /// `num_gangs`, `num_workers`, `vector_length` for `nvidia`, `host`, `multicore`
+    /// (`SECTION_ABSENT` where not given).
+    pub sizes: &'a [i64; 9],
+    /// The `async` value (`ASYNC_SYNC` without the clause).
+    pub queue: i64,
+    /// The `wait` clause's queues (`None` without it).
+    pub waits: Option<&'a [i64]>,
+    pub site: u32,
+}
+
+/// A pointer that a queued job carries to another thread.
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*const T);
+// SAFETY: what it points at outlives every queued job (the engine waits for all queues at the
+// end of a run; region descriptors live as long as their code) and is only read.
+unsafe impl<T> Send for SendPtr<T> {}
+
+impl Devices {
+    /// The gang count of a launch on the current device: `num_gangs` for its type (the
+    /// `nvidia` one on `emulated`, which stands in for a GPU), else one per pool thread on
+    /// the threaded devices and 1 on `host`; always 1 for `serial` and `kernels`.
+    pub(super) fn gangs(&self, desc: &RegionDesc, sizes: &[i64; 9], kind: DeviceKind) -> i64 {
+        if desc.kind != ComputeKind::Parallel {
+            return 1;
+        }
+        let (given, default) = match kind {
+            DeviceKind::Host => (sizes[3], 1),
+            DeviceKind::Multicore => (sizes[6], self.opts.threads as i64),
+            DeviceKind::Emulated | DeviceKind::Nvidia => (sizes[0], self.opts.threads as i64),
+        };
+        if given == SECTION_ABSENT {
+            default
+        } else {
+            given.max(1)
+        }
+    }
+
+    /// Runs a region on the host or multicore device, or on the host for `if(false)`.
+    ///
+    /// # Safety
+    /// As `entry::acc_rt_launch`.
+    unsafe fn launch_shared_memory(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>, kind: DeviceKind) {
+        let Launch {
+            desc,
+            ref mut args,
+            sizes,
+            site,
+            ..
+        } = *l;
+        let Some(func) = desc.func() else {
+            return internal(ctx, "a region launched before its code was finalized");
+        };
+        let gangs = self.gangs(desc, sizes, kind);
+        let start = std::time::Instant::now();
+        if kind == DeviceKind::Host || gangs == 1 {
+            let out = launch::run_gangs_inline(ctx, desc, func, args, gangs);
+            args.copy_from_slice(&out);
+        } else {
+            let pool = self.pool();
+            let r = launch::run_gangs_threaded(
+                &pool,
+                (*ctx).globals,
+                DEVICE_MULTICORE,
+                desc,
+                func,
+                args,
+                gangs,
+            );
+            host_state(ctx).write(&r.output);
+            if let Some(e) = r.error {
+                report(ctx, e);
+            }
+            args.copy_from_slice(&r.args);
+        }
+        let place = self.place(site, None);
+        self.profiler.record(
+            place,
+            EventKind::Launch {
+                gangs: gangs as u32,
+                workers: 1,
+                vector: 1,
+            },
+            start,
+            std::time::Instant::now(),
+        );
+    }
+
+    /// `acc_rt_launch`: a compute construct's data entry, the kernel, the data exit (`cond`
+    /// false: `if(false)`, on the host with no data movement).
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `l.args` matches `l.desc.params`; the ops' arrays are live.
+    pub unsafe fn launch(&mut self, ctx: *mut Ctx, mut l: Launch<'_>, cond: bool) {
+        let site = l.site;
+        let now = Instant::now();
+        self.profiler
+            .record(self.place(site, None), EventKind::RegionEnter, now, now);
+        match (cond, self.kind) {
+            (false, _) => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
+            (true, DeviceKind::Emulated) => self.launch_emulated(ctx, &mut l),
+            (true, DeviceKind::Nvidia) => self.launch_nvidia(ctx, &mut l),
+            (true, kind) => self.launch_shared_memory(ctx, &mut l, kind),
+        }
+        let now = Instant::now();
+        self.profiler
+            .record(self.place(site, None), EventKind::RegionExit, now, now);
+    }
+
+    unsafe fn launch_emulated(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            sizes,
+            queue,
+            waits,
+            site,
+        } = *l;
+        let Some(func) = desc.func() else {
+            return internal(ctx, "a region launched before its code was finalized");
+        };
+        let Some(q) = self.queue_arg(ctx, queue, site) else {
+            return;
+        };
+        if !self.wait_clause(ctx, waits, q, site) {
+            return;
+        }
+        let gangs = self.gangs(desc, sizes, DeviceKind::Emulated);
+        let pool = self.pool();
+        let num = self.num;
+        let profiler = self.profiler.clone();
+        let place = self.place(site, emulated::queue_number(q));
+        let dev = self.emulated(num);
+        for op in ops {
+            if let Err(e) = dev.data_op(DataPhase::RegionEntry, op, false, false, q) {
+                return report(ctx, e);
+            }
+        }
+        let mut slots = args.to_vec();
+        for (slot, p) in slots.iter_mut().zip(&desc.params) {
+            if p.is_array() {
+                let a = dev.device_array(*slot as usize as *mut ArrayHeader);
+                crate::array::retain(a);
+                *slot = a as usize as u64;
+            }
+        }
+        let results = Arc::new(Mutex::new(None));
+        let (mailbox, out) = (dev.mailbox(), results.clone());
+        let (globals, desc_ptr) = (SendPtr((*ctx).globals), SendPtr(desc as *const RegionDesc));
+        let job = move || {
+            let globals = globals;
+            let desc_ptr = desc_ptr;
+            // SAFETY: see `SendPtr`; the slots hold references on their arrays.
+            let desc = unsafe { &*desc_ptr.0 };
+            let start = Instant::now();
+            let r = unsafe {
+                launch::run_gangs_threaded(
+                    &pool,
+                    globals.0 as *mut u64,
+                    DEVICE_EMULATED,
+                    desc,
+                    func,
+                    &slots,
+                    gangs,
+                )
+            };
+            let launch = EventKind::Launch {
+                gangs: gangs as u32,
+                workers: 1,
+                vector: 1,
+            };
+            profiler.record(place, launch, start, Instant::now());
+            for (slot, p) in slots.iter().zip(&desc.params) {
+                if p.is_array() {
+                    // SAFETY: the reference taken when the job was made.
+                    unsafe { crate::array::release(*slot as usize as *mut ArrayHeader) };
+                }
+            }
+            *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.args);
+            let mut m = mailbox.lock().unwrap_or_else(|e| e.into_inner());
+            m.push(emulated::Completion {
+                output: r.output,
+                error: r.error,
+            });
+        };
+        dev.run(q, Box::new(job));
+        for op in ops {
+            if let Err(e) = dev.data_op(DataPhase::RegionExit, op, false, false, q) {
+                report(ctx, e);
+                break;
+            }
+        }
+        if q == QueueArg::Sync || desc.has_results() {
+            if let QueueArg::Async(id) = q {
+                dev.wait(id);
+            }
+            dev.drain(ctx);
+            if let Some(after) = results.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                for (i, p) in desc.params.iter().enumerate() {
+                    if p.pass.is_result() {
+                        args[i] = after[i];
+                    }
+                }
+            }
+        }
+    }
+
+    /// A compute construct on the current GPU.
+    unsafe fn launch_nvidia(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {
+        let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
+            return;
+        };
+        if !self.wait_clause(ctx, l.waits, q, l.site) {
+            return;
+        }
+        let (desc, site) = (l.desc, l.site);
+        // Device printf output appears when the GPU synchronizes: the host's goes first.
+        let _ = host_state(ctx).flush();
+        let native = matches!(desc.gpu.kernel.get(), Some(Ok(_)));
+        let done = match self.current_device() {
+            Ok(Current::Nvidia(gpu)) if native => gpu.launch(ctx, l, q),
+            Ok(Current::Nvidia(_)) => self.launch_for_gpu_on_host(ctx, l, q),
+            Ok(_) => Ok(()),
+            Err(e) => Err(RunError {
+                kind: e,
+                site: Some(site),
+            }),
+        };
+        if let Err(e) = done {
+            report(ctx, e);
+        }
+    }
+
+    /// A region the GPU has no kernel for (jit-ptx does not emit it yet), run on the host in
+    /// the GPU's place: each array argument present on the GPU is mirrored into a temporary
+    /// host array (so the host's own copy is left alone, as a GPU run would), the gangs run on
+    /// the pool, and the mirrors go back to the GPU. Correct for any region; slow (every array
+    /// crosses the bus twice). Asynchronous launches of such regions run synchronously.
+    unsafe fn launch_for_gpu_on_host(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &mut Launch<'_>,
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            sizes,
+            site,
+            ..
+        } = *l;
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        let Some(func) = desc.func() else {
+            return Err(at(RunErrorKind::Internal {
+                message: "a region launched before its code was finalized".into(),
+            }));
+        };
+        if let QueueArg::Async(id) = q {
+            self.wait_on(ctx, &[id], false, QueueArg::Sync, site);
+        }
+        let pool = self.pool();
+        let gangs = self.gangs(desc, sizes, DeviceKind::Nvidia);
+        let Ok(Current::Nvidia(gpu)) = self.current_device() else {
+            return Ok(());
+        };
+        for op in ops {
+            gpu.data_op(DataPhase::RegionEntry, op, false, false, QueueArg::Sync)?;
+        }
+        let mut slots = args.to_vec();
+        let mut mirrors = Vec::new();
+        for (slot, p) in slots.iter_mut().zip(&desc.params) {
+            if p.is_array() {
+                let host = *slot as usize as *mut ArrayHeader;
+                if let Some(temp) = gpu.mirror(host).map_err(at)? {
+                    mirrors.push((host, temp));
+                    *slot = temp as usize as u64;
+                }
+            }
+        }
+        let r = launch::run_gangs_threaded(
+            &pool,
+            (*ctx).globals,
+            DEVICE_NVIDIA,
+            desc,
+            func,
+            &slots,
+            gangs,
+        );
+        for (host, temp) in mirrors {
+            gpu.unmirror(host, temp).map_err(at)?;
+        }
+        host_state(ctx).write(&r.output);
+        if let Some(e) = r.error {
+            return Err(e);
+        }
+        for (i, p) in desc.params.iter().enumerate() {
+            if p.pass.is_result() {
+                args[i] = r.args[i];
+            }
+        }
+        for op in ops {
+            gpu.data_op(DataPhase::RegionExit, op, false, false, QueueArg::Sync)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! Data directives, waits and the runtime routines' questions on the current device.
+
+use std::time::Instant;
+
+use super::ops::{decode_queues, DataOpArg, DataPhase, QueueArg};
+use super::{emulated, report, Current, DeviceKind, Devices, ASYNC_SYNC};
+use crate::abi::Ctx;
+use crate::error::RunError;
+use crate::host::host_state;
+use crate::profile::EventKind;
+use crate::queue::QueueId;
+
+impl Devices {
+    /// A queue argument of compiled code, or `None` after recording a bad one.
+    pub(super) unsafe fn queue_arg(
+        &self,
+        ctx: *mut Ctx,
+        queue: i64,
+        site: u32,
+    ) -> Option<QueueArg> {
+        if self.opts.synchronous {
+            return Some(QueueArg::Sync);
+        }
+        match QueueArg::decode(queue, host_state(ctx).default_async()) {
+            Ok(q) => Some(q),
+            Err(kind) => {
+                crate::host::fail(ctx, kind, Some(site));
+                None
+            }
+        }
+    }
+
+    /// A `wait(…)` clause on the current emulated device before an operation on `q`: the
+    /// host waits for a synchronous operation, the queue for an asynchronous one. False after
+    /// recording an error.
+    pub(super) unsafe fn wait_clause(
+        &mut self,
+        ctx: *mut Ctx,
+        waits: Option<&[i64]>,
+        q: QueueArg,
+        site: u32,
+    ) -> bool {
+        let Some(waits) = waits else { return true };
+        let ids = match decode_queues(waits, host_state(ctx).default_async()) {
+            Ok(ids) => ids,
+            Err(kind) => {
+                crate::host::fail(ctx, kind, Some(site));
+                return false;
+            }
+        };
+        self.wait_on(ctx, &ids, waits.is_empty(), q, site);
+        (*ctx).status == crate::abi::STATUS_OK
+    }
+
+    /// Waits for queues `ids` (all queues when `all`): the host blocks (`q` is `Sync`) or
+    /// queue `q` waits.
+    pub(super) unsafe fn wait_on(
+        &mut self,
+        ctx: *mut Ctx,
+        ids: &[QueueId],
+        all: bool,
+        q: QueueArg,
+        site: u32,
+    ) {
+        let place = self.place(site, emulated::queue_number(q));
+        let profiler = self.profiler.clone();
+        let start = Instant::now();
+        match self.current_device() {
+            Err(e) => return crate::host::fail(ctx, e, Some(site)),
+            Ok(Current::Shared) => return,
+            Ok(Current::Emulated(dev)) => {
+                let ids: Vec<QueueId> = if all {
+                    dev.queues().used()
+                } else {
+                    ids.to_vec()
+                };
+                match q {
+                    QueueArg::Sync => {
+                        if all {
+                            dev.wait_all();
+                        } else {
+                            for &id in &ids {
+                                dev.wait(id);
+                            }
+                        }
+                        dev.drain(ctx);
+                    }
+                    QueueArg::Async(r) => dev.queues().submit_wait(r, &ids),
+                }
+            }
+            Ok(Current::Nvidia(gpu)) => match q {
+                QueueArg::Sync if all => gpu.wait(ctx, None),
+                QueueArg::Sync => ids.iter().for_each(|&id| gpu.wait(ctx, Some(id))),
+                QueueArg::Async(r) => {
+                    let ids = if all { gpu.queues_used() } else { ids.to_vec() };
+                    if let Err(e) = gpu.join(r, &ids) {
+                        crate::host::fail(ctx, e, Some(site));
+                    }
+                }
+            },
+        }
+        profiler.record(place, EventKind::Wait, start, Instant::now());
+    }
+
+    /// `acc_rt_data`: a data directive, or one side of a `data` construct.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; the ops' arrays are live.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn data(
+        &mut self,
+        ctx: *mut Ctx,
+        phase: DataPhase,
+        ops: &[DataOpArg],
+        finalize: bool,
+        if_present: bool,
+        queue: i64,
+        waits: Option<&[i64]>,
+        site: u32,
+    ) {
+        let now = Instant::now();
+        let event = match phase {
+            DataPhase::RegionExit => EventKind::RegionExit,
+            _ => EventKind::RegionEnter,
+        };
+        self.profiler
+            .record(self.place(site, None), event, now, now);
+        if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
+            return;
+        }
+        let Some(q) = self.queue_arg(ctx, queue, site) else {
+            return;
+        };
+        if !self.wait_clause(ctx, waits, q, site) {
+            return;
+        }
+        let done = match self.current_device() {
+            Err(e) => Err(RunError {
+                kind: e,
+                site: Some(site),
+            }),
+            Ok(Current::Shared) => Ok(()),
+            Ok(Current::Emulated(dev)) => ops
+                .iter()
+                .try_for_each(|op| dev.data_op(phase, op, finalize, if_present, q)),
+            Ok(Current::Nvidia(gpu)) => ops
+                .iter()
+                .try_for_each(|op| gpu.data_op(phase, op, finalize, if_present, q)),
+        };
+        if let Err(e) = done {
+            report(ctx, e);
+        }
+    }
+
+    /// `acc wait(queues…) [async(q)]` (`all`: `acc wait` with no list).
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub unsafe fn wait(&mut self, ctx: *mut Ctx, queues: &[i64], all: bool, queue: i64, site: u32) {
+        if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
+            return;
+        }
+        let Some(q) = self.queue_arg(ctx, queue, site) else {
+            return;
+        };
+        let ids = match decode_queues(queues, host_state(ctx).default_async()) {
+            Ok(ids) => ids,
+            Err(kind) => return crate::host::fail(ctx, kind, Some(site)),
+        };
+        self.wait_on(ctx, &ids, all, q, site);
+    }
+
+    /// A data routine (`acc_copyin(a)` …) on the current device: a dynamic data op.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `op.array` is live.
+    pub unsafe fn routine(&mut self, ctx: *mut Ctx, phase: DataPhase, op: &DataOpArg) {
+        let site = op.site;
+        self.data(
+            ctx,
+            phase,
+            std::slice::from_ref(op),
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            site,
+        );
+    }
+
+    /// `acc_is_present(a)`: always true on devices that share host memory.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `op.array` is live.
+    pub unsafe fn is_present(&mut self, ctx: *mut Ctx, op: &DataOpArg) -> bool {
+        let present = match self.current_device() {
+            Err(e) => Err(e),
+            Ok(Current::Shared) => Ok(true),
+            Ok(Current::Emulated(dev)) => dev.is_present(op),
+            Ok(Current::Nvidia(gpu)) => gpu.is_present(op),
+        };
+        match present {
+            Ok(p) => p,
+            Err(kind) => {
+                crate::host::fail(ctx, kind, Some(op.site));
+                false
+            }
+        }
+    }
+
+    /// `acc_async_test(q)` / `acc_async_test_all()` (`None`).
+    pub fn async_test(&mut self, q: Option<QueueId>) -> bool {
+        match self.current_device() {
+            Err(_) | Ok(Current::Shared) => true,
+            Ok(Current::Emulated(dev)) => match q {
+                Some(id) => dev.queues().test(id),
+                None => dev.queues().test_all(),
+            },
+            Ok(Current::Nvidia(gpu)) => gpu.test(q),
+        }
+    }
+}

@@ -1,0 +1,771 @@
+//! The `nvidia` device: a CUDA GPU through cudarc's driver API (`cudarc::driver::result`, the
+//! thin layer over `cu*` calls, so that a launch costs one `cuLaunchKernel` and no wrapper
+//! bookkeeping).
+//!
+//! - Memory (`CudaMemory`, the `Memory` of `Discrete`, which owns the data rules): a device
+//!   copy is the array's data plus a 64-byte header laid out like `ArrayHeader`'s prefix
+//!   (`data`, `len`, `dims`), which kernels receive (jit-ptx's kernel ABI).
+//! - Queues are CUDA streams (one per async queue, made on first use, plus one for synchronous
+//!   work); `wait(q) async(r)` is an event recorded on `q` that `r` waits for.
+//! - Modules are loaded once per PTX text (cached by content); a PTX the driver rejects is
+//!   reported with the driver's JIT log.
+//! - Device errors: every kernel shares one error record in page-locked host memory mapped
+//!   into the GPU (the first failing thread wins it); it is read at each synchronization point
+//!   and reported with its site. Results and reduction partials come back the same way. Out of device
+//!   memory, launch failures and illegal addresses become run-time errors at the construct;
+//!   the device stays usable after an error in device code (a sticky driver error, such as an
+//!   illegal address, leaves the context unusable: the runtime says so).
+//!
+//! Nothing here runs unless `sys::is_culib_present()` says the driver library exists.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use cudarc::driver::{result, sys};
+
+use super::discrete::{Discrete, Memory};
+use super::ops::{DataOpArg, DataPhase, QueueArg};
+use super::Launch;
+use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
+use crate::array;
+use crate::error::{RunError, RunErrorKind};
+use crate::launch::{self, ComputeKind, GpuKernel, ParamPass, RegionDesc};
+use crate::presence::Section;
+use crate::profile::{DeviceRef, EventKind, Place, Profiler};
+use crate::queue::QueueId;
+
+/// Bytes of the error record kernels fill (jit-ptx's ABI): status, site, kind, dim, index,
+/// shape[6].
+const ERROR_RECORD: usize = 80;
+
+/// How many GPUs the driver reports (0 without a driver).
+pub fn gpu_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        // SAFETY: only looks for the library.
+        if !unsafe { sys::is_culib_present() } || result::init().is_err() {
+            return 0;
+        }
+        result::device::get_count().map_or(0, |n| n.max(0) as usize)
+    })
+}
+
+fn driver_error(what: &str, e: result::DriverError) -> RunErrorKind {
+    let name = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let message = match e.0 {
+        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => format!("out of device memory {what}"),
+        sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => {
+            format!("illegal address on the device {what} ({name}); the GPU context is lost")
+        }
+        _ => format!("the GPU failed {what}: {name}"),
+    };
+    RunErrorKind::Device { message }
+}
+
+/// A device copy: the data and its header.
+pub(crate) struct CudaCopy {
+    pub data: sys::CUdeviceptr,
+    pub header: sys::CUdeviceptr,
+}
+
+pub(crate) struct CudaMemory {
+    num: usize,
+    sync: sys::CUstream,
+    queues: HashMap<QueueId, sys::CUstream>,
+    profiler: Arc<Profiler>,
+}
+
+impl CudaMemory {
+    fn stream(&mut self, q: QueueArg) -> Result<sys::CUstream, RunErrorKind> {
+        match q {
+            QueueArg::Sync => Ok(self.sync),
+            QueueArg::Async(id) => {
+                if let Some(&s) = self.queues.get(&id) {
+                    return Ok(s);
+                }
+                let s = result::stream::create(result::stream::StreamKind::NonBlocking)
+                    .map_err(|e| driver_error("making a queue", e))?;
+                self.queues.insert(id, s);
+                Ok(s)
+            }
+        }
+    }
+
+    fn place(&self, site: u32, q: QueueArg) -> Place {
+        Place {
+            site,
+            device: DeviceRef {
+                kind: "nvidia",
+                num: self.num as u32,
+            },
+            queue: super::emulated::queue_number(q),
+        }
+    }
+
+    /// Waits for a synchronous operation's stream.
+    fn finish_sync(&self, q: QueueArg) -> Result<(), RunErrorKind> {
+        if q == QueueArg::Sync {
+            // SAFETY: a stream of this device.
+            unsafe { result::stream::synchronize(self.sync) }
+                .map_err(|e| driver_error("synchronizing", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Memory for CudaMemory {
+    type Copy = CudaCopy;
+
+    fn name(&self) -> String {
+        format!("nvidia:{}", self.num)
+    }
+
+    unsafe fn alloc(&mut self, host: *mut ArrayHeader) -> Result<CudaCopy, RunErrorKind> {
+        let size = array::elem_size((*host).elem).unwrap_or(1);
+        let bytes = ((*host).len as usize * size).max(1);
+        let what = format!("allocating {bytes} bytes on nvidia:{}", self.num);
+        let data = result::malloc_async(self.sync, bytes).map_err(|e| driver_error(&what, e))?;
+        let header = match result::malloc_async(self.sync, 64) {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = result::free_async(data, self.sync);
+                return Err(driver_error(&what, e));
+            }
+        };
+        let mut words = [1u64; 8];
+        words[0] = data;
+        words[1] = (*host).len as u64;
+        for (w, d) in words[2..]
+            .iter_mut()
+            .zip((*host).dims.iter().take(MAX_RANK))
+        {
+            *w = *d as u64;
+        }
+        result::memcpy_htod_async(header, &words, self.sync)
+            .and_then(|_| result::stream::synchronize(self.sync))
+            .map_err(|e| driver_error(&what, e))?;
+        Ok(CudaCopy { data, header })
+    }
+
+    fn free(&mut self, copy: CudaCopy, q: QueueArg) {
+        // Stream-ordered: the memory goes once the queue's earlier work is done.
+        if let Ok(s) = self.stream(q) {
+            // SAFETY: allocated with `malloc_async` and freed once.
+            unsafe {
+                let _ = result::free_async(copy.data, s);
+                let _ = result::free_async(copy.header, s);
+            }
+        }
+    }
+
+    unsafe fn transfer(
+        &mut self,
+        host: *mut ArrayHeader,
+        copy: &CudaCopy,
+        section: &Section,
+        upload: bool,
+        site: u32,
+        q: QueueArg,
+    ) -> Result<(), RunErrorKind> {
+        let stream = self.stream(q)?;
+        let size = array::elem_size((*host).elem).unwrap_or(1);
+        let start = Instant::now();
+        let mut bytes = 0u64;
+        for (offset, len) in section.runs(array::shape(host)) {
+            let (o, n) = (offset as usize * size, len as usize * size);
+            let h = std::slice::from_raw_parts_mut((*host).data.add(o), n);
+            let d = copy.data + o as u64;
+            let done = if upload {
+                result::memcpy_htod_async(d, h, stream)
+            } else {
+                result::memcpy_dtoh_async(h, d, stream)
+            };
+            done.map_err(|e| driver_error("copying data", e))?;
+            bytes += n as u64;
+        }
+        self.finish_sync(q)?;
+        let kind = if upload {
+            EventKind::Upload { bytes }
+        } else {
+            EventKind::Download { bytes }
+        };
+        self.profiler
+            .record(self.place(site, q), kind, start, Instant::now());
+        Ok(())
+    }
+}
+
+/// One GPU.
+pub struct Nvidia {
+    data: Discrete<CudaMemory>,
+    /// Loaded modules by a hash of their PTX text, and their functions.
+    modules: HashMap<u64, sys::CUmodule>,
+    functions: HashMap<(u64, String), sys::CUfunction>,
+    /// The error record every kernel of this device shares.
+    error: Pinned,
+    /// Launches' results and reduction partials (one launch with results at a time: such a
+    /// launch waits for its kernel).
+    scratch: Pinned,
+    multiprocessors: u32,
+    /// The device's primary context, made current on the host thread before each use (with
+    /// several GPUs, the current one changes).
+    context: sys::CUcontext,
+    /// The string literals of the last kernel launched (a device `assert` names its message
+    /// by index; one compile's kernels share them).
+    strings: Arc<[String]>,
+}
+
+impl Nvidia {
+    pub(crate) fn new(num: usize, profiler: Arc<Profiler>) -> Result<Nvidia, RunErrorKind> {
+        let fail = |e| driver_error(&format!("opening nvidia:{num}"), e);
+        // SAFETY: the driver was found and initialized (`gpu_count`); the primary context is
+        // retained for the life of the process.
+        unsafe {
+            let dev = result::device::get(num as i32).map_err(fail)?;
+            let cx = result::primary_ctx::retain(dev).map_err(fail)?;
+            result::ctx::set_current(cx).map_err(fail)?;
+            let sms = result::device::get_attribute(
+                dev,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(fail)?;
+            let sync =
+                result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
+            let error = Pinned::new(ERROR_RECORD)?;
+            let scratch = Pinned::new(64 * 1024)?;
+            Ok(Nvidia {
+                data: Discrete::new(CudaMemory {
+                    num,
+                    sync,
+                    queues: HashMap::new(),
+                    profiler,
+                }),
+                modules: HashMap::new(),
+                functions: HashMap::new(),
+                error,
+                scratch,
+                multiprocessors: sms.max(1) as u32,
+                context: cx,
+                strings: Arc::from(Vec::new()),
+            })
+        }
+    }
+
+    pub(crate) fn present_arrays(&self) -> usize {
+        self.data.present_arrays()
+    }
+
+    /// Makes this GPU's context the host thread's current one.
+    pub(crate) fn make_current(&self) -> Result<(), RunErrorKind> {
+        // SAFETY: the primary context retained in `new`.
+        unsafe { result::ctx::set_current(self.context) }
+            .map_err(|e| driver_error("selecting the GPU", e))
+    }
+
+    /// `(total, free)` device memory in bytes.
+    pub(crate) fn memory(&self) -> Option<(u64, u64)> {
+        self.make_current().ok()?;
+        let (free, total) = result::mem_get_info().ok()?;
+        Some((total as u64, free as u64))
+    }
+
+    /// # Safety
+    /// `op.array` is a live array.
+    pub(crate) unsafe fn data_op(
+        &mut self,
+        phase: DataPhase,
+        op: &DataOpArg,
+        finalize: bool,
+        if_present: bool,
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.data_op(phase, op, finalize, if_present, q)
+    }
+
+    /// # Safety
+    /// `op.array` is a live array.
+    pub(crate) unsafe fn is_present(&self, op: &DataOpArg) -> Result<bool, RunErrorKind> {
+        self.data.is_present(op)
+    }
+
+    /// The function of a kernel, loading its module on first use.
+    fn function(&mut self, k: &GpuKernel) -> Result<sys::CUfunction, RunErrorKind> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        k.ptx.hash(&mut h);
+        let key = h.finish();
+        if let Some(&f) = self.functions.get(&(key, k.name.clone())) {
+            return Ok(f);
+        }
+        let module = match self.modules.get(&key) {
+            Some(&m) => m,
+            None => {
+                let m = load_module(&k.ptx)?;
+                self.modules.insert(key, m);
+                m
+            }
+        };
+        let name = CString::new(k.name.clone()).map_err(|_| RunErrorKind::Internal {
+            message: "a kernel name with a NUL".into(),
+        })?;
+        // SAFETY: a loaded module.
+        let f = unsafe { result::module::get_function(module, name) }
+            .map_err(|e| driver_error(&format!("finding kernel `{}`", k.name), e))?;
+        self.functions.insert((key, k.name.clone()), f);
+        Ok(f)
+    }
+
+    /// A compute construct on this GPU.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    pub(crate) unsafe fn launch(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &mut Launch<'_>,
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            sizes,
+            site,
+            ..
+        } = *l;
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        let kernel = match desc.gpu.kernel.get() {
+            Some(Ok(k)) => k,
+            Some(Err(why)) => {
+                let message = format!("this `{}` cannot run on a GPU yet: {why}", desc.name);
+                return Err(at(RunErrorKind::Device { message }));
+            }
+            None => {
+                let message = format!("no GPU code was made for this `{}`", desc.name);
+                return Err(at(RunErrorKind::Device { message }));
+            }
+        };
+        let f = self.function(kernel).map_err(at)?;
+        self.strings = kernel.strings.clone();
+        for op in ops {
+            self.data
+                .data_op(DataPhase::RegionEntry, op, false, false, q)?;
+        }
+        let mut values = Vec::with_capacity(desc.params.len() + 3);
+        for (i, p) in desc.params.iter().enumerate() {
+            values.push(match p.pass {
+                ParamPass::Array | ParamPass::FirstPrivateArray | ParamPass::PrivateArray => {
+                    let host = args[i] as usize as *mut ArrayHeader;
+                    match self.data.copy_of(host) {
+                        Some(c) => c.header,
+                        None => {
+                            let message = "an array that is not on the GPU (`no_create` of \
+                                           absent data runs only on devices that share host \
+                                           memory)"
+                                .to_string();
+                            return Err(at(RunErrorKind::Device { message }));
+                        }
+                    }
+                }
+                _ => args[i],
+            });
+        }
+        let (mut grid, block) = self.shape(desc, sizes);
+        if kernel.one_gang {
+            grid = (1, 1, 1);
+        }
+        let stream = self.data.memory.stream(q).map_err(at)?;
+        let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
+        values.extend([scratch.results, scratch.partials, self.error.dev]);
+        let mut params: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut c_void)
+            .collect();
+        let start = Instant::now();
+        result::launch_kernel(f, grid, block, kernel.shared_bytes, stream, &mut params)
+            .map_err(|e| at(driver_error("launching a kernel", e)))?;
+        let place = self.data.memory.place(site, q);
+        let launched = EventKind::Launch {
+            gangs: grid.0,
+            workers: block.1,
+            vector: block.0,
+        };
+        for op in ops {
+            self.data
+                .data_op(DataPhase::RegionExit, op, false, false, q)?;
+        }
+        if q == QueueArg::Sync || desc.has_results() {
+            result::stream::synchronize(stream)
+                .map_err(|e| at(driver_error("running a kernel", e)))?;
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, Instant::now());
+            self.check_error(ctx);
+            scratch.results(desc, args, grid.0, &self.scratch);
+        } else {
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, start);
+        }
+        Ok(())
+    }
+
+    /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
+    /// of one thread for `serial` and 16 blocks of 128 threads per multiprocessor (kernels
+    /// loop over their iterations, so any grid is correct).
+    fn shape(&self, desc: &RegionDesc, sizes: &[i64; 9]) -> ((u32, u32, u32), (u32, u32, u32)) {
+        if desc.kind == ComputeKind::Serial {
+            return ((1, 1, 1), (1, 1, 1));
+        }
+        let given = |v: i64, default: u32, max: u32| {
+            if v == super::SECTION_ABSENT {
+                default
+            } else {
+                v.clamp(1, i64::from(max)) as u32
+            }
+        };
+        let gangs = given(sizes[0], self.multiprocessors * 16, i32::MAX as u32);
+        let workers = given(sizes[1], 1, 32);
+        let vector = given(sizes[2], 128, 1024 / workers);
+        ((gangs, 1, 1), (vector, workers, 1))
+    }
+
+    /// Reads the shared error record; a recorded error is reported in `ctx` and the record
+    /// cleared. (Call after a synchronization.)
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
+        let rec = self.error.slots(0, ERROR_RECORD / 8);
+        if rec[0] as u32 == 0 {
+            return;
+        }
+        let long = |at: usize| rec[at / 8] as i64;
+        let (site, kind, dim) = ((rec[0] >> 32) as u32, rec[1] as u32, (rec[1] >> 32) as u32);
+        let kind = match kind {
+            2 => RunErrorKind::DivZero,
+            3 => RunErrorKind::AssertFailed {
+                message: usize::try_from(long(16))
+                    .ok()
+                    .and_then(|i| self.strings.get(i).cloned()),
+            },
+            4 => RunErrorKind::BadDimension {
+                dim: long(16),
+                rank: dim,
+            },
+            _ => {
+                let shape: Vec<i64> = (0..MAX_RANK)
+                    .map(|d| long(24 + d * 8))
+                    .take_while(|&e| e != -1)
+                    .collect();
+                RunErrorKind::Bounds {
+                    index: long(16),
+                    dim,
+                    shape,
+                }
+            }
+        };
+        let site = (site != u32::MAX).then_some(site);
+        crate::host::fail(ctx, kind, site);
+        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+    }
+
+    /// A host array holding the device copy of `host` (all of it), for running a region on
+    /// the host in the device's place; `None` when `host` has no device copy.
+    ///
+    /// # Safety
+    /// `host` is a live array.
+    pub(crate) unsafe fn mirror(
+        &mut self,
+        host: *mut ArrayHeader,
+    ) -> Result<Option<*mut ArrayHeader>, RunErrorKind> {
+        let Some(copy) = self.data.copy_of(host) else {
+            return Ok(None);
+        };
+        let data = copy.data;
+        let temp = array::new_array((*host).elem, array::shape(host))?;
+        let bytes = (*temp).len as usize * array::elem_size((*temp).elem).unwrap_or(1);
+        let h = std::slice::from_raw_parts_mut((*temp).data, bytes);
+        // On the device's own stream: the legacy default stream is not ordered with it.
+        let sync = self.data.memory.sync;
+        let copied = result::memcpy_dtoh_async(h, data, sync)
+            .and_then(|_| result::stream::synchronize(sync));
+        if let Err(e) = copied {
+            array::release(temp);
+            return Err(driver_error("copying data for a host run", e));
+        }
+        Ok(Some(temp))
+    }
+
+    /// Copies a mirror back into the device copy of `host` and frees it.
+    ///
+    /// # Safety
+    /// `temp` came from `mirror(host)`.
+    pub(crate) unsafe fn unmirror(
+        &mut self,
+        host: *mut ArrayHeader,
+        temp: *mut ArrayHeader,
+    ) -> Result<(), RunErrorKind> {
+        let done = match self.data.copy_of(host) {
+            Some(copy) => {
+                let bytes = (*temp).len as usize * array::elem_size((*temp).elem).unwrap_or(1);
+                let h = std::slice::from_raw_parts((*temp).data, bytes);
+                let sync = self.data.memory.sync;
+                result::memcpy_htod_async(copy.data, h, sync)
+                    .and_then(|_| result::stream::synchronize(sync))
+                    .map_err(|e| driver_error("copying data back after a host run", e))
+            }
+            None => Ok(()),
+        };
+        array::release(temp);
+        done
+    }
+
+    /// The queues used so far.
+    pub(crate) fn queues_used(&self) -> Vec<QueueId> {
+        let mut ids: Vec<QueueId> = self.data.memory.queues.keys().copied().collect();
+        ids.sort();
+        ids
+    }
+
+    pub(crate) fn stream_of(&mut self, q: QueueArg) -> Result<sys::CUstream, RunErrorKind> {
+        self.data.memory.stream(q)
+    }
+
+    /// Blocks until queue `q` (or every queue) is done; errors of its kernels are reported.
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub(crate) unsafe fn wait(&mut self, ctx: *mut Ctx, q: Option<QueueId>) {
+        let streams: Vec<sys::CUstream> = match q {
+            Some(id) => self
+                .data
+                .memory
+                .queues
+                .get(&id)
+                .copied()
+                .into_iter()
+                .collect(),
+            None => self.data.memory.queues.values().copied().collect(),
+        };
+        for s in streams {
+            if let Err(e) = result::stream::synchronize(s) {
+                crate::host::fail(ctx, driver_error("waiting for a queue", e), None);
+            }
+        }
+        self.check_error(ctx);
+    }
+
+    /// Queue `r` waits for the work queued so far on `on` (`acc wait(on) async(r)`).
+    pub(crate) fn join(&mut self, r: QueueId, on: &[QueueId]) -> Result<(), RunErrorKind> {
+        let waiter = self.stream_of(QueueArg::Async(r))?;
+        for &id in on {
+            let Some(&s) = self.data.memory.queues.get(&id) else {
+                continue;
+            };
+            // SAFETY: streams of this device; the event is destroyed once recorded and waited
+            // on (the driver keeps it until the wait is done).
+            unsafe {
+                let ev = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                    .map_err(|e| driver_error("making an event", e))?;
+                result::event::record(ev, s).map_err(|e| driver_error("recording", e))?;
+                result::stream::wait_event(
+                    waiter,
+                    ev,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .map_err(|e| driver_error("joining queues", e))?;
+                let _ = result::event::destroy(ev);
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc_async_test(q)` (`None`: every queue).
+    pub(crate) fn test(&self, q: Option<QueueId>) -> bool {
+        let streams: Vec<sys::CUstream> = match q {
+            Some(id) => self
+                .data
+                .memory
+                .queues
+                .get(&id)
+                .copied()
+                .into_iter()
+                .collect(),
+            None => self.data.memory.queues.values().copied().collect(),
+        };
+        streams
+            .into_iter()
+            // SAFETY: streams of this device.
+            .all(|s| unsafe { sys::cuStreamQuery(s) } == sys::CUresult::CUDA_SUCCESS)
+    }
+
+    /// Frees every device copy (the device is going away).
+    pub(crate) fn free_all(&mut self) {
+        // SAFETY: the device's own streams.
+        unsafe {
+            for s in self.data.memory.queues.values() {
+                let _ = result::stream::synchronize(*s);
+            }
+            let _ = result::stream::synchronize(self.data.memory.sync);
+        }
+        self.data.free_all();
+    }
+}
+
+/// Page-locked host memory the GPU reads and writes directly (mapped into its address
+/// space): the error record and the launches' results come back without a copy, so a
+/// synchronous launch costs its kernel and one stream synchronization.
+struct Pinned {
+    host: *mut u8,
+    dev: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl Pinned {
+    fn new(bytes: usize) -> Result<Pinned, RunErrorKind> {
+        let what = "allocating page-locked memory";
+        // SAFETY: a fresh allocation, zeroed before use; its device address comes from the
+        // driver.
+        unsafe {
+            let host = result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+                .map_err(|e| driver_error(what, e))? as *mut u8;
+            std::ptr::write_bytes(host, 0, bytes);
+            let mut dev = 0;
+            let r = sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0);
+            if r != sys::CUresult::CUDA_SUCCESS {
+                let _ = result::free_host(host as *mut c_void);
+                return Err(driver_error(what, result::DriverError(r)));
+            }
+            Ok(Pinned { host, dev, bytes })
+        }
+    }
+
+    /// The 8-byte slots at `at` (in slots), as the GPU left them. Call after synchronizing.
+    fn slots(&self, at: usize, n: usize) -> Vec<u64> {
+        (0..n)
+            // SAFETY: in bounds (the callers size the buffer); volatile because the GPU wrote
+            // it behind the compiler's back.
+            .map(|i| unsafe { std::ptr::read_volatile((self.host as *const u64).add(at + i)) })
+            .collect()
+    }
+
+    fn set_slots(&mut self, at: usize, values: &[u64]) {
+        for (i, &v) in values.iter().enumerate() {
+            // SAFETY: as `slots`.
+            unsafe { std::ptr::write_volatile((self.host as *mut u64).add(at + i), v) };
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_host`, freed once.
+        unsafe {
+            let _ = result::free_host(self.host as *mut c_void);
+        }
+    }
+}
+
+/// Where a launch's results go in the scratch buffer: `args.len()` result slots (starting as
+/// the arguments), then `reductions * grid` partial results.
+struct Scratch {
+    results: sys::CUdeviceptr,
+    partials: sys::CUdeviceptr,
+}
+
+impl Scratch {
+    /// Lays out a launch's results in `pinned` (grown when too small).
+    fn new(
+        desc: &RegionDesc,
+        args: &[u64],
+        grid: u32,
+        pinned: &mut Pinned,
+    ) -> Result<Scratch, RunErrorKind> {
+        let partials = desc.reductions.len() * grid as usize;
+        let slots = args.len() + partials;
+        if slots * 8 > pinned.bytes {
+            *pinned = Pinned::new((slots * 8).next_power_of_two())?;
+        }
+        let mut s = Scratch {
+            results: 0,
+            partials: 0,
+        };
+        if desc.has_results() {
+            pinned.set_slots(0, args);
+            s.results = pinned.dev;
+        }
+        if partials > 0 {
+            s.partials = pinned.dev + args.len() as u64 * 8;
+        }
+        Ok(s)
+    }
+
+    /// Copies the results back into `args` (after the stream is synchronized): `copy` scalars
+    /// from their slots, reductions combined in block order with the value before.
+    fn results(&self, desc: &RegionDesc, args: &mut [u64], grid: u32, pinned: &Pinned) {
+        if self.results != 0 {
+            let after = pinned.slots(0, args.len());
+            for (i, p) in desc.params.iter().enumerate() {
+                if p.pass == ParamPass::Shared {
+                    args[i] = after[i];
+                }
+            }
+        }
+        if self.partials != 0 {
+            let grid = grid as usize;
+            let partials = pinned.slots(args.len(), desc.reductions.len() * grid);
+            for (r, red) in desc.reductions.iter().enumerate() {
+                let mut v = args[red.param];
+                for b in 0..grid {
+                    v = launch::combine(red.op, red.elem, v, partials[r * grid + b]);
+                }
+                args[red.param] = v;
+            }
+        }
+    }
+}
+
+/// Loads a PTX module; the driver's JIT log is the error when it rejects the text.
+fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
+    let text = CString::new(ptx).map_err(|_| RunErrorKind::Internal {
+        message: "PTX with a NUL byte".into(),
+    })?;
+    let mut log = vec![0u8; 16 * 1024];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+    let mut module = std::mem::MaybeUninit::uninit();
+    // SAFETY: a NUL-terminated image; the option arrays match and outlive the call.
+    let r = unsafe {
+        sys::cuModuleLoadDataEx(
+            module.as_mut_ptr(),
+            text.as_ptr() as *const c_void,
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let message = format!(
+            "the GPU driver rejected the generated PTX ({r:?}):\n{}",
+            String::from_utf8_lossy(&log[..end])
+        );
+        return Err(RunErrorKind::Internal { message });
+    }
+    // SAFETY: the call succeeded.
+    Ok(unsafe { module.assume_init() })
+}
