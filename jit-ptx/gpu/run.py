@@ -88,6 +88,14 @@ class Case:
     def run(self, region, args, grid, block):
         """Launch region `region` with `args` (name -> numpy array or Python scalar). Returns
         (arrays after, scalar results after, error record)."""
+        launch, collect = self.prepare(region, args, grid, block)
+        launch()
+        cp.cuda.runtime.deviceSynchronize()
+        return collect()
+
+    def prepare(self, region, args, grid, block):
+        """The device buffers of a launch: a function that launches the kernel, and one that
+        reads the results back."""
         k = self.kernel(region)
         if k["one_gang"]:
             grid = min(grid, 2)
@@ -113,10 +121,17 @@ class Case:
         # harness names them `global:NAME` in `args`).
         gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
         f = self.module.get_function(k["name"])
-        f((grid, 1, 1), (block[0], block[1], 1),
-          tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-                           np.uint64(error.data.ptr)) + gvals)
-        cp.cuda.runtime.deviceSynchronize()
+        params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
+                                  np.uint64(error.data.ptr)) + gvals
+
+        def launch():
+            f((grid, 1, 1), (block[0], block[1], 1), params)
+
+        def collect():
+            return self.collect(k, args, grid, keep, results, partials, error)
+        return launch, collect
+
+    def collect(self, k, args, grid, keep, results, partials, error):
         out = {name: d.get() for name, (d, _) in keep.items()}
         res = results.get()
         part = partials.get()
@@ -272,6 +287,17 @@ def case_levels():
               out["q"])
         _, s, e = c.run(6, {"wsum": np.int64(0)}, grid, block)
         check(f"worker reduction {tag}", s["wsum"] == 45 * 21, s)
+        out, _, e = c.run(7, {"p": np.zeros((10, 32), np.int64), "rowsum": np.zeros(10, np.int64)},
+                          grid, block)
+        i, j = np.indices((10, 32))
+        check(f"gang body reads its vector loop's stores {tag}",
+              np.array_equal(out["rowsum"], (i + j).sum(axis=1)), out["rowsum"])
+        mat = rng.random((10, 50))
+        _, s, e = c.run(8, {"mv": -1.0, "mat": mat}, grid, block)
+        check(f"vector reduction left to the gang loop {tag}", s["mv"] == mat.max(), s)
+        _, s, e = c.run(9, {"cnt": np.int64(0), "mat": mat}, grid, block)
+        check(f"vector reduction kept by the gang body {tag}",
+              s["cnt"] == (mat > 0.5).sum() + 10000, s)
     each_shape(go)
 
 
@@ -433,8 +459,47 @@ def case_printf():
     print("---", flush=True)
 
 
+def timed(c, region, args, grid, block, runs=20):
+    """Mean kernel time in ms over `runs` launches (after a warm-up), by CUDA events."""
+    launch, collect = c.prepare(region, args, grid, block)
+    launch()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(runs):
+        launch()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / runs, collect()
+
+
+def case_perf():
+    """Kernel times with the runtime's default launch shape (16 blocks per SM, 128 threads),
+    against the memory traffic each kernel needs at least."""
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    grid = sms * 16
+    n = 1 << 24
+    x = np.ones(n, np.float32)
+    ms, _ = timed(Case("saxpy"), 0, {"x": x, "y": x.copy(), "a": np.float32(2), "n": n}, grid,
+                  (128, 1))
+    print(f"perf saxpy 2^24 f32: {ms:.4f} ms, {3 * 4 * n / ms / 1e6:.0f} GB/s", flush=True)
+    xd = np.ones(n)
+    ms, (_, s, _) = timed(Case("reduce"), 0, {"x": xd, "s": 0.0, "n": n}, grid, (128, 1))
+    print(f"perf sum 2^24 f64: {ms:.4f} ms, {8 * n / ms / 1e6:.0f} GB/s (sum {s['s']})",
+          flush=True)
+    m = 4096
+    A = np.ones((m, m))
+    ms, (_, s, _) = timed(Case("jacobi"), 0, {"A": A, "Anew": A.copy(), "err": 0.0, "n": m,
+                                              "m": m}, grid, (128, 1))
+    print(f"perf jacobi sweep 4096^2 f64 with max reduction: {ms:.4f} ms, "
+          f"{2 * 8 * m * m / ms / 1e6:.0f} GB/s", flush=True)
+    ms, _ = timed(Case("collapse"), 0, {"a": np.zeros((4096, 4096), np.int64), "n": 4096,
+                                        "m": 4096}, grid, (128, 1))
+    print(f"perf collapse(2) store 4096^2 i64: {ms:.4f} ms, {8 * 4096 * 4096 / ms / 1e6:.0f} GB/s",
+          flush=True)
+
+
 for case in [case_saxpy, case_reduce, case_jacobi, case_collapse, case_levels, case_semantics,
-             case_errors, case_atomics, case_routines, case_kernels, case_printf]:
+             case_errors, case_atomics, case_routines, case_kernels, case_printf, case_perf]:
     try:
         case()
     except Exception as ex:  # a case that cannot run is a failure, not a crash of the rest

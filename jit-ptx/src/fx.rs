@@ -141,6 +141,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub globals: Vec<(VarId, Reg)>,
     /// The mode the function starts in (`return` is uniform only there).
     pub entry_mode: Mode,
+    /// The enclosing gang loops' reductions that inner vector loops may leave to them.
+    pub gang_frames: Vec<crate::schedule::GangFrame>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -184,6 +186,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             cells: Vec::new(),
             globals: Vec::new(),
             entry_mode: mode,
+            gang_frames: Vec::new(),
         }
     }
 
