@@ -90,7 +90,7 @@ use std::fmt;
 use acc_lang::analysis::RegionId;
 use acc_lang::ir;
 
-pub use schedule::decompose;
+pub use schedule::{advance, decompose};
 
 /// Options of the generated code.
 #[derive(Clone, Debug, Default)]

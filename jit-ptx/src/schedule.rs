@@ -20,7 +20,7 @@
 //! with `tid = ty * ntx + tx` and `nthreads = ntx * nty`: a vector loop outside a worker loop
 //! uses every thread of the block, so no thread runs an iteration redundantly. A collapsed
 //! iteration number `k` is divided back into the loops' iteration numbers, innermost fastest
-//! (`decompose`). Loops that divide work among threads reduce their reduction variables over
+//! (`decompose`), once; each thread then advances them by its stride's digits with carries. Loops that divide work among threads reduce their reduction variables over
 //! those threads afterwards (`reduce`), and synchronize the threads that share the code after
 //! them.
 
@@ -81,6 +81,19 @@ pub fn decompose(mut k: u64, counts: &[u64]) -> Vec<u64> {
         out[0] = k;
     }
     out
+}
+
+/// `digits += steps` in the mixed radix of `counts` (as `Fx::advance_digits` emits it).
+pub fn advance(digits: &mut [u64], steps: &[u64], counts: &[u64]) {
+    let mut carry = 0;
+    for j in (0..digits.len()).rev() {
+        digits[j] += steps[j] + carry;
+        carry = 0;
+        if j > 0 && digits[j] >= counts[j] {
+            digits[j] -= counts[j];
+            carry = 1;
+        }
+    }
 }
 
 impl Fx<'_, '_> {
@@ -430,6 +443,25 @@ impl Fx<'_, '_> {
 
         let k = self.fresh(Class::B64);
         self.ins(format!("mov.b64 {k}, {}", part.first));
+        // A collapsed nest keeps its loops' iteration numbers as digits of `k` in the mixed
+        // radix of their counts: divided out once for the first iteration (and the stride),
+        // then advanced by the stride's digits with carries, no division per iteration.
+        let counts: Vec<Reg> = bounds.iter().map(|b| b.count).collect();
+        let (digits, steps) = if counts.len() > 1 {
+            let first = self.decompose(k, &counts);
+            let digits: Vec<Reg> = first
+                .iter()
+                .map(|d| {
+                    let r = self.fresh(Class::B64);
+                    self.ins(format!("mov.b64 {r}, {d}"));
+                    r
+                })
+                .collect();
+            let steps = self.decompose(part.stride, &counts);
+            (digits, steps)
+        } else {
+            (vec![k], Vec::new())
+        };
         let top = self.label("par");
         let latch = self.label("pnext");
         let exit = self.label("pend");
@@ -437,9 +469,7 @@ impl Fx<'_, '_> {
         let done = self.fresh(Class::Pred);
         self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
         self.ins(format!("@{done} bra {exit}"));
-        let counts: Vec<Reg> = bounds.iter().map(|b| b.count).collect();
-        let iters = self.decompose(k, &counts);
-        for (b, it) in bounds.iter().zip(iters) {
+        for (b, &it) in bounds.iter().zip(&digits) {
             let var = match self.local(b.var)? {
                 Val::Scalar(r, _) => r,
                 Val::Array(_) => return unsupported("an array loop variable"),
@@ -470,6 +500,9 @@ impl Fx<'_, '_> {
         result?;
         self.place(&latch);
         self.ins(format!("add.u64 {k}, {k}, {}", part.stride));
+        if !steps.is_empty() {
+            self.advance_digits(&digits, &steps, &counts);
+        }
         self.ins(format!("bra {top}"));
         self.place(&exit);
         // The reductions over threads end with a barrier; without one, the threads that
@@ -501,6 +534,26 @@ impl Fx<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// `digits += steps` in the mixed radix of `counts` (innermost last; the outermost digit
+    /// unbounded): each lower digit plus its step and carry is below twice its count, so one
+    /// subtraction brings it back.
+    fn advance_digits(&mut self, digits: &[Reg], steps: &[Reg], counts: &[Reg]) {
+        let mut carry: Option<Reg> = None;
+        for j in (0..digits.len()).rev() {
+            let d = digits[j];
+            self.ins(format!("add.u64 {d}, {d}, {}", steps[j]));
+            if let Some(c) = carry {
+                self.ins(format!("@{c} add.u64 {d}, {d}, 1"));
+            }
+            if j > 0 {
+                let c = self.fresh(Class::Pred);
+                self.ins(format!("setp.ge.u64 {c}, {d}, {}", counts[j]));
+                self.ins(format!("@{c} sub.u64 {d}, {d}, {}", counts[j]));
+                carry = Some(c);
+            }
+        }
     }
 
     /// The iteration numbers (u64) of the loops of a nest for flat iteration `k`.
@@ -672,7 +725,7 @@ fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::decompose;
+    use super::{advance, decompose};
 
     #[test]
     fn decompose_matches_nested_loops_innermost_fastest() {
@@ -683,6 +736,27 @@ mod tests {
                 for l in 0..5 {
                     assert_eq!(decompose(k, &counts), vec![i, j, l]);
                     k += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn advancing_by_the_stride_digits_matches_dividing() {
+        let counts = [7u64, 3, 5];
+        for first in 0..20 {
+            for stride in [1u64, 2, 4, 14, 15, 16, 33, 104, 105, 1000] {
+                let steps = decompose(stride, &counts);
+                let mut digits = decompose(first, &counts);
+                let mut k = first;
+                while k < 105 {
+                    assert_eq!(
+                        digits,
+                        decompose(k, &counts),
+                        "first {first} stride {stride}"
+                    );
+                    k += stride;
+                    advance(&mut digits, &steps, &counts);
                 }
             }
         }

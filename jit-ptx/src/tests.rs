@@ -132,9 +132,13 @@ for i in 0..3 {
     }
 }
 ");
-    // Two divisions (rem and div by the inner counts) per collapsed level below the first.
-    assert_eq!(text.matches("rem.u64").count(), 2, "{text}");
-    assert_eq!(text.matches("div.u64").count(), 2, "{text}");
+    // Divided once for the first iteration and once for the stride (two levels below the
+    // first, a `rem` and a `div` each), outside the loop; advanced with carries inside it.
+    assert_eq!(text.matches("rem.u64").count(), 4, "{text}");
+    assert_eq!(text.matches("div.u64").count(), 4, "{text}");
+    let top = text.find("_par:").expect("the loop");
+    assert!(!text[top..].contains("div.u64"), "{text}");
+    assert!(text[top..].contains("sub.u64"), "{text}");
     assert_eq!(
         crate::decompose(3 * 20 - 1, &[3, 4, 5]),
         vec![2, 3, 4],
