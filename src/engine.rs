@@ -296,6 +296,7 @@ impl Engine {
                     shared_bytes: k.shared_bytes,
                     one_gang: k.one_gang,
                     strings: strings.clone(),
+                    globals: Vec::new(),
                 }),
                 None => Err(ptx
                     .unsupported

@@ -102,6 +102,9 @@ pub struct GpuKernel {
     pub one_gang: bool,
     /// The compile's string literals, which a failed device `assert` names by index.
     pub strings: std::sync::Arc<[String]>,
+    /// The globals' slots (`ctx.globals[slot]`) whose values the kernel takes after its ABI
+    /// parameters (global scalars its routines read).
+    pub globals: Vec<u32>,
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.

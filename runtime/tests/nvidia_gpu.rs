@@ -161,6 +161,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         shared_bytes: 0,
         one_gang: false,
         strings: Vec::new().into(),
+        globals: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc

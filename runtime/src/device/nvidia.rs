@@ -385,6 +385,9 @@ impl Nvidia {
         let stream = self.data.memory.stream(q).map_err(at)?;
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
         values.extend([scratch.results, scratch.partials, self.error.dev]);
+        for &slot in &kernel.globals {
+            values.push(*(*ctx).globals.add(slot as usize));
+        }
         let mut params: Vec<*mut c_void> = values
             .iter_mut()
             .map(|v| v as *mut u64 as *mut c_void)
