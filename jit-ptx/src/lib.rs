@@ -76,6 +76,7 @@ mod call;
 mod expr;
 mod fx;
 mod kernel;
+mod math;
 mod module;
 mod print;
 mod ptx;
