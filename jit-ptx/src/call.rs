@@ -5,15 +5,22 @@
 //! or `Row` mode), only the leader calls it; the others wait at the barrier that publishes its
 //! stores and take its result from the leader (`Fx::broadcast`).
 //!
-//! Signature: `.func (.param .T ret) acc_fn_{id}_{name} (.param .b64 err, .param .T a0, …)`:
-//! the error record's address first, then the parameters (a scalar in a register of its
-//! type, `bool` as a 0/1 `.b32`; an array as its device header's address, from which the
-//! routine loads the data pointer and extents).
+//! A `gang`, `worker` or `vector` routine is called by every thread of the caller's block (or
+//! row) and shares its loops' iterations among them like the caller's own code: it is
+//! generated once per mode it is called in (`_block` or `_row` after its name), in that mode.
+//!
+//! Signature: `.func (.param .T ret) NAME (.param .b64 err[, .param .b32 gang, .param .b32
+//! ngangs][, .param .b64 g0, …], .param .T a0, …)`: the error record's address; for the
+//! non-`seq` routines the caller's gang number and count (gang loops share iterations by
+//! them); the 8-byte slot value of each global scalar the routine (or a routine it calls)
+//! reads, in `VarId` order; then the parameters (a scalar in a register of its type, `bool`
+//! as a 0/1 `.b32`; an array as its device header's address, from which the routine loads the
+//! data pointer and extents).
 
-use acc_lang::hir::{FnId, RoutineLevel};
-use acc_lang::ir::{Expr, Function, ScalarType, Ty};
+use acc_lang::hir::{FnId, RoutineLevel, VarId};
+use acc_lang::ir::{Expr, ExprKind, Function, LocalId, ScalarType, Stmt, Ty};
 
-use crate::fx::{unsupported, FnKind, Fx, Mode, Result, Val};
+use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
 use crate::module::Cx;
 use crate::ptx::{Class, Reg};
 
@@ -40,16 +47,28 @@ pub(crate) struct FuncSig {
     pub name: String,
     pub params: Vec<Ty>,
     pub ret: Option<Ty>,
+    /// Not `seq`: takes the caller's gang and gang count, and runs in the caller's mode.
+    pub shared: bool,
+    /// The global scalars it reads, in `VarId` order.
+    pub globals: Vec<VarId>,
+    /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
+    pub row_barriers: bool,
 }
 
-/// A routine's PTX name: `acc_fn_{id}_{name}`, the name reduced to `[A-Za-z0-9_]`.
-pub(crate) fn function_name(f: &Function, id: FnId) -> String {
+/// A routine's PTX name: `acc_fn_{id}_{name}` (the name reduced to `[A-Za-z0-9_]`), with
+/// `_block` or `_row` for the variants of a non-`seq` routine.
+pub(crate) fn function_name(f: &Function, id: FnId, mode: Mode) -> String {
     let clean: String = f
         .name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    format!("acc_fn_{}_{clean}", id.0)
+    let variant = match mode {
+        Mode::Thread => "",
+        Mode::Block => "_block",
+        Mode::Row => "_row",
+    };
+    format!("acc_fn_{}_{clean}{variant}", id.0)
 }
 
 /// The routine's `.func` header (without `;` or body).
@@ -59,25 +78,117 @@ fn header(sig: &FuncSig) -> String {
         None => String::new(),
     };
     let mut params = vec![".param .b64 err".to_string()];
+    if sig.shared {
+        params.push(".param .b32 gang".into());
+        params.push(".param .b32 ngangs".into());
+    }
+    for k in 0..sig.globals.len() {
+        params.push(format!(".param .b64 g{k}"));
+    }
     for (i, &t) in sig.params.iter().enumerate() {
         params.push(format!(".param .{} a{i}", param_type_of(t)));
     }
     format!(".func {ret}{}({})", sig.name, params.join(", "))
 }
 
-/// Generate routine `f` as a `.func`: its prototype and definition.
-pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(FuncSig, String)> {
-    match f.device {
-        Some(RoutineLevel::Seq) => {}
-        Some(level) => {
-            return unsupported(format!(
-                "`{}`, a `{}` routine (only `seq` routines are compiled for the device yet)",
-                f.name,
-                level.name()
-            ))
+/// A routine's prototype line.
+pub(crate) fn prototype(sig: &FuncSig) -> String {
+    format!("{};\n", header(sig))
+}
+
+/// The globals that `stmts` read directly, and the functions they call.
+pub(crate) fn reads_and_calls(stmts: &[Stmt], globals: &mut Vec<VarId>, calls: &mut Vec<FnId>) {
+    fn expr(e: &Expr, globals: &mut Vec<VarId>, calls: &mut Vec<FnId>) {
+        match &e.kind {
+            ExprKind::Global(g) => globals.push(*g),
+            ExprKind::Call(f, args) => {
+                calls.push(*f);
+                args.iter().for_each(|a| expr(a, globals, calls));
+            }
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+                expr(x, globals, calls)
+            }
+            ExprKind::Binary(_, a, b, _) => {
+                expr(a, globals, calls);
+                expr(b, globals, calls);
+            }
+            ExprKind::Load { array, indices, .. } => {
+                expr(array, globals, calls);
+                indices.iter().for_each(|i| expr(i, globals, calls));
+            }
+            ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().for_each(|a| expr(a, globals, calls)),
+            ExprKind::Section { array, .. } => expr(array, globals, calls),
+            ExprKind::Const(_) | ExprKind::Local(_) => {}
         }
-        None => return unsupported(format!("`{}` is not compiled for the device", f.name)),
     }
+    for s in stmts {
+        match s {
+            Stmt::Set(_, e) | Stmt::SetGlobal(_, e) | Stmt::Eval(e) => expr(e, globals, calls),
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                ..
+            } => {
+                expr(array, globals, calls);
+                indices.iter().for_each(|i| expr(i, globals, calls));
+                expr(value, globals, calls);
+            }
+            Stmt::If { cond, then, els } => {
+                expr(cond, globals, calls);
+                reads_and_calls(then, globals, calls);
+                reads_and_calls(els, globals, calls);
+            }
+            Stmt::While { cond, body } => {
+                expr(cond, globals, calls);
+                reads_and_calls(body, globals, calls);
+            }
+            Stmt::For(f) => {
+                expr(&f.start, globals, calls);
+                expr(&f.end, globals, calls);
+                expr(&f.step, globals, calls);
+                reads_and_calls(&f.body, globals, calls);
+            }
+            Stmt::Return(Some(e)) | Stmt::Retain(e) | Stmt::Release(e) => expr(e, globals, calls),
+            Stmt::Print(args) => {
+                for a in args {
+                    if let acc_lang::ir::PrintArg::Value(e) = a {
+                        expr(e, globals, calls);
+                    }
+                }
+            }
+            Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, globals, calls)),
+            Stmt::Assert { cond, .. } => expr(cond, globals, calls),
+            Stmt::Atomic(s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
+            Stmt::Block(b) => reads_and_calls(b, globals, calls),
+            Stmt::DataRegion { body, .. } => reads_and_calls(body, globals, calls),
+            _ => {}
+        }
+    }
+}
+
+/// Generate routine `f` as a `.func` for callers in `mode`: its signature and definition.
+pub(crate) fn emit_function(
+    cx: &mut Cx<'_>,
+    f: &Function,
+    id: FnId,
+    mode: Mode,
+) -> Result<(FuncSig, String)> {
+    let shared = match f.device {
+        Some(RoutineLevel::Seq) => false,
+        Some(_) => true,
+        None => return unsupported(format!("`{}` is not compiled for the device", f.name)),
+    };
+    if shared && mode == Mode::Thread {
+        return unsupported(format!(
+            "`{}`, a `{}` routine, called inside a vector loop",
+            f.name,
+            f.device.map_or("", |l| l.name())
+        ));
+    }
+    let mode = if shared { mode } else { Mode::Thread };
     let mut params = Vec::with_capacity(f.params.len());
     for p in &f.params {
         match f.locals.get(p.0 as usize) {
@@ -85,15 +196,19 @@ pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(
             None => return unsupported(format!("a parameter of `{}` without a local", f.name)),
         }
     }
-    let sig = FuncSig {
-        name: function_name(f, id),
-        params,
-        ret: f.ret,
-    };
     if f.ret.is_some_and(|t| t.is_array()) {
         return unsupported(format!("`{}` returns an array", f.name));
     }
-    let mut fx = Fx::new(cx, FnKind::Routine, Mode::Thread);
+    let globals = cx.globals_of(id)?;
+    let sig = FuncSig {
+        name: function_name(f, id, mode),
+        params,
+        ret: f.ret,
+        shared,
+        globals: globals.clone(),
+        row_barriers: false,
+    };
+    let mut fx = Fx::new(cx, FnKind::Routine, mode);
     fx.ret = f.ret;
     fx.local_tys = f.locals.iter().map(|l| l.ty).collect();
     for l in &f.locals {
@@ -102,7 +217,12 @@ pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(
     }
     let err = fx.sp.err;
     fx.ins(format!("ld.param.u64 {err}, [err]"));
-    fx.read_special(false);
+    fx.read_special(if shared { Gangs::Params } else { Gangs::One });
+    for (k, g) in globals.iter().enumerate() {
+        let r = fx.fresh(Class::B64);
+        fx.ins(format!("ld.param.u64 {r}, [g{k}]"));
+        fx.globals.push((*g, r));
+    }
     for (i, p) in f.params.iter().enumerate() {
         match fx.local(*p)? {
             Val::Scalar(r, s) => {
@@ -125,9 +245,7 @@ pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(
         if f.params.iter().any(|p| p.0 as usize == i) {
             continue;
         }
-        if let (Val::Scalar(r, s), Ty::Scalar(_)) =
-            (fx.local(acc_lang::ir::LocalId(i as u32))?, l.ty)
-        {
+        if let (Val::Scalar(r, s), Ty::Scalar(_)) = (fx.local(LocalId(i as u32))?, l.ty) {
             fx.set_zero(r, s);
         }
     }
@@ -135,6 +253,10 @@ pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(
     let end = fx.end_label.clone();
     fx.place(&end);
     fx.ins("ret");
+    let sig = FuncSig {
+        row_barriers: fx.row_barriers_used,
+        ..sig
+    };
     let text = format!(
         "{} \n{{\n{}{}{}}}\n",
         header(&sig),
@@ -143,11 +265,6 @@ pub(crate) fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId) -> Result<(
         fx.cold
     );
     Ok((sig, text))
-}
-
-/// A routine's prototype line.
-pub(crate) fn prototype(sig: &FuncSig) -> String {
-    format!("{};\n", header(sig))
 }
 
 impl Fx<'_, '_> {
@@ -164,7 +281,8 @@ impl Fx<'_, '_> {
 
     /// A call of a user routine.
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
-        let sig = self.cx.function(id)?;
+        let sig = self.cx.function(id, self.mode)?;
+        self.row_barriers_used |= sig.row_barriers;
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));
         }
@@ -179,8 +297,17 @@ impl Fx<'_, '_> {
             };
             regs.push((r, param_type_of(t)));
         }
+        let mut globals = Vec::with_capacity(sig.globals.len());
+        for g in &sig.globals {
+            match self.globals.iter().find(|x| x.0 == *g) {
+                Some(&(_, r)) => globals.push(r),
+                None => return unsupported("a global that the caller was not given"),
+            }
+        }
+        // A `seq` routine runs in the leader alone where threads share the code.
+        let single = !sig.shared;
         let skip = self.label("nocall");
-        if let Some(lead) = self.leader() {
+        if let (true, Some(lead)) = (single, self.leader()) {
             self.ins(format!("@!{lead} bra {skip}"));
         }
         let result = sig
@@ -188,20 +315,34 @@ impl Fx<'_, '_> {
             .and_then(|t| t.scalar())
             .map(|s| (self.fresh_of(s), s));
         self.code.push_str("\t{\n");
+        let mut names = vec!["c_err".to_string()];
         self.ins(".param .b64 c_err");
-        for (i, (_, t)) in regs.iter().enumerate() {
+        let err = self.sp.err;
+        let mut stores = vec![format!("st.param.b64 [c_err], {err}")];
+        if sig.shared {
+            self.ins(".param .b32 c_gang");
+            self.ins(".param .b32 c_ngangs");
+            stores.push(format!("st.param.b32 [c_gang], {}", self.sp.gang));
+            stores.push(format!("st.param.b32 [c_ngangs], {}", self.sp.ngangs));
+            names.push("c_gang".into());
+            names.push("c_ngangs".into());
+        }
+        for (k, r) in globals.iter().enumerate() {
+            self.ins(format!(".param .b64 c_g{k}"));
+            stores.push(format!("st.param.b64 [c_g{k}], {r}"));
+            names.push(format!("c_g{k}"));
+        }
+        for (i, (r, t)) in regs.iter().enumerate() {
             self.ins(format!(".param .{t} c_a{i}"));
+            stores.push(format!("st.param.{t} [c_a{i}], {r}"));
+            names.push(format!("c_a{i}"));
         }
         if let Some((_, s)) = result {
             self.ins(format!(".param .{} c_ret", param_type(s)));
         }
-        let err = self.sp.err;
-        self.ins(format!("st.param.b64 [c_err], {err}"));
-        for (i, (r, t)) in regs.iter().enumerate() {
-            self.ins(format!("st.param.{t} [c_a{i}], {r}"));
+        for s in stores {
+            self.ins(s);
         }
-        let mut names = vec!["c_err".to_string()];
-        names.extend((0..regs.len()).map(|i| format!("c_a{i}")));
         let ret = if result.is_some() { "(c_ret), " } else { "" };
         self.ins(format!("call {ret}{}, ({})", sig.name, names.join(", ")));
         if let Some((r, s)) = result {
@@ -215,9 +356,11 @@ impl Fx<'_, '_> {
         }
         self.code.push_str("\t}\n");
         self.place(&skip);
+        if !single || self.mode == Mode::Thread {
+            return Ok(result.map(|(r, s)| Val::Scalar(r, s)));
+        }
         Ok(match result {
-            Some((r, s)) if self.mode != Mode::Thread => Some(Val::Scalar(self.broadcast(r, s), s)),
-            Some((r, s)) => Some(Val::Scalar(r, s)),
+            Some((r, s)) => Some(Val::Scalar(self.broadcast(r, s), s)),
             None => {
                 // The routine's stores become visible to the threads that did not call it.
                 self.sync();

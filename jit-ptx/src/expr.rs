@@ -80,8 +80,14 @@ impl Fx<'_, '_> {
         let v = match &e.kind {
             ExprKind::Const(c) => Val::Scalar(self.const_value(*c), c.ty()),
             ExprKind::Local(l) => self.read_local(*l)?,
-            ExprKind::Global(_) => {
-                return unsupported("a global variable read in device code");
+            ExprKind::Global(g) => {
+                let Some(&(_, bits)) = self.globals.iter().find(|x| x.0 == *g) else {
+                    return unsupported("a global variable that the function was not given");
+                };
+                let s = scalar_ty(e)?;
+                let d = self.fresh_of(s);
+                self.unslot_bits(d, bits, s);
+                Val::Scalar(d, s)
             }
             ExprKind::Unary(op, x) => self.unary(*op, x)?,
             ExprKind::Binary(op, l, r, site) => self.binary(*op, l, r, *site)?,
@@ -473,9 +479,7 @@ impl Fx<'_, '_> {
             (I32, I64) => format!("cvt.s64.s32 {d}, {v}"),
             (I64, I32) => format!("cvt.u32.u64 {d}, {v}"),
             (I32 | I64, F32 | F64) => format!("cvt.rn.{}.{} {d}, {v}", arith(to), arith(from)),
-            (F32 | F64, I32 | I64) => {
-                format!("cvt.rzi.sat.{}.{} {d}, {v}", arith(to), arith(from))
-            }
+            (F32 | F64, I32 | I64) => return self.float_to_int(v, from, to),
             (F32, F64) => format!("cvt.f64.f32 {d}, {v}"),
             (F64, F32) => format!("cvt.rn.f32.f64 {d}, {v}"),
             (I32 | I64, Bool) => format!("setp.ne.{} {d}, {v}, 0", arith(from)),
@@ -487,6 +491,40 @@ impl Fx<'_, '_> {
             _ => unreachable!("every pair of different types is listed"),
         };
         self.ins(ins);
+        d
+    }
+
+    /// Float to integer: truncated toward zero, saturated at the type's range, NaN to 0
+    /// (spelled out: the hardware conversion gives other values for NaN and at the ends).
+    fn float_to_int(&mut self, v: Reg, from: ScalarType, to: ScalarType) -> Reg {
+        let (f, i) = (arith(from), arith(to));
+        let d = self.fresh_of(to);
+        self.ins(format!("cvt.rzi.{i}.{f} {d}, {v}"));
+        let width = if to == ScalarType::I32 { 31 } else { 63 };
+        let limit = 2f64.powi(width);
+        let (hi, lo, nan) = (
+            self.fresh(Class::Pred),
+            self.fresh(Class::Pred),
+            self.fresh(Class::Pred),
+        );
+        self.ins(format!(
+            "setp.ge.{f} {hi}, {v}, {}",
+            float_literal(limit, from)
+        ));
+        self.ins(format!(
+            "setp.le.{f} {lo}, {v}, {}",
+            float_literal(-limit, from)
+        ));
+        self.ins(format!("testp.notanumber.{f} {nan}, {v}"));
+        let (max, min) = if to == ScalarType::I32 {
+            (i32::MAX as i64, i32::MIN as i64)
+        } else {
+            (i64::MAX, i64::MIN)
+        };
+        let b = bits(to);
+        self.ins(format!("selp.{b} {d}, {}, {d}, {hi}", int_literal(max, to)));
+        self.ins(format!("selp.{b} {d}, {}, {d}, {lo}", int_literal(min, to)));
+        self.ins(format!("selp.{b} {d}, 0, {d}, {nan}"));
         d
     }
 

@@ -5,6 +5,7 @@
 //! reductions in `reduce`, atomics in `atomic`, output in `print`, routine calls and function
 //! bodies in `call`, kernels in `kernel`.
 
+use acc_lang::hir::VarId;
 use acc_lang::ir::{LocalId, ReductionOp, ScalarType, SiteId, Ty};
 
 use crate::module::Cx;
@@ -36,7 +37,7 @@ pub(crate) enum Val {
 
 /// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
 /// worker-single, vector-single execution).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     /// Every thread of the block runs the same code on the same values (outside worker and
     /// vector loops): thread (0,0) alone performs stores, atomics and output, then the block
@@ -69,6 +70,17 @@ pub(crate) struct Special {
     pub lead_x: Reg,
     /// The error record's address.
     pub err: Reg,
+}
+
+/// Where a function's gang number and count come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gangs {
+    /// `%ctaid.x` and `%nctaid.x`.
+    Hardware,
+    /// A kernel that runs as one gang: 0 of 1.
+    One,
+    /// A gang, worker or vector routine: its `gang` and `ngangs` parameters (the caller's).
+    Params,
 }
 
 /// Where `break` and `continue` of a loop go.
@@ -125,6 +137,12 @@ pub(crate) struct Fx<'c, 'm> {
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
     /// of the memory cell each lives in, shared by every thread of the launch.
     pub cells: Vec<(LocalId, Reg)>,
+    /// The global scalars the code reads: each one's 8-byte slot value at the launch.
+    pub globals: Vec<(VarId, Reg)>,
+    /// The mode the function starts in (`return` is uniform only there).
+    pub entry_mode: Mode,
+    /// The enclosing gang loops' reductions that inner vector loops may leave to them.
+    pub gang_frames: Vec<crate::schedule::GangFrame>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -166,6 +184,9 @@ impl<'c, 'm> Fx<'c, 'm> {
             row_barriers_used: false,
             print_bytes: 0,
             cells: Vec::new(),
+            globals: Vec::new(),
+            entry_mode: mode,
+            gang_frames: Vec::new(),
         }
     }
 
@@ -229,7 +250,7 @@ impl<'c, 'm> Fx<'c, 'm> {
     }
 
     /// Read the special registers (the function's first instructions).
-    pub(crate) fn read_special(&mut self, one_gang: bool) {
+    pub(crate) fn read_special(&mut self, gangs: Gangs) {
         let sp = self.sp;
         self.ins(format!("mov.u32 {}, %tid.x", sp.tx));
         self.ins(format!("mov.u32 {}, %tid.y", sp.ty));
@@ -243,12 +264,19 @@ impl<'c, 'm> Fx<'c, 'm> {
             "mul.lo.u32 {}, {}, {}",
             sp.nthreads, sp.ntx, sp.nty
         ));
-        if one_gang {
-            self.ins(format!("mov.u32 {}, 0", sp.gang));
-            self.ins(format!("mov.u32 {}, 1", sp.ngangs));
-        } else {
-            self.ins(format!("mov.u32 {}, %ctaid.x", sp.gang));
-            self.ins(format!("mov.u32 {}, %nctaid.x", sp.ngangs));
+        match gangs {
+            Gangs::One => {
+                self.ins(format!("mov.u32 {}, 0", sp.gang));
+                self.ins(format!("mov.u32 {}, 1", sp.ngangs));
+            }
+            Gangs::Hardware => {
+                self.ins(format!("mov.u32 {}, %ctaid.x", sp.gang));
+                self.ins(format!("mov.u32 {}, %nctaid.x", sp.ngangs));
+            }
+            Gangs::Params => {
+                self.ins(format!("ld.param.u32 {}, [gang]", sp.gang));
+                self.ins(format!("ld.param.u32 {}, [ngangs]", sp.ngangs));
+            }
         }
         self.ins(format!("setp.eq.u32 {}, {}, 0", sp.lead_x, sp.tx));
         self.ins(format!("setp.eq.u32 {}, {}, 0", sp.lead, sp.tid));

@@ -3,7 +3,7 @@
 
 use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt};
 
-use crate::fx::{unsupported, FnKind, Fx, Mode, Result, Val};
+use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
 use crate::module::{Cx, ROW_BARRIER_BYTES};
 use crate::ptx::{Class, Reg};
 use crate::Kernel;
@@ -62,6 +62,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         }
     }
     let single = one_gang(r);
+    let globals = cx.body_globals(&r.body)?;
     let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
     fx.local_tys = r.locals.iter().map(|l| l.ty).collect();
     for l in &r.locals {
@@ -77,7 +78,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     fx.ins(format!("ld.param.u64 {partials}, [partials]"));
     let err = fx.sp.err;
     fx.ins(format!("ld.param.u64 {err}, [error]"));
-    fx.read_special(single);
+    for (k, g) in globals.iter().enumerate() {
+        let v = fx.fresh(Class::B64);
+        fx.ins(format!("ld.param.u64 {v}, [g{k}]"));
+        fx.globals.push((*g, v));
+    }
+    fx.read_special(if single { Gangs::One } else { Gangs::Hardware });
 
     // Parameters from their slots; other locals start at zero, as on the host.
     for (i, l) in r.locals.iter().enumerate() {
@@ -150,6 +156,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     params.push("\t.param .u64 results".into());
     params.push("\t.param .u64 partials".into());
     params.push("\t.param .u64 error".into());
+    params.extend((0..globals.len()).map(|k| format!("\t.param .u64 g{k}")));
     let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
     text += &format!(".visible .entry {name}(\n{}\n)\n{{\n", params.join(",\n"));
     text += &fx.declarations();
@@ -165,6 +172,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             shared_bytes: 0,
             reductions: r.reductions.len(),
             one_gang: single,
+            globals,
         },
         text,
     ))

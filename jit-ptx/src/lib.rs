@@ -1,6 +1,6 @@
 //! acc-jit-ptx: the PTX back end. It compiles the compute regions of an `ir::Module` (and the
 //! device routines they call) to one PTX module for `sm_90` (`.version 8.0`), text that
-//! `ptxas` and the CUDA driver's JIT accept. [`emit_module`] never fails as a whole: a region
+//! `ptxas` and the CUDA driver's JIT accept (ASCII only: the driver rejects other bytes). [`emit_module`] never fails as a whole: a region
 //! that uses something this back end cannot compile is listed in
 //! [`PtxModule::unsupported`] with the reason, and the runtime runs it on the host instead.
 //!
@@ -15,10 +15,13 @@
 //!   `ArrayHeader` prefix: `data: u64` at 0, `len: i64` at 8, `dims: [i64; 6]` at 16 (unused
 //!   dims 1). The kernel loads the data pointer and the extents once, at its start
 //!   (`ld.global.nc`: the header must not change while the kernel runs).
-//! - `results`: the device address of one 8-byte slot per region parameter. At the end, thread
-//!   (0,0) of block 0 stores the final value of each `Pass::InOut` parameter that is not a
-//!   reduction into its slot (integers sign-extended to 64 bits, `bool` 0 or 1, an `f32` as its
-//!   bits in the low 4 bytes, upper bytes 0). Other slots are not written.
+//! - `results`: the device address of one 8-byte slot per region parameter. The slot of each
+//!   `Pass::InOut` parameter that is not a reduction's (a `copy` scalar) is that variable's
+//!   storage for the whole launch, as the host devices share one cell per `copy` scalar: the
+//!   runtime fills the slots with the arguments before the launch and reads these slots back
+//!   after it; every thread reads and writes the variable there (in its natural width at the
+//!   slot's start), and `acc atomic` updates it with atomic instructions. Other slots are not
+//!   used.
 //! - `partials`: the device address of `reductions.len() * gridDim.x` 8-byte slots: thread
 //!   (0,0) of block `b` stores its block's partial result of reduction `r` (in the slot form
 //!   above) at slot `r * gridDim.x + b`. The runtime combines them in block order with the
@@ -35,6 +38,9 @@
 //!   - 2, integer division or remainder by zero;
 //!   - 3, `assert` failed: `index` is the message's `StringId` (-1 without a message);
 //!   - 4, `size(a, d)` with `d` outside `0..rank`: `index` is `d`, `dim` the rank.
+//! - `g{k}`, after `error`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
+//!   global scalar that a routine called by the kernel reads (a routine sees a global's value
+//!   at region entry, LANGUAGE.md 7.9).
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, no dynamic
 //! shared memory ([`Kernel::shared_bytes`] is 0: the kernels declare their shared memory
@@ -57,10 +63,13 @@
 //! zero check, masked shift counts, saturating float-to-integer conversion, no contraction
 //! (`add.rn`, `mul.rn`; `fma` only for `fma`), bounds checks unless [`PtxOptions::unchecked`].
 //!
+//! Routines: `seq` ones run in one thread (the leader, where threads share the code); `gang`,
+//! `worker` and `vector` ones in the caller's threads, one variant per caller mode (`call`).
+//! `print` and `printf` go through CUDA's `vprintf` (`print`).
+//!
 //! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
-//! `FirstPrivateArray`), non-`seq` routines, reads of globals in routines, math functions
-//! without a PTX instruction (`exp`, `sin`, `pow`, … and float `%`), and the constructs
-//! [`PtxModule::unsupported`] names.
+//! `FirstPrivateArray`), math functions without a PTX instruction (`exp`, `sin`, `pow`, … and
+//! float `%`), `print` of a float, and the other constructs [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;
@@ -73,13 +82,15 @@ mod ptx;
 mod reduce;
 mod schedule;
 mod stmt;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 
 use acc_lang::analysis::RegionId;
 use acc_lang::ir;
 
-pub use schedule::decompose;
+pub use schedule::{advance, decompose};
 
 /// Options of the generated code.
 #[derive(Clone, Debug, Default)]
@@ -110,6 +121,9 @@ pub struct Kernel {
     pub reductions: usize,
     /// The kernel works in block 0 only: launch one block.
     pub one_gang: bool,
+    /// The global scalars its routines read: after `error`, the kernel takes one `.u64`
+    /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch.
+    pub globals: Vec<acc_lang::hir::VarId>,
 }
 
 /// Why a region or routine could not be generated.

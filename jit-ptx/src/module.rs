@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 
-use acc_lang::hir::FnId;
+use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir;
 
-use crate::call::{emit_function, prototype, FuncSig};
+use crate::call::{emit_function, prototype, reads_and_calls, FuncSig};
+use crate::fx::Mode;
 use crate::fx::{unsupported, Result};
 use crate::{PtxError, PtxModule, PtxOptions};
 
@@ -23,10 +24,12 @@ pub(crate) struct Cx<'m> {
     pub uses_scratch: bool,
     pub uses_row_barrier: bool,
     pub uses_vprintf: bool,
-    /// Routines generated (or found impossible), by id.
-    functions: HashMap<FnId, std::result::Result<FuncSig, String>>,
+    /// Routines generated (or found impossible), by id and the mode of their callers.
+    functions: HashMap<(FnId, Mode), std::result::Result<FuncSig, String>>,
     /// Routines being generated (a call back into one is recursion).
     in_progress: Vec<FnId>,
+    /// The global scalars each routine reads, itself or through the routines it calls.
+    globals_read: HashMap<FnId, Vec<VarId>>,
     /// Prototypes and definitions of the generated routines, in order of generation.
     definitions: Vec<(String, String)>,
     /// Module-scope constants (format strings), and the name of each by text.
@@ -35,7 +38,7 @@ pub(crate) struct Cx<'m> {
 }
 
 impl<'m> Cx<'m> {
-    fn new(module: &'m ir::Module, options: PtxOptions) -> Self {
+    pub(crate) fn new(module: &'m ir::Module, options: PtxOptions) -> Self {
         Cx {
             module,
             options,
@@ -44,26 +47,32 @@ impl<'m> Cx<'m> {
             uses_vprintf: false,
             functions: HashMap::new(),
             in_progress: Vec::new(),
+            globals_read: HashMap::new(),
             definitions: Vec::new(),
             globals: Vec::new(),
             strings: HashMap::new(),
         }
     }
 
-    /// Routine `id`, generated on first use.
-    pub(crate) fn function(&mut self, id: FnId) -> Result<FuncSig> {
-        if let Some(done) = self.functions.get(&id) {
+    /// Routine `id` for callers in `mode`, generated on first use. A `seq` routine has one
+    /// variant (it runs in one thread); the others one per mode of their callers.
+    pub(crate) fn function(&mut self, id: FnId, mode: Mode) -> Result<FuncSig> {
+        let module = self.module;
+        let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
+            return unsupported(format!("a call of function {} of an earlier compile", id.0));
+        };
+        let mode = match f.device {
+            Some(RoutineLevel::Seq) => Mode::Thread,
+            _ => mode,
+        };
+        if let Some(done) = self.functions.get(&(id, mode)) {
             return done.clone().map_err(PtxError::Unsupported);
         }
         if self.in_progress.contains(&id) {
             return unsupported("a recursive routine");
         }
-        let module = self.module;
-        let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
-            return unsupported(format!("a call of function {} of an earlier compile", id.0));
-        };
         self.in_progress.push(id);
-        let result = emit_function(self, f, id);
+        let result = emit_function(self, f, id, mode);
         self.in_progress.pop();
         let entry = match result {
             Ok((sig, text)) => {
@@ -72,8 +81,43 @@ impl<'m> Cx<'m> {
             }
             Err(PtxError::Unsupported(why)) => Err(format!("routine `{}`: {why}", f.name)),
         };
-        self.functions.insert(id, entry.clone());
+        self.functions.insert((id, mode), entry.clone());
         entry.map_err(PtxError::Unsupported)
+    }
+
+    /// The global scalars that routine `id` reads, itself or through the routines it calls,
+    /// in `VarId` order.
+    pub(crate) fn globals_of(&mut self, id: FnId) -> Result<Vec<VarId>> {
+        if let Some(g) = self.globals_read.get(&id) {
+            return Ok(g.clone());
+        }
+        let module = self.module;
+        let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
+            return unsupported(format!("a call of function {} of an earlier compile", id.0));
+        };
+        if self.in_progress.contains(&id) {
+            return unsupported("a recursive routine");
+        }
+        self.in_progress.push(id);
+        let result = self.body_globals(&f.body);
+        self.in_progress.pop();
+        let globals = result?;
+        self.globals_read.insert(id, globals.clone());
+        Ok(globals)
+    }
+
+    /// The global scalars that `body` reads, itself or through the routines it calls.
+    pub(crate) fn body_globals(&mut self, body: &[ir::Stmt]) -> Result<Vec<VarId>> {
+        let (mut globals, mut calls) = (Vec::new(), Vec::new());
+        reads_and_calls(body, &mut globals, &mut calls);
+        calls.sort_by_key(|c| c.0);
+        calls.dedup();
+        for c in calls {
+            globals.extend(self.globals_of(c)?);
+        }
+        globals.sort_by_key(|g| g.index());
+        globals.dedup();
+        Ok(globals)
     }
 
     /// The name of a module-scope, NUL-terminated string constant holding `text`.

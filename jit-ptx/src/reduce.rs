@@ -29,11 +29,18 @@ pub(crate) enum Group {
 
 /// A reduction variable while its loop runs.
 pub(crate) struct Saved {
+    local: LocalId,
     reg: Reg,
     s: ScalarType,
     op: ReductionOp,
     /// The variable's value before the loop.
     before: Reg,
+}
+
+impl Saved {
+    pub(crate) fn local(&self) -> LocalId {
+        self.local
+    }
 }
 
 /// `bool` reductions run on 0/1 in 32-bit registers in shared memory and shuffles.
@@ -156,20 +163,27 @@ impl Fx<'_, '_> {
             };
             self.ins(format!("mov.{ty} {before}, {reg}"));
             self.set_identity(reg, op, s)?;
-            saved.push(Saved { reg, s, op, before });
+            saved.push(Saved {
+                local: l,
+                reg,
+                s,
+                op,
+                before,
+            });
         }
         Ok(saved)
     }
 
-    /// After the loop: reduce each variable over `group` (when the loop divided its work
-    /// among threads) and combine the result with the value before the loop.
+    /// After the loop: reduce each variable over its group (`group(variable)`: the threads
+    /// the loop divided its work among, if any) and combine the result with the value before
+    /// the loop.
     pub(crate) fn finish_reductions(
         &mut self,
         saved: Vec<Saved>,
-        group: Option<Group>,
+        group: impl Fn(LocalId) -> Option<Group>,
     ) -> Result<()> {
         for r in saved {
-            let partial = match group {
+            let partial = match group(r.local) {
                 Some(g) => self.group_reduce(g, r.op, r.s, r.reg)?,
                 None => r.reg,
             };

@@ -20,7 +20,7 @@
 //! with `tid = ty * ntx + tx` and `nthreads = ntx * nty`: a vector loop outside a worker loop
 //! uses every thread of the block, so no thread runs an iteration redundantly. A collapsed
 //! iteration number `k` is divided back into the loops' iteration numbers, innermost fastest
-//! (`decompose`). Loops that divide work among threads reduce their reduction variables over
+//! (`decompose`), once; each thread then advances them by its stride's digits with carries. Loops that divide work among threads reduce their reduction variables over
 //! those threads afterwards (`reduce`), and synchronize the threads that share the code after
 //! them.
 
@@ -41,6 +41,21 @@ struct Partition {
     body: Mode,
     /// The threads a reduction combines over, when the loop divides work among threads.
     group: Option<Group>,
+}
+
+/// A gang loop with reductions, for the vector loops inside it that reduce the same
+/// variables: they leave their threads' copies apart (`deferred`), and the gang loop reduces
+/// them over the block when it ends. Only variables that the gang loop's body does not use
+/// outside its worker and vector loops qualify (elsewhere the threads must agree on them).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GangFrame {
+    reds: Vec<(LocalId, ReductionOp)>,
+    mentioned: Vec<LocalId>,
+    deferred: Vec<LocalId>,
+    /// The gang loop's body is this loop alone.
+    sole: Option<*const ForLoop>,
+    /// A loop inside left its barrier to the gang loop's end.
+    sync_owed: bool,
 }
 
 /// One loop of a nest, its bounds evaluated.
@@ -66,6 +81,19 @@ pub fn decompose(mut k: u64, counts: &[u64]) -> Vec<u64> {
         out[0] = k;
     }
     out
+}
+
+/// `digits += steps` in the mixed radix of `counts` (as `Fx::advance_digits` emits it).
+pub fn advance(digits: &mut [u64], steps: &[u64], counts: &[u64]) {
+    let mut carry = 0;
+    for j in (0..digits.len()).rev() {
+        digits[j] += steps[j] + carry;
+        carry = 0;
+        if j > 0 && digits[j] >= counts[j] {
+            digits[j] -= counts[j];
+            carry = 1;
+        }
+    }
 }
 
 impl Fx<'_, '_> {
@@ -236,7 +264,7 @@ impl Fx<'_, '_> {
         self.ins(format!("add.{ty} {v}, {v}, {step}"));
         self.ins(format!("bra {top}"));
         self.place(&exit);
-        self.finish_reductions(saved, None)
+        self.finish_reductions(saved, |_| None)
     }
 
     /// How a loop with these levels shares its iterations in the current mode.
@@ -369,9 +397,71 @@ impl Fx<'_, '_> {
             }
         }
         let saved = self.start_reductions(&reds)?;
+        // A vector loop directly in a gang loop that reduces the same variable with the same
+        // operator leaves its threads' copies apart: the gang loop reduces them once, at its
+        // end, instead of once per gang-loop iteration (`GangFrame`).
+        let mut deferred = Vec::new();
+        if part.group == Some(Group::Block) {
+            if let Some(frame) = self.gang_frames.last_mut() {
+                for r in &reds {
+                    if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
+                        deferred.push(r.0);
+                        if !frame.deferred.contains(&r.0) {
+                            frame.deferred.push(r.0);
+                        }
+                    }
+                }
+            }
+        }
+        // Is this loop the only statement of the enclosing gang loop's body? Then nothing in
+        // the gang loop reads what its threads wrote before the gang loop ends (gang-loop
+        // iterations are independent), and the barrier after it can wait until then.
+        let sole = part.group.is_some()
+            && self
+                .gang_frames
+                .last()
+                .is_some_and(|f| f.sole == Some(head as *const ForLoop));
+        // A gang loop opens a frame for the loops inside it; worker and vector loops open an
+        // empty one (what their bodies hold is not the gang loop's own).
+        if part.group.is_none() {
+            let mut mentioned = Vec::new();
+            locals_outside_thread_loops(body, &mut mentioned);
+            let sole = match body.as_slice() {
+                [Stmt::For(f)] => Some(f as *const ForLoop),
+                _ => None,
+            };
+            self.gang_frames.push(GangFrame {
+                reds: reds.clone(),
+                mentioned,
+                deferred: Vec::new(),
+                sole,
+                sync_owed: false,
+            });
+        } else {
+            self.gang_frames.push(GangFrame::default());
+        }
 
         let k = self.fresh(Class::B64);
         self.ins(format!("mov.b64 {k}, {}", part.first));
+        // A collapsed nest keeps its loops' iteration numbers as digits of `k` in the mixed
+        // radix of their counts: divided out once for the first iteration (and the stride),
+        // then advanced by the stride's digits with carries, no division per iteration.
+        let counts: Vec<Reg> = bounds.iter().map(|b| b.count).collect();
+        let (digits, steps) = if counts.len() > 1 {
+            let first = self.decompose(k, &counts);
+            let digits: Vec<Reg> = first
+                .iter()
+                .map(|d| {
+                    let r = self.fresh(Class::B64);
+                    self.ins(format!("mov.b64 {r}, {d}"));
+                    r
+                })
+                .collect();
+            let steps = self.decompose(part.stride, &counts);
+            (digits, steps)
+        } else {
+            (vec![k], Vec::new())
+        };
         let top = self.label("par");
         let latch = self.label("pnext");
         let exit = self.label("pend");
@@ -379,9 +469,7 @@ impl Fx<'_, '_> {
         let done = self.fresh(Class::Pred);
         self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
         self.ins(format!("@{done} bra {exit}"));
-        let counts: Vec<Reg> = bounds.iter().map(|b| b.count).collect();
-        let iters = self.decompose(k, &counts);
-        for (b, it) in bounds.iter().zip(iters) {
+        for (b, &it) in bounds.iter().zip(&digits) {
             let var = match self.local(b.var)? {
                 Val::Scalar(r, _) => r,
                 Val::Array(_) => return unsupported("an array loop variable"),
@@ -408,19 +496,64 @@ impl Fx<'_, '_> {
         self.reductions.truncate(depth);
         self.loops.pop();
         self.mode = outer_mode;
+        let frame = self.gang_frames.pop().unwrap_or_default();
         result?;
         self.place(&latch);
         self.ins(format!("add.u64 {k}, {k}, {}", part.stride));
+        if !steps.is_empty() {
+            self.advance_digits(&digits, &steps, &counts);
+        }
         self.ins(format!("bra {top}"));
         self.place(&exit);
-        let had_reductions = !saved.is_empty();
-        self.finish_reductions(saved, part.group)?;
-        // Threads that shared the iterations wait for each other before the code after the
-        // loop reads what they wrote (the reductions above already did).
-        if part.group.is_some() && !had_reductions {
-            self.sync();
+        // The reductions over threads end with a barrier; without one, the threads that
+        // shared the iterations wait for each other before the code after the loop reads what
+        // they wrote (or the gang loop around waits, see `sole`).
+        let reduced_over_threads = match part.group {
+            Some(_) => saved.iter().any(|r| !deferred.contains(&r.local())),
+            None => saved.iter().any(|r| frame.deferred.contains(&r.local())),
+        };
+        let group = |l: LocalId| {
+            if deferred.contains(&l) {
+                // Left apart for the enclosing gang loop.
+                None
+            } else if frame.deferred.contains(&l) {
+                Some(Group::Block)
+            } else {
+                part.group
+            }
+        };
+        self.finish_reductions(saved, group)?;
+        let owes_sync = match part.group {
+            Some(_) => !reduced_over_threads,
+            None => frame.sync_owed && !reduced_over_threads,
+        };
+        if owes_sync {
+            match self.gang_frames.last_mut() {
+                Some(f) if sole => f.sync_owed = true,
+                _ => self.sync(),
+            }
         }
         Ok(())
+    }
+
+    /// `digits += steps` in the mixed radix of `counts` (innermost last; the outermost digit
+    /// unbounded): each lower digit plus its step and carry is below twice its count, so one
+    /// subtraction brings it back.
+    fn advance_digits(&mut self, digits: &[Reg], steps: &[Reg], counts: &[Reg]) {
+        let mut carry: Option<Reg> = None;
+        for j in (0..digits.len()).rev() {
+            let d = digits[j];
+            self.ins(format!("add.u64 {d}, {d}, {}", steps[j]));
+            if let Some(c) = carry {
+                self.ins(format!("@{c} add.u64 {d}, {d}, 1"));
+            }
+            if j > 0 {
+                let c = self.fresh(Class::Pred);
+                self.ins(format!("setp.ge.u64 {c}, {d}, {}", counts[j]));
+                self.ins(format!("@{c} sub.u64 {d}, {d}, {}", counts[j]));
+                carry = Some(c);
+            }
+        }
     }
 
     /// The iteration numbers (u64) of the loops of a nest for flat iteration `k`.
@@ -477,6 +610,93 @@ pub(crate) fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
     }
 }
 
+/// Every local that `stmts` read or assign outside the worker and vector loops in them.
+fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
+    let expr = |e: &Expr, out: &mut Vec<LocalId>| locals_read(e, out);
+    for s in stmts {
+        match s {
+            Stmt::For(f) if f.schedule.worker || f.schedule.vector => {}
+            Stmt::For(f) => {
+                out.push(f.var);
+                expr(&f.start, out);
+                expr(&f.end, out);
+                expr(&f.step, out);
+                locals_outside_thread_loops(&f.body, out);
+            }
+            Stmt::Set(l, e) => {
+                out.push(*l);
+                expr(e, out);
+            }
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                ..
+            } => {
+                expr(array, out);
+                indices.iter().for_each(|i| expr(i, out));
+                expr(value, out);
+            }
+            Stmt::Eval(e) | Stmt::SetGlobal(_, e) | Stmt::Retain(e) | Stmt::Release(e) => {
+                expr(e, out)
+            }
+            Stmt::Return(e) => e.iter().for_each(|e| expr(e, out)),
+            Stmt::If { cond, then, els } => {
+                expr(cond, out);
+                locals_outside_thread_loops(then, out);
+                locals_outside_thread_loops(els, out);
+            }
+            Stmt::While { cond, body } => {
+                expr(cond, out);
+                locals_outside_thread_loops(body, out);
+            }
+            Stmt::Print(args) => {
+                for a in args {
+                    if let acc_lang::ir::PrintArg::Value(e) = a {
+                        expr(e, out);
+                    }
+                }
+            }
+            Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, out)),
+            Stmt::Assert { cond, .. } => expr(cond, out),
+            Stmt::Atomic(s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
+            Stmt::Block(b) => locals_outside_thread_loops(b, out),
+            Stmt::DataRegion { body, .. } => locals_outside_thread_loops(body, out),
+            Stmt::Break | Stmt::Continue | Stmt::Launch(_) | Stmt::Data(_) | Stmt::Wait { .. } => {}
+        }
+    }
+}
+
+/// Every local that `e` reads.
+fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
+    match &e.kind {
+        ExprKind::Local(l) => out.push(*l),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => locals_read(x, out),
+        ExprKind::Binary(_, a, b, _) => {
+            locals_read(a, out);
+            locals_read(b, out);
+        }
+        ExprKind::Load { array, indices, .. } => {
+            locals_read(array, out);
+            indices.iter().for_each(|i| locals_read(i, out));
+        }
+        ExprKind::Call(_, args)
+        | ExprKind::Builtin(_, args)
+        | ExprKind::CheckedBuiltin(_, args, _)
+        | ExprKind::ArrayLit(args) => args.iter().for_each(|a| locals_read(a, out)),
+        ExprKind::Section { array, ranges } => {
+            locals_read(array, out);
+            for r in ranges {
+                r.start
+                    .iter()
+                    .chain(r.count.iter())
+                    .for_each(|x| locals_read(x, out));
+            }
+        }
+        ExprKind::Const(_) | ExprKind::Global(_) => {}
+    }
+}
+
 /// Whether `e` reads any of `locals`.
 fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
     match &e.kind {
@@ -505,7 +725,7 @@ fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::decompose;
+    use super::{advance, decompose};
 
     #[test]
     fn decompose_matches_nested_loops_innermost_fastest() {
@@ -516,6 +736,27 @@ mod tests {
                 for l in 0..5 {
                     assert_eq!(decompose(k, &counts), vec![i, j, l]);
                     k += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn advancing_by_the_stride_digits_matches_dividing() {
+        let counts = [7u64, 3, 5];
+        for first in 0..20 {
+            for stride in [1u64, 2, 4, 14, 15, 16, 33, 104, 105, 1000] {
+                let steps = decompose(stride, &counts);
+                let mut digits = decompose(first, &counts);
+                let mut k = first;
+                while k < 105 {
+                    assert_eq!(
+                        digits,
+                        decompose(k, &counts),
+                        "first {first} stride {stride}"
+                    );
+                    k += stride;
+                    advance(&mut digits, &steps, &counts);
                 }
             }
         }

@@ -131,6 +131,9 @@ impl Fx<'_, '_> {
                 }
             }
             FnKind::Routine => {
+                if self.mode != self.entry_mode {
+                    return unsupported("`return` inside a loop shared among threads");
+                }
                 if let Some(e) = e {
                     let v = self.expr_opt(e)?;
                     if let (Some(Val::Scalar(r, s)), Some(_)) = (v, self.ret) {

@@ -47,6 +47,11 @@ fn every_emitted_module_assembles() {
                         .push(format!("{name}#{}", id.0));
                 }
             }
+            if !ptx.text.is_ascii() {
+                failures.push(format!(
+                    "{name}: the PTX is not ASCII (the driver rejects it)"
+                ));
+            }
             if ptx.kernels.is_empty() && !ptx.text.contains(".func") {
                 continue;
             }

@@ -1,0 +1,136 @@
+//! Writes the PTX of each `.acc` file of a directory, and a JSON description of its kernels'
+//! parameters, for the GPU harness `jit-ptx/gpu/run.py`:
+//! `cargo run -p acc-jit-ptx --example gpu_cases -- jit-ptx/gpu/cases OUT_DIR`.
+
+use acc_jit_ptx::{emit_module, PtxOptions};
+use acc_lang::ir::{Pass, Ty};
+use acc_lang::span::SourceFile;
+
+fn ty_json(t: Ty) -> String {
+    match t {
+        Ty::Scalar(s) => format!("{{\"scalar\": \"{}\"}}", s.name()),
+        Ty::Array { elem, rank } => format!("{{\"elem\": \"{}\", \"rank\": {rank}}}", elem.name()),
+    }
+}
+
+fn pass_name(p: Pass) -> &'static str {
+    match p {
+        Pass::Value => "value",
+        Pass::InOut => "inout",
+        Pass::Private => "private",
+        Pass::Array => "array",
+        Pass::PrivateArray => "private_array",
+        Pass::FirstPrivateArray => "firstprivate_array",
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(dir), Some(out)) = (args.get(1), args.get(2)) else {
+        eprintln!("usage: gpu_cases CASES_DIR OUT_DIR");
+        std::process::exit(2);
+    };
+    std::fs::create_dir_all(out).expect("output directory");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("cases directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "acc"))
+        .collect();
+    files.sort();
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let source = SourceFile::new(name.as_str(), text.as_str());
+        let compiled = match acc_lang::Frontend::new().compile(&source) {
+            Ok(c) => c,
+            Err(d) => {
+                eprintln!("{name}: {} compile errors", d.len());
+                std::process::exit(1);
+            }
+        };
+        let module = acc_lang::with_deep_stack(|| {
+            acc_lang::lower::lower_with(
+                &compiled.hir,
+                &compiled.analysis,
+                acc_lang::lower::Options::default(),
+            )
+        });
+        let ptx = emit_module(&module, &PtxOptions::default());
+        std::fs::write(format!("{out}/{name}.ptx"), &ptx.text).expect("write");
+        let mut kernels = Vec::new();
+        for k in &ptx.kernels {
+            let r = module.regions.iter().find(|r| r.id == k.region).unwrap();
+            let params: Vec<String> = r
+                .params
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{{\"name\": \"{}\", \"pass\": \"{}\", \"ty\": {}}}",
+                        p.name,
+                        pass_name(p.pass),
+                        ty_json(p.ty)
+                    )
+                })
+                .collect();
+            let reds: Vec<String> = r
+                .reductions
+                .iter()
+                .map(|x| {
+                    format!(
+                        "{{\"op\": \"{}\", \"ty\": \"{}\", \"param\": {}}}",
+                        x.op.as_str(),
+                        x.ty.name(),
+                        x.param
+                    )
+                })
+                .collect();
+            let globals: Vec<String> = k
+                .globals
+                .iter()
+                .map(|g| {
+                    let name = module
+                        .globals
+                        .iter()
+                        .find(|x| x.id == *g)
+                        .map_or("?", |x| &x.name);
+                    format!("\"{name}\"")
+                })
+                .collect();
+            kernels.push(format!(
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}]}}",
+                k.region.0,
+                k.name,
+                k.one_gang,
+                params.join(", "),
+                reds.join(", "),
+                globals.join(", ")
+            ));
+        }
+        let unsupported: Vec<String> = ptx
+            .unsupported
+            .iter()
+            .map(|(id, why)| format!("[{}, {:?}]", id.0, why))
+            .collect();
+        let sites: Vec<String> = module
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("[{}, {:?}]", module.first_site as usize + i, s.what))
+            .collect();
+        std::fs::write(
+            format!("{out}/{name}.json"),
+            format!(
+                "{{\"kernels\": [{}], \"unsupported\": [{}], \"sites\": [{}]}}\n",
+                kernels.join(",\n"),
+                unsupported.join(", "),
+                sites.join(", ")
+            ),
+        )
+        .expect("write");
+        eprintln!(
+            "{name}: {} kernels, {} unsupported",
+            ptx.kernels.len(),
+            ptx.unsupported.len()
+        );
+    }
+}

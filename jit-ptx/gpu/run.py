@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""Runs the kernels of jit-ptx/gpu/cases on a GPU through CuPy, following the kernel ABI of
+acc-jit-ptx (its crate documentation), and checks their results against values computed
+here. Needs a GPU, CuPy and the files `gpu_cases` writes:
+
+    cargo run -p acc-jit-ptx --example gpu_cases -- jit-ptx/gpu/cases OUT
+    python3 jit-ptx/gpu/run.py OUT
+
+Every case runs under several launch shapes (grid, block), including blocks that are not
+whole warps, so that each schedule and each reduction path is exercised.
+"""
+
+import json
+import math
+import struct
+import sys
+from fractions import Fraction
+
+import cupy as cp
+import numpy as np
+
+DIR = sys.argv[1] if len(sys.argv) > 1 else "."
+DT = {"bool": np.uint8, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
+SHAPES = [(1, (1, 1)), (1, (32, 1)), (3, (33, 1)), (7, (64, 2)), (100, (128, 1)),
+          (2, (32, 4)), (5, (96, 3)), (4, (1, 8)), (2, (7, 5))]
+failures = []
+passed = 0
+
+
+def check(what, ok, detail=""):
+    global passed
+    if ok:
+        passed += 1
+    else:
+        failures.append(f"{what}: {detail}")
+        print(f"FAIL {what}: {detail}", flush=True)
+
+
+def slot(value, ty):
+    """A scalar's 8-byte argument slot: its bytes in the low bytes."""
+    raw = np.array([value], dtype=DT[ty]).tobytes()
+    return np.frombuffer(raw + bytes(8 - len(raw)), dtype=np.uint64)[0]
+
+
+def unslot(bits, ty):
+    raw = np.array([bits], dtype=np.uint64).tobytes()
+    return np.frombuffer(raw[: np.dtype(DT[ty]).itemsize], dtype=DT[ty])[0]
+
+
+def combine(op, ty, a, b):
+    if ty == "bool":
+        a, b = bool(a), bool(b)
+    if op == "+":
+        return (np.array([a], DT[ty]) + np.array([b], DT[ty]))[0]
+    if op == "*":
+        return (np.array([a], DT[ty]) * np.array([b], DT[ty]))[0]
+    if op == "max":
+        return b if (a != a or b > a) else a
+    if op == "min":
+        return b if (a != a or b < a) else a
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    if op == "&&":
+        return a and b
+    if op == "||":
+        return a or b
+    raise ValueError(op)
+
+
+class Case:
+    def __init__(self, name):
+        self.name = name
+        with open(f"{DIR}/{name}.json") as f:
+            self.meta = json.load(f)
+        self.module = cp.RawModule(path=f"{DIR}/{name}.ptx")
+        self.sites = {s: what for s, what in self.meta["sites"]}
+
+    def kernel(self, region):
+        for k in self.meta["kernels"]:
+            if k["region"] == region:
+                return k
+        raise KeyError(f"{self.name}: region {region} has no kernel ({self.meta['unsupported']})")
+
+    def run(self, region, args, grid, block):
+        """Launch region `region` with `args` (name -> numpy array or Python scalar). Returns
+        (arrays after, scalar results after, error record)."""
+        launch, collect = self.prepare(region, args, grid, block)
+        launch()
+        cp.cuda.runtime.deviceSynchronize()
+        return collect()
+
+    def prepare(self, region, args, grid, block):
+        """The device buffers of a launch: a function that launches the kernel, and one that
+        reads the results back."""
+        k = self.kernel(region)
+        if k["one_gang"]:
+            grid = min(grid, 2)
+        values, keep, slots = [], {}, []
+        for p in k["params"]:
+            v = args[p["name"]]
+            if p["pass"] == "array":
+                data = cp.asarray(np.ascontiguousarray(v))
+                dims = list(v.shape) + [1] * (6 - v.ndim)
+                hdr = cp.asarray(np.array([data.data.ptr, v.size] + dims, dtype=np.int64))
+                keep[p["name"]] = (data, hdr)
+                values.append(np.uint64(hdr.data.ptr))
+                slots.append(np.uint64(0))
+            else:
+                s = slot(v, p["ty"]["scalar"])
+                values.append(s)
+                slots.append(s)
+        results = cp.asarray(np.array(slots + [0], dtype=np.uint64))
+        nred = len(k["reductions"])
+        partials = cp.zeros(max(1, nred * grid), dtype=np.uint64)
+        error = cp.zeros(10, dtype=np.uint64)
+        # Global scalars that routines read: their slots after the error record (the
+        # harness names them `global:NAME` in `args`).
+        gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
+        f = self.module.get_function(k["name"])
+        params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
+                                  np.uint64(error.data.ptr)) + gvals
+
+        def launch():
+            f((grid, 1, 1), (block[0], block[1], 1), params)
+
+        def collect():
+            return self.collect(k, args, grid, keep, results, partials, error)
+        return launch, collect
+
+    def collect(self, k, args, grid, keep, results, partials, error):
+        out = {name: d.get() for name, (d, _) in keep.items()}
+        res = results.get()
+        part = partials.get()
+        scalars = {}
+        for i, p in enumerate(k["params"]):
+            if p["pass"] == "inout":
+                ty = p["ty"]["scalar"]
+                red = [r for r in k["reductions"] if r["param"] == i]
+                if red:
+                    r = red[0]
+                    ri = k["reductions"].index(r)
+                    v = args[p["name"]]
+                    for b in range(grid):
+                        v = combine(r["op"], ty, v, unslot(part[ri * grid + b], ty))
+                    scalars[p["name"]] = v
+                else:
+                    scalars[p["name"]] = unslot(res[i], ty)
+        raw = error.get().tobytes()
+        status, site, kind, dim = struct.unpack_from("<IIII", raw, 0)
+        index = struct.unpack_from("<q", raw, 16)[0]
+        shape = list(struct.unpack_from("<6q", raw, 24))
+        err = None if status == 0 else {"site": site, "what": self.sites.get(site), "kind": kind,
+                                         "dim": dim, "index": index,
+                                         "shape": [d for d in shape if d != -1]}
+        return out, scalars, err
+
+
+def each_shape(fn):
+    for grid, block in SHAPES:
+        fn(grid, block, f"grid {grid} block {block}")
+
+
+rng = np.random.default_rng(7)
+
+
+def case_saxpy():
+    c = Case("saxpy")
+    n = 1000
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    a = np.float32(2.5)
+
+    def go(grid, block, tag):
+        out, _, err = c.run(0, {"x": x, "y": y, "a": a, "n": n}, grid, block)
+        check(f"saxpy {tag}", err is None and np.array_equal(out["y"], a * x + y), err)
+    each_shape(go)
+
+
+def case_reduce():
+    c = Case("reduce")
+    n = 100000
+    x = rng.random(n) + 0.5
+    m = rng.integers(-10**9, 10**9, n, dtype=np.int32)
+    f = rng.random(n, dtype=np.float32)
+    ones = np.ones(n, dtype=np.uint8)
+    k = rng.integers(0, 2**62, n, dtype=np.int64) | np.int64(1 << 5)
+    px = 1.0 + (rng.random(n) - 0.5) * 1e-5
+
+    def go(grid, block, tag):
+        _, s, e = c.run(0, {"x": x, "s": 0.5, "n": n}, grid, block)
+        _, s2, _ = c.run(0, {"x": x, "s": 0.5, "n": n}, grid, block)
+        check(f"sum f64 {tag}", e is None and abs(s["s"] - (0.5 + x.sum())) < 1e-6 and
+              s["s"] == s2["s"], (s, x.sum()))
+        _, s, e = c.run(1, {"m": m, "mx": np.int32(-5), "n": n}, grid, block)
+        check(f"max i32 {tag}", s["mx"] == m.max(), (s, m.max()))
+        _, s, e = c.run(2, {"f": f, "mn": np.float32(100), "n": n}, grid, block)
+        check(f"min f32 {tag}", s["mn"] == f.min(), (s, f.min()))
+        b = ones.copy()
+        _, s, e = c.run(3, {"b": b, "all": True, "any": False, "n": n}, grid, block)
+        check(f"&& || all true {tag}", bool(s["all"]) and bool(s["any"]), s)
+        b[n // 3] = 0
+        _, s, e = c.run(3, {"b": b, "all": True, "any": False, "n": n}, grid, block)
+        check(f"&& one false {tag}", (not s["all"]) and bool(s["any"]), s)
+        _, s, e = c.run(3, {"b": np.zeros(n, np.uint8), "all": True, "any": False, "n": n},
+                        grid, block)
+        check(f"|| all false {tag}", (not s["all"]) and not s["any"], s)
+        _, s, e = c.run(4, {"k": k, "band": np.int64(-1), "bor": np.int64(0),
+                            "bxor": np.int64(0), "n": n}, grid, block)
+        check(f"& | ^ i64 {tag}", s["band"] == np.bitwise_and.reduce(k) and
+              s["bor"] == np.bitwise_or.reduce(k) and s["bxor"] == np.bitwise_xor.reduce(k), s)
+        _, s, e = c.run(5, {"x": px, "p": 1.0, "n": n}, grid, block)
+        check(f"* f64 {tag}", abs(s["p"] / np.prod(px) - 1) < 1e-12, (s, np.prod(px)))
+        _, s, e = c.run(6, {"c": np.int64(10)}, grid, block)
+        check(f"gang-redundant reduction {tag}", s["c"] == 10 + grid, s)
+        _, s, e = c.run(7, {"t": np.int64(0), "n": n}, grid, block)
+        check(f"parallel reduction over acc loop {tag}", s["t"] == n * (n - 1) // 2, s)
+        _, s, e = c.run(8, {"m": m, "si": np.int32(0), "n": n}, grid, block)
+        expect = np.int32(np.int64(m.astype(np.int64).sum()) & 0xffffffff)
+        check(f"+ i32 wraps {tag}", s["si"] == np.array([expect]).astype(np.int32)[0], (s, expect))
+    each_shape(go)
+
+
+def case_jacobi():
+    c = Case("jacobi")
+    n, m = 300, 200
+    A = rng.random((n, m))
+
+    def go(grid, block, tag):
+        out, s, e = c.run(0, {"A": A, "Anew": np.zeros((n, m)), "err": 0.0, "n": n, "m": m},
+                          grid, block)
+        want = np.zeros((n, m))
+        want[1:-1, 1:-1] = 0.25 * (A[1:-1, 2:] + A[1:-1, :-2] + A[:-2, 1:-1] + A[2:, 1:-1])
+        err = np.abs(want[1:-1, 1:-1] - A[1:-1, 1:-1]).max()
+        check(f"jacobi {tag}", e is None and np.array_equal(out["Anew"], want) and s["err"] == err,
+              (e, s, err))
+    each_shape(go)
+
+
+def case_collapse():
+    c = Case("collapse")
+    n, m = 37, 19
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"a": np.zeros((n, m), np.int64), "n": n, "m": m}, grid, block)
+        i, j = np.indices((n, m))
+        check(f"collapse(2) {tag}", e is None and np.array_equal(out["a"], i * 1000 + j), e)
+        out, _, e = c.run(1, {"t": np.ones((5, 6, 7), np.int32)}, grid, block)
+        i, j, k = np.indices((5, 6, 7))
+        check(f"collapse(3) {tag}", np.array_equal(out["t"], 1 + i * 100 + j * 10 + k), e)
+        out, _, e = c.run(2, {"d": np.zeros(100, np.int64), "lo": np.int32(3),
+                              "hi": np.int32(90)}, grid, block)
+        want = np.zeros(100, np.int64)
+        want[list(range(90, 2, -7))] = 1
+        check(f"step -7 inclusive {tag}", np.array_equal(out["d"], want), e)
+        _, s, e = c.run(3, {"total": np.int64(0), "n": n, "m": m}, grid, block)
+        check(f"collapse reduction {tag}", s["total"] == sum(range(n)) * sum(range(m)), s)
+    each_shape(go)
+
+
+def case_levels():
+    c = Case("levels")
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"a": np.zeros((8, 16), np.int64)}, grid, block)
+        i, j = np.indices((8, 16))
+        check(f"gang / vector {tag}", e is None and np.array_equal(out["a"], i + j), e)
+        out, _, e = c.run(1, {"b": np.zeros((8, 16), np.int64)}, grid, block)
+        check(f"gang / worker / vector {tag}", np.array_equal(out["b"], np.ones((8, 16))), out["b"])
+        out, _, e = c.run(2, {"c": np.zeros(64, np.int64)}, grid, block)
+        check(f"gang worker vector {tag}", np.array_equal(out["c"], np.arange(64)), e)
+        g, w, v = 6, 5, 70
+        x = rng.random((g, w, v))
+        out, _, e = c.run(3, {"x": x, "out": np.zeros((g, w)), "g": g, "w": w, "v": v}, grid,
+                          block)
+        check(f"vector reduction in worker loop {tag}",
+              e is None and np.allclose(out["out"], x.sum(axis=2), rtol=1e-13), e)
+        out, _, e = c.run(4, {"y": np.zeros(40, np.int64), "z": np.zeros(40, np.int64)}, grid,
+                          block)
+        check(f"worker stores then reads {tag}", np.array_equal(out["y"], np.arange(40)) and
+              np.array_equal(out["z"], 2 * np.arange(40)), out)
+        out, _, e = c.run(5, {"q": np.zeros(50, np.int64)}, grid, block)
+        check(f"vector loop in every gang {tag}", np.array_equal(out["q"], np.full(50, grid)),
+              out["q"])
+        _, s, e = c.run(6, {"wsum": np.int64(0)}, grid, block)
+        check(f"worker reduction {tag}", s["wsum"] == 45 * 21, s)
+        out, _, e = c.run(7, {"p": np.zeros((10, 32), np.int64), "rowsum": np.zeros(10, np.int64)},
+                          grid, block)
+        i, j = np.indices((10, 32))
+        check(f"gang body reads its vector loop's stores {tag}",
+              np.array_equal(out["rowsum"], (i + j).sum(axis=1)), out["rowsum"])
+        mat = rng.random((10, 50))
+        _, s, e = c.run(8, {"mv": -1.0, "mat": mat}, grid, block)
+        check(f"vector reduction left to the gang loop {tag}", s["mv"] == mat.max(), s)
+        _, s, e = c.run(9, {"cnt": np.int64(0), "mat": mat}, grid, block)
+        check(f"vector reduction kept by the gang body {tag}",
+              s["cnt"] == (mat > 0.5).sum() + 10000, s)
+    each_shape(go)
+
+
+def case_semantics():
+    c = Case("semantics")
+    args = {"r": np.zeros(40, np.int64), "f": np.zeros(40), "g": np.zeros(10, np.float32),
+            "big": np.int32(2**31 - 1), "small": np.int32(-2**31), "m1": np.int32(-1),
+            "seven": np.int32(-7), "two": np.int32(2), "one": np.int32(1), "s33": np.int32(33),
+            "sneg": np.int32(-1), "lbig": np.int64(2**63 - 1), "lsmall": np.int64(-2**63),
+            "lm1": np.int64(-1), "s65": np.int64(65), "nan": float("nan"), "huge": 1e300,
+            "fx": 2.7, "fy": -2.5, "f32a": np.float32(16777216.0), "f32b": np.float32(1.0),
+            "f32c": np.float32(0.1), "t": True}
+    MIN32, MIN64 = -2**31, -2**63
+    # r[14] is `-huge as i64`: `as` binds tighter than `-`, so -(i64::MAX).
+    r_want = [MIN32, MIN32, 0, -3, -1, 2, MIN32, -2**30, MIN64, MIN64, 0, -2, 0, 2**31 - 1,
+              -(2**63 - 1), 2, -2, 0, 2, MIN32, -68, 0, 1, 1, 1, 1, 0]
+    fma = float(Fraction(2.7) * Fraction(2.7) + Fraction(-2.5))
+    f_want = [-3.0, -2.0, -2.0, -3.0, 3.0, math.sqrt(2.0), -3.0, fma, 2.7 * 2.7 + -2.5, 1.0, 2.0,
+              2.5, 2147483647.0, float(2**63), 1.0, float("inf"), 16777216.0, 1.0 / 3.0]
+    f32 = np.float32
+    c01 = f32(0.1)
+    g_want = [f32(16777216), c01 * c01 + c01, np.sqrt(c01), c01 / f32(3), f32(2.7), f32(-1),
+              f32(2**63)]
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, args, grid, block)
+        r, f, g = out["r"], out["f"], out["g"]
+        bad = [(i, r[i], w) for i, w in enumerate(r_want) if r[i] != w]
+        check(f"integer semantics {tag}", e is None and not bad, (e, bad))
+        bad = [(i, f[i], w) for i, w in enumerate(f_want) if not (f[i] == w)]
+        check(f"f64 semantics {tag}", not bad, bad)
+        bad = [(i, g[i], w) for i, w in enumerate(g_want) if g[i] != w]
+        check(f"f32 semantics {tag}", not bad, bad)
+    each_shape(go)
+
+
+def case_errors():
+    c = Case("errors")
+    n = 100
+
+    def go(grid, block, tag):
+        _, _, e = c.run(0, {"a": np.zeros(n, np.int64), "n": n}, grid, block)
+        check(f"bounds rank 1 {tag}", e is not None and e["kind"] == 1 and e["what"] == "a" and
+              e["dim"] == 0 and e["index"] == n and e["shape"] == [n], e)
+        _, _, e = c.run(1, {"b": np.zeros((n, 7)), "n": n, "col": 7}, grid, block)
+        check(f"bounds rank 2 {tag}", e is not None and e["kind"] == 1 and e["dim"] == 1 and
+              e["index"] == 7 and e["shape"] == [n, 7], e)
+        d = np.ones(n, np.int64)
+        d[57] = 0
+        out, _, e = c.run(2, {"d": d, "q": np.zeros(n, np.int64), "n": n}, grid, block)
+        check(f"division by zero {tag}", e is not None and e["kind"] == 2 and e["site"] == 16, e)
+        out, _, e = c.run(2, {"d": np.ones(n, np.int64), "q": np.zeros(n, np.int64), "n": n},
+                          grid, block)
+        check(f"no division by zero {tag}", e is None and (out["q"] == 100).all(), e)
+        _, _, e = c.run(3, {"h": np.zeros((4, 5), np.int64), "dim": 2}, grid, block)
+        check(f"size(h, 2) {tag}", e is not None and e["kind"] == 4 and e["index"] == 2 and
+              e["dim"] == 2, e)
+        out, _, e = c.run(3, {"h": np.zeros((4, 5), np.int64), "dim": 1}, grid, block)
+        check(f"size(h, 1) {tag}", e is None and out["h"][0, 0] == 5, (e, out["h"]))
+        _, _, e = c.run(4, {"a": np.zeros(n, np.int64), "s": np.int64(0), "n": n}, grid, block)
+        check(f"bounds error in a reduction loop {tag}", e is not None and e["kind"] == 1 and
+              e["index"] == n, e)
+        _, _, e = c.run(5, {"o": np.zeros((6, 5), np.int64), "u": np.zeros((6, 5, 40), np.int64)},
+                        grid, block)
+        check(f"bounds error in a row's vector loop {tag}", e is not None and e["kind"] == 1 and
+              e["dim"] == 2 and 40 <= e["index"] <= 44, e)
+    each_shape(go)
+
+
+def case_atomics():
+    c = Case("atomics")
+    n = 1000
+
+    def go(grid, block, tag):
+        out, s, e = c.run(0, {"bins": np.zeros(4, np.int64), "total": 0.0, "mx": np.int64(0),
+                              "mn": np.int64(1000), "bits": np.int64(0), "n": n}, grid, block)
+        check(f"atomic updates {tag}", e is None and list(out["bins"]) == [250] * 4 and
+              s == {"total": 500.0, "mx": 999, "mn": 5, "bits": 1023}, (e, out, s))
+        _, s, e = c.run(1, {"c": np.int64(1000000), "p": np.int64(1), "q": np.int64(1 << 40),
+                            "x": np.int64(255), "y": np.int64(255), "f": np.float32(0),
+                            "k": np.int32(0)}, grid, block)
+        check(f"atomic forms {tag}", s == {"c": 999940, "p": 1048576, "q": 1048576, "x": 255,
+                                            "y": 240, "f": 5.0, "k": -40}, s)
+        out, s, e = c.run(2, {"picked": np.zeros(n, np.int64), "count": np.int64(0), "n": n},
+                          grid, block)
+        got = sorted(out["picked"][: s["count"]])
+        check(f"atomic capture {tag}", s["count"] == 334 and got == list(range(0, n, 3)), s)
+        out, s, e = c.run(3, {"w": np.zeros(4), "prod": np.ones(4), "seen": np.zeros(n, np.int64),
+                              "bins": np.full(4, 250, np.int64), "n": n}, grid, block)
+        p = 1.0
+        for _ in range(250):
+            p *= 1.0078125
+        check(f"float atomics, capture, read {tag}", e is None and list(out["w"]) == [62.5] * 4
+              and list(out["prod"]) == [p] * 4 and (out["seen"] == 250).all(), (e, out["w"],
+                                                                                out["prod"]))
+        out, s, e = c.run(4, {"g": np.zeros(8, np.int64)}, grid, block)
+        check(f"gang-redundant atomic {tag}", list(out["g"]) == [grid] + [7] * 7, out["g"])
+    each_shape(go)
+
+
+def case_routines():
+    c = Case("routines")
+    n = 500
+    x = np.arange(n, dtype=np.float64)
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"x": x, "y": np.zeros(n), "marks": np.zeros(n, np.int64), "n": n},
+                          grid, block)
+        check(f"seq routines in a vector loop {tag}", e is None and
+              np.array_equal(out["y"], 2 * x) and
+              np.array_equal(out["marks"], (np.arange(n) % 2 == 0).astype(np.int64)), e)
+        out, _, e = c.run(1, {"pos": np.zeros(4, np.int64), "marks": np.zeros(n, np.int64),
+                              "x": x}, grid, block)
+        # Each gang adds 1 to marks[0] (not atomically: racing gangs may lose updates).
+        check(f"seq routines gang-redundant {tag}", e is None and 1 <= out["marks"][0] <= grid and
+              list(out["pos"]) == [101, 201, 401, -1], (e, out["pos"], out["marks"][0]))
+        r = 60
+        mm = rng.random((r, r))
+        out, _, e = c.run(2, {"mm": mm, "sums": np.zeros(r), "r": r}, grid, block)
+        check(f"vector routine {tag}", e is None and np.allclose(out["sums"], mm.sum(axis=1),
+                                                                 rtol=1e-13), e)
+        out, _, e = c.run(3, {"mm": mm, "maxes": np.zeros(r), "r": r}, grid, block)
+        check(f"worker routine {tag}", e is None and
+              np.array_equal(out["maxes"], mm.max(axis=1)), e)
+        out, _, e = c.run(4, {"fm": np.zeros((9, 9), np.int64)}, grid, block)
+        check(f"gang routine {tag}", e is None and
+              np.array_equal(out["fm"], np.arange(81).reshape(9, 9)), out["fm"])
+        out, _, e = c.run(5, {"mm": mm, "vs": np.zeros(r), "r": r}, grid, block)
+        check(f"vector routine from a worker loop {tag}", e is None and
+              np.allclose(out["vs"], mm.sum(axis=1), rtol=1e-13), e)
+        out, _, e = c.run(6, {"gs": np.zeros(100), "offset": 0.5, "scale": np.int64(3),
+                              "global:offset": (0.5, "f64"), "global:scale": (3, "i64")},
+                          grid, block)
+        check(f"globals read by routines {tag}", e is None and
+              np.array_equal(out["gs"], np.arange(100) * 3 + 0.5), (e, out["gs"][:5]))
+    each_shape(go)
+
+
+def case_kernels():
+    c = Case("kernels")
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"a": np.zeros(10, np.int64)}, grid, block)
+        check(f"kernels single thread {tag}", list(out["a"][:4]) == [5, 6, 7, 0], out["a"])
+        out, s, e = c.run(1, {"b": np.zeros(1000, np.int64), "count": np.int64(0)}, grid, block)
+        check(f"kernels two loops {tag}", s["count"] == 499500 and
+              np.array_equal(out["b"], np.arange(1000)), s)
+        out, s, e = c.run(2, {"c": np.zeros(10, np.int64), "s": np.int64(0)}, grid, block)
+        check(f"serial reduction {tag}", s["s"] == 285 and
+              np.array_equal(out["c"], np.arange(10) ** 2), (s, out))
+    each_shape(go)
+
+
+def case_printf():
+    c = Case("printf")
+    print("--- printf (expect i=0..3 lines once each, then serial 42 true 7 once) ---", flush=True)
+    c.run(0, {"v": np.zeros(4), "n": 4}, 2, (32, 1))
+    c.run(1, {}, 1, (32, 2))
+    print("---", flush=True)
+
+
+def timed(c, region, args, grid, block, runs=20):
+    """Mean kernel time in ms over `runs` launches (after a warm-up), by CUDA events."""
+    launch, collect = c.prepare(region, args, grid, block)
+    launch()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(runs):
+        launch()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / runs, collect()
+
+
+def case_perf():
+    """Kernel times with the runtime's default launch shape (16 blocks per SM, 128 threads),
+    against the memory traffic each kernel needs at least."""
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    grid = sms * 16
+    n = 1 << 24
+    x = np.ones(n, np.float32)
+    ms, _ = timed(Case("saxpy"), 0, {"x": x, "y": x.copy(), "a": np.float32(2), "n": n}, grid,
+                  (128, 1))
+    print(f"perf saxpy 2^24 f32: {ms:.4f} ms, {3 * 4 * n / ms / 1e6:.0f} GB/s", flush=True)
+    xd = np.ones(n)
+    ms, (_, s, _) = timed(Case("reduce"), 0, {"x": xd, "s": 0.0, "n": n}, grid, (128, 1))
+    print(f"perf sum 2^24 f64: {ms:.4f} ms, {8 * n / ms / 1e6:.0f} GB/s (sum {s['s']})",
+          flush=True)
+    m = 4096
+    A = np.ones((m, m))
+    ms, (_, s, _) = timed(Case("jacobi"), 0, {"A": A, "Anew": A.copy(), "err": 0.0, "n": m,
+                                              "m": m}, grid, (128, 1))
+    print(f"perf jacobi sweep 4096^2 f64 with max reduction: {ms:.4f} ms, "
+          f"{2 * 8 * m * m / ms / 1e6:.0f} GB/s", flush=True)
+    ms, _ = timed(Case("collapse"), 0, {"a": np.zeros((4096, 4096), np.int64), "n": 4096,
+                                        "m": 4096}, grid, (128, 1))
+    print(f"perf collapse(2) store 4096^2 i64: {ms:.4f} ms, {8 * 4096 * 4096 / ms / 1e6:.0f} GB/s",
+          flush=True)
+
+
+for case in [case_saxpy, case_reduce, case_jacobi, case_collapse, case_levels, case_semantics,
+             case_errors, case_atomics, case_routines, case_kernels, case_printf, case_perf]:
+    try:
+        case()
+    except Exception as ex:  # a case that cannot run is a failure, not a crash of the rest
+        failures.append(f"{case.__name__}: {type(ex).__name__}: {ex}")
+        print(f"FAIL {case.__name__}: {type(ex).__name__}: {ex}", flush=True)
+
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)

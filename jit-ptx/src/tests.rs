@@ -1,0 +1,237 @@
+//! Unit tests of the emitter's pieces: registers of locals, schedules, reductions' identities,
+//! the instructions chosen for C's semantics, and which regions run as one gang.
+
+use acc_lang::ir::{self, ReductionOp, ScalarType, Ty};
+use acc_lang::span::SourceFile;
+
+use crate::fx::{FnKind, Fx, Mode, Val};
+use crate::module::Cx;
+use crate::ptx::Class;
+use crate::{emit_module, PtxOptions};
+
+fn lower(text: &str) -> ir::Module {
+    let source = SourceFile::new("test.acc", text);
+    let compiled = acc_lang::Frontend::new()
+        .compile(&source)
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    acc_lang::lower::lower_with(
+        &compiled.hir,
+        &compiled.analysis,
+        acc_lang::lower::Options::default(),
+    )
+}
+
+/// The PTX text of the module of `text`, which must have no unsupported region.
+fn ptx(text: &str) -> String {
+    let m = emit_module(&lower(text), &PtxOptions::default());
+    assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+    m.text
+}
+
+#[test]
+fn locals_get_registers_of_their_class() {
+    let module = ir::Module::default();
+    let mut cx = Cx::new(&module, PtxOptions::default());
+    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Mode::Block);
+    let Val::Scalar(r, ScalarType::F32) = fx.fresh_local(Ty::Scalar(ScalarType::F32)) else {
+        panic!("a scalar local");
+    };
+    assert_eq!(r.class, Class::F32);
+    let Val::Scalar(p, _) = fx.fresh_local(Ty::Scalar(ScalarType::Bool)) else {
+        panic!("a scalar local");
+    };
+    assert_eq!(p.class, Class::Pred);
+    let Val::Array(a) = fx.fresh_local(Ty::Array {
+        elem: ScalarType::I32,
+        rank: 3,
+    }) else {
+        panic!("an array local");
+    };
+    // The header address, the data pointer and one register per extent, all distinct.
+    let mut all = vec![a.hdr, a.data];
+    all.extend(&a.dims);
+    assert_eq!(all.len(), 5);
+    assert!(all.iter().all(|r| r.class == Class::B64));
+    let mut names: Vec<String> = all.iter().map(|r| r.to_string()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 5);
+    assert_eq!(a.elem, ScalarType::I32);
+}
+
+#[test]
+fn reduction_identities() {
+    let module = ir::Module::default();
+    let mut cx = Cx::new(&module, PtxOptions::default());
+    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Mode::Block);
+    let cases = [
+        (ReductionOp::Add, ScalarType::F64, "0d0000000000000000"),
+        (ReductionOp::Mul, ScalarType::F32, "0f3F800000"),
+        (ReductionOp::Max, ScalarType::I32, "0x80000000"),
+        (ReductionOp::Min, ScalarType::I64, "9223372036854775807"),
+        (ReductionOp::Max, ScalarType::F32, "0fFF800000"),
+        (ReductionOp::BitAnd, ScalarType::I64, "0xFFFFFFFFFFFFFFFF"),
+        (ReductionOp::And, ScalarType::Bool, "1"),
+        (ReductionOp::Or, ScalarType::Bool, "0"),
+    ];
+    for (op, s, literal) in cases {
+        let r = fx.fresh_of(s);
+        fx.code.clear();
+        fx.set_identity(r, op, s).unwrap();
+        assert!(
+            fx.code.trim_end().ends_with(&format!("{r}, {literal};")),
+            "{op:?} {s:?}: {}",
+            fx.code
+        );
+    }
+    // No identity for a float `&` or a bool `+`.
+    let r = fx.fresh_of(ScalarType::F64);
+    assert!(fx
+        .set_identity(r, ReductionOp::BitAnd, ScalarType::F64)
+        .is_err());
+    let p = fx.fresh_of(ScalarType::Bool);
+    assert!(fx
+        .set_identity(p, ReductionOp::Add, ScalarType::Bool)
+        .is_err());
+}
+
+#[test]
+fn loops_share_iterations_by_their_levels() {
+    // gang vector: first = ctaid * nthreads + tid, stride = nctaid * nthreads.
+    let text = ptx("let a = zeros(100)
+acc parallel loop copy(a)
+for i in 0..100 {
+    a[i] = 1.0
+}
+");
+    assert!(text.contains("mul.wide.u32 %rd"), "{text}");
+    assert!(text.contains("%ctaid.x") && text.contains("%nctaid.x"));
+    // A gang loop alone strides by whole blocks, with its vector loop over the block's
+    // threads, and a barrier after the vector loop.
+    let text = ptx("let a = zeros(10, 10)
+acc parallel loop gang copy(a)
+for i in 0..10 {
+    acc loop vector
+    for j in 0..10 {
+        a[i, j] = 1.0
+    }
+}
+");
+    assert!(text.contains("bar.sync 0"), "{text}");
+}
+
+#[test]
+fn collapse_divides_the_flat_iteration_back() {
+    let text = ptx("let a = zeros(i32, 3, 4, 5)
+acc parallel loop collapse(3) copy(a)
+for i in 0..3 {
+    for j in 0..4 {
+        for k in 0..5 {
+            a[i, j, k] = 1
+        }
+    }
+}
+");
+    // Divided once for the first iteration and once for the stride (two levels below the
+    // first, a `rem` and a `div` each), outside the loop; advanced with carries inside it.
+    assert_eq!(text.matches("rem.u64").count(), 4, "{text}");
+    assert_eq!(text.matches("div.u64").count(), 4, "{text}");
+    let top = text.find("_par:").expect("the loop");
+    assert!(!text[top..].contains("div.u64"), "{text}");
+    assert!(text[top..].contains("sub.u64"), "{text}");
+    assert_eq!(
+        crate::decompose(3 * 20 - 1, &[3, 4, 5]),
+        vec![2, 3, 4],
+        "the last iteration"
+    );
+}
+
+#[test]
+fn c_semantics_instructions() {
+    let text = ptx("let r = zeros(i32, 8)
+let f = zeros(f32, 8)
+let d: i32 = 3
+let x = 2.5f32
+acc serial copy(r, f) {
+    r[0] = d / 2
+    r[1] = d % d
+    r[2] = d << d
+    r[3] = (x as i32)
+    f[0] = x * x + x
+    f[1] = fma(x, x, x)
+}
+");
+    // A constant divisor needs no zero check; a variable one does (and `MIN % -1` is 0).
+    assert!(text.contains("div.s32"));
+    assert!(text.contains("setp.eq.s32") && text.contains("rem.s32"));
+    // Shift counts are masked to the width.
+    assert!(text.contains("and.b32") && text.contains("shl.b32"));
+    // Floats: rounded operations, no contraction, fma only when asked for.
+    assert!(text.contains("mul.rn.f32") && text.contains("add.rn.f32"));
+    assert_eq!(text.matches("fma.rn.f32").count(), 1);
+    // Saturating conversion with NaN to 0.
+    assert!(text.contains("cvt.rzi.s32.f32") && text.contains("testp.notanumber.f32"));
+}
+
+#[test]
+fn unchecked_drops_bounds_checks() {
+    let source = "let a = zeros(100)
+acc parallel loop copy(a)
+for i in 0..100 {
+    a[i] = a[i] + 1.0
+}
+";
+    let m = lower(source);
+    let checked = emit_module(&m, &PtxOptions { unchecked: false }).text;
+    let unchecked = emit_module(&m, &PtxOptions { unchecked: true }).text;
+    assert!(checked.contains("atom.global.cas.b32"));
+    assert!(!unchecked.contains("atom.global.cas.b32"));
+}
+
+#[test]
+fn serial_and_dependent_kernels_run_as_one_gang() {
+    let m = lower(
+        "let a = zeros(10)
+acc serial copy(a) {
+    a[0] = 1.0
+}
+acc kernels copy(a) {
+    a[0] = 2.0
+    for i in 1..10 {
+        a[i] = a[0]
+    }
+}
+acc parallel loop copy(a)
+for i in 0..10 {
+    a[i] = 3.0
+}
+",
+    );
+    let one: Vec<bool> = m.regions.iter().map(crate::kernel::one_gang).collect();
+    assert_eq!(one, vec![true, true, false]);
+}
+
+#[test]
+fn unsupported_regions_are_listed_with_the_reason() {
+    let m = emit_module(
+        &lower(
+            "let a = zeros(10)
+acc parallel loop copy(a)
+for i in 0..10 {
+    a[i] = exp(a[i])
+}
+let b = zeros(10)
+acc parallel loop copy(b)
+for i in 0..10 {
+    b[i] = 1.0
+}
+",
+        ),
+        &PtxOptions::default(),
+    );
+    assert_eq!(m.kernels.len(), 1);
+    assert_eq!(m.kernels[0].name, "acc_region_1");
+    assert_eq!(m.unsupported.len(), 1);
+    assert!(m.unsupported[0].1.contains("exp"), "{:?}", m.unsupported);
+    assert!(!m.text.contains("acc_region_0"));
+}
