@@ -296,7 +296,11 @@ impl Engine {
                     shared_bytes: k.shared_bytes,
                     one_gang: k.one_gang,
                     strings: strings.clone(),
-                    globals: Vec::new(),
+                    globals: k
+                        .globals
+                        .iter()
+                        .filter_map(|v| self.slots.get(v).copied())
+                        .collect(),
                 }),
                 None => Err(ptx
                     .unsupported

@@ -150,26 +150,34 @@ fn run_script(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start: {e}"))?;
+    // Read both pipes while the script runs: one that fills a pipe would otherwise block.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
     let started = Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() > TIMEOUT => {
                 let _ = child.kill();
+                let _ = child.wait();
                 return Err(format!("timed out after {} s", TIMEOUT.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => return Err(format!("cannot wait: {e}")),
         }
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("cannot read output: {e}"))?;
-    Ok((
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    ))
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    Ok((status.code(), stdout, stderr))
 }
 
 fn first_difference(expected: &str, actual: &str) -> String {

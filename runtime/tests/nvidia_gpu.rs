@@ -411,3 +411,73 @@ fn gpu_memory_properties() {
     assert!(free > 0 && free <= total, "{free} of {total}");
     assert_eq!(c.host().devices().gpu_memory(gpu_count()), None);
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
+fn large_transfers_and_sections_round_trip() {
+    let (mut c, _) = gpu_context();
+    // 5M f64 (40 MB): staged in 8 MiB chunks, the last one partial.
+    let n = 5_000_000;
+    let x = new_array(ELEM_F64, &[n]).unwrap();
+    unsafe {
+        let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+        elements_mut::<f64>(x).copy_from_slice(&values);
+        let ctx = c.ctx_ptr();
+        let d = c.host().devices();
+        let enter = [op(x, ACTION_COPYIN)];
+        d.data(
+            ctx,
+            DataPhase::Enter,
+            &enter,
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            2,
+        );
+        elements_mut::<f64>(x).fill(-1.0);
+        // A section that starts and ends inside chunks: only it comes back.
+        let mut section = op(x, 10);
+        section.nranges = 1;
+        section.ranges[0] = [1000, 3_000_000];
+        d.data(
+            ctx,
+            DataPhase::Update,
+            &[section],
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            3,
+        );
+        let xs = elements::<f64>(x);
+        assert_eq!(xs[999], -1.0);
+        assert_eq!(&xs[1000..3_001_000], &values[1000..3_001_000]);
+        assert_eq!(xs[3_001_000], -1.0);
+        // The whole array, on an async queue, then waited for.
+        d.data(
+            ctx,
+            DataPhase::Update,
+            &[op(x, 10)],
+            false,
+            false,
+            2,
+            None,
+            4,
+        );
+        d.wait(ctx, &[2], false, ASYNC_SYNC, 5);
+        assert_eq!(elements::<f64>(x), &values[..]);
+        d.data(
+            ctx,
+            DataPhase::Exit,
+            &[op(x, 6)],
+            false,
+            false,
+            ASYNC_SYNC,
+            None,
+            6,
+        );
+        assert_eq!((*ctx).status, STATUS_OK);
+        release(x);
+    }
+}

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# GPU benchmark of issue 5: saxpy (f32, 2^28), dot (f64, 2^27), the guide's Jacobi (4096^2, 1000
+# iterations, data region), CSR SpMV of the 27-point stencil (nx = 100: 26.5M nonzeros) in the
+# tutorial's three schedules, and 10,000 waited-for launches of a tiny kernel over present data,
+# in acc, CUDA C (nvcc -O3 -arch=sm_90) and CuPy, side by side, with each one's bandwidth against
+# the measured device-to-device copy bandwidth, and the time to a first saxpy result from process
+# start. Run it on the GPU machine from anywhere:
+#
+#   bench/gpu/run.sh                  # full sizes (about a minute for nvcc and CuPy together)
+#   bench/gpu/run.sh --quick          # small sizes: checks that every version gives the same checksum
+#   bench/gpu/run.sh saxpy spmv       # some benchmarks only (d2d saxpy dot jacobi spmv launch first)
+#   ACC=path/to/acc ACC_TIMEOUT=60 bench/gpu/run.sh
+#
+# ACC (default .gpu/acc in the repository root) runs with --device $ACC_DEVICE (default nvidia).
+# A missing acc, nvcc or CuPy gives `-` in its columns. Every version prints lines
+#   name=<bench> impl=<nvcc|cupy|acc> time_ms=<best> gbps=<GB/s or -> check=<checksum> [k=v ...]
+# which are echoed as they come, then tabulated. Each run is cut off after $TIMEOUT seconds
+# (default 300; $ACC_TIMEOUT for acc, default the same).
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+acc="${ACC:-$root/.gpu/acc}"
+acc_device="${ACC_DEVICE:-nvidia}"
+timeout_s="${TIMEOUT:-300}"
+acc_timeout_s="${ACC_TIMEOUT:-$timeout_s}"
+python="${PYTHON:-python3}"
+
+quick=0
+selected=()
+for a in "$@"; do
+    case "$a" in
+    --quick) quick=1 ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) selected+=("$a") ;;
+    esac
+done
+want() { [ ${#selected[@]} -eq 0 ] || [[ " ${selected[*]} " == *" $1 "* ]]; }
+
+# Sizes: saxpy n, dot n, Jacobi n and iterations, SpMV nx, launches; repetitions (best of), Jacobi
+# solves (best of), launch rounds (best of), D2D copy bytes.
+if [ $quick -eq 1 ]; then
+    saxpy_n=1000003 dot_n=1000001 jac_n=256 jac_it=100 spmv_nx=20 launches=1000
+    reps=3 jac_reps=1 rounds=2 d2d_bytes=$((64 << 20))
+else
+    saxpy_n=$((1 << 28)) dot_n=$((1 << 27)) jac_n=4096 jac_it=1000 spmv_nx=100 launches=10000
+    reps=10 jac_reps=3 rounds=3 d2d_bytes=$((1 << 30))
+fi
+first_n=$((1 << 20))
+
+build="$(mktemp -d "${TMPDIR:-/tmp}/acc-bench-gpu.XXXXXX")"
+trap 'rm -rf "$build"' EXIT
+results="$build/results"
+: >"$results"
+
+# --- tools --------------------------------------------------------------------------------------
+
+echo "== GPU benchmark ($([ $quick -eq 1 ] && echo quick || echo full) sizes), $(date -u '+%Y-%m-%d %H:%M UTC')"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+have_nvcc=0
+if command -v nvcc >/dev/null; then
+    echo "nvcc: $(nvcc --version | grep -o 'release [0-9.]*')"
+    if nvcc -O3 -arch=sm_90 -o "$build/bench" "$here/cuda/bench.cu"; then
+        have_nvcc=1
+    else
+        echo "note: building cuda/bench.cu failed; no nvcc column"
+    fi
+else
+    echo "note: nvcc not found; no nvcc column"
+fi
+
+have_cupy=0
+if cupy_version="$("$python" -c 'import cupy, cupyx.scipy.sparse; print(cupy.__version__)' 2>/dev/null)"; then
+    have_cupy=1
+    echo "cupy: $cupy_version"
+else
+    echo "note: CuPy not importable by $python; no cupy column"
+fi
+
+have_acc=0
+if [ -x "$acc" ]; then
+    printf 'print(40 + 2)\n' >"$build/probe.acc"
+    if [ "$("$acc" "$build/probe.acc" --device "$acc_device" 2>/dev/null)" = "42" ]; then
+        have_acc=1
+        echo "acc: $acc --device $acc_device"
+    else
+        echo "note: $acc cannot run a script on --device $acc_device; no acc column"
+    fi
+else
+    echo "note: $acc not found; no acc column"
+fi
+
+# --- running ------------------------------------------------------------------------------------
+
+# run IMPL LABEL COMMAND...: runs one version under its time limit; its result lines are echoed
+# and kept, a failure is reported with the start of its standard error.
+run() {
+    local impl="$1" label="$2"
+    shift 2
+    local limit="$timeout_s"
+    [ "$impl" = acc ] && limit="$acc_timeout_s"
+    timeout "$limit" "$@" >"$build/out" 2>"$build/err"
+    local rc=$?
+    grep '^name=' "$build/out" | tee -a "$results"
+    if [ $rc -eq 124 ]; then
+        echo "$label/$impl: cut off after ${limit}s"
+    elif [ $rc -ne 0 ]; then
+        echo "$label/$impl: exit status $rc"
+        head -c 2000 "$build/err" | head -8 | sed 's/^/    /'
+    fi
+}
+
+acc_run() { # BENCH --set ...: the acc version of BENCH
+    local b="$1"
+    shift
+    run acc "$b" "$acc" "$here/acc/$b.acc" --device "$acc_device" "$@"
+}
+
+if want d2d; then
+    [ $have_nvcc -eq 1 ] && run nvcc d2d "$build/bench" d2d "$d2d_bytes" "$reps"
+    [ $have_cupy -eq 1 ] && run cupy d2d "$python" "$here/cupy_bench.py" d2d "$d2d_bytes" "$reps"
+fi
+
+if want saxpy; then
+    [ $have_nvcc -eq 1 ] && run nvcc saxpy "$build/bench" saxpy "$saxpy_n" "$reps"
+    [ $have_cupy -eq 1 ] && run cupy saxpy "$python" "$here/cupy_bench.py" saxpy "$saxpy_n" "$reps"
+    [ $have_acc -eq 1 ] && acc_run saxpy --set n="$saxpy_n" --set reps="$reps"
+fi
+
+if want dot; then
+    [ $have_nvcc -eq 1 ] && run nvcc dot "$build/bench" dot "$dot_n" "$reps"
+    [ $have_cupy -eq 1 ] && run cupy dot "$python" "$here/cupy_bench.py" dot "$dot_n" "$reps"
+    [ $have_acc -eq 1 ] && acc_run dot --set n="$dot_n" --set reps="$reps"
+fi
+
+if want jacobi; then
+    [ $have_nvcc -eq 1 ] && run nvcc jacobi "$build/bench" jacobi "$jac_n" "$jac_it" "$jac_reps"
+    [ $have_cupy -eq 1 ] && run cupy jacobi "$python" "$here/cupy_bench.py" jacobi "$jac_n" "$jac_it" "$jac_reps"
+    [ $have_acc -eq 1 ] && acc_run jacobi --set n="$jac_n" --set iter_max="$jac_it" --set reps="$jac_reps"
+fi
+
+if want spmv; then
+    [ $have_nvcc -eq 1 ] && run nvcc spmv "$build/bench" spmv "$spmv_nx" "$reps"
+    [ $have_cupy -eq 1 ] && run cupy spmv "$python" "$here/cupy_bench.py" spmv "$spmv_nx" "$reps"
+    [ $have_acc -eq 1 ] && acc_run spmv --set nx="$spmv_nx" --set reps="$reps"
+fi
+
+if want launch; then
+    [ $have_nvcc -eq 1 ] && run nvcc launch "$build/bench" launch "$launches" "$rounds"
+    [ $have_cupy -eq 1 ] && run cupy launch "$python" "$here/cupy_bench.py" launch "$launches" "$rounds"
+    [ $have_acc -eq 1 ] && acc_run launch --set launches="$launches" --set rounds="$rounds"
+fi
+
+# Time to first result: wall time of a whole process that runs a 2^20-element saxpy and prints
+# it, three times in a row; the first run is the cold one.
+declare -A first
+now_ms() { date +%s%3N; }
+time_first() { # IMPL COMMAND...
+    local impl="$1" t0 t1 times=()
+    shift
+    for _ in 1 2 3; do
+        t0=$(now_ms)
+        if ! timeout 60 "$@" >/dev/null 2>"$build/err"; then
+            echo "first/$impl: failed"
+            head -5 "$build/err" | sed 's/^/    /'
+            return
+        fi
+        t1=$(now_ms)
+        times+=($((t1 - t0)))
+    done
+    first[$impl]="${times[0]} ${times[1]} ${times[2]}"
+    echo "name=first impl=$impl wall_ms=${times[0]},${times[1]},${times[2]}"
+}
+if want first; then
+    [ $have_nvcc -eq 1 ] && time_first nvcc "$build/bench" first "$first_n"
+    [ $have_cupy -eq 1 ] && time_first cupy "$python" "$here/cupy_bench.py" first "$first_n"
+    [ $have_acc -eq 1 ] && time_first acc "$acc" "$root/examples/saxpy.acc" --device "$acc_device" --set n="$first_n"
+fi
+
+# --- table --------------------------------------------------------------------------------------
+
+echo
+awk -v impls="nvcc cupy acc" '
+function field(line, key,    i, n, parts, kv) {
+    n = split(line, parts, " ")
+    for (i = 1; i <= n; i++) {
+        if (index(parts[i], key "=") == 1) return substr(parts[i], length(key) + 2)
+    }
+    return ""
+}
+function group(name) { return name ~ /^spmv_/ ? "spmv" : name }
+{
+    name = field($0, "name"); impl = field($0, "impl")
+    key = name SUBSEP impl
+    t[key] = field($0, "time_ms"); g[key] = field($0, "gbps"); c[key] = field($0, "check")
+    us[key] = field($0, "us_per_launch")
+    if (!(name in seen)) { seen[name] = 1; order[++nnames] = name }
+    # every implementation of a benchmark (all SpMV schedules together) must give one checksum
+    gr = group(name)
+    if (c[key] != "-" && c[key] != "") {
+        if (!(gr in ref)) ref[gr] = c[key]
+        else if (ref[gr] != c[key]) bad[gr] = 1
+    }
+}
+function fmt_ms(v) { return v == "" ? "-" : sprintf("%.3f", v) }
+function num(v) { return v != "" && v != "-" }
+END {
+    ni = split(impls, im, " ")
+    bw = num(g["d2d" SUBSEP "nvcc"]) ? g["d2d" SUBSEP "nvcc"] : g["d2d" SUBSEP "cupy"]
+    printf "%-14s %10s %10s %10s %9s %9s %9s %9s %7s %7s %7s  %s\n", "benchmark", "nvcc ms", "cupy ms", \
+        "acc ms", "acc/nvcc", "nvcc GB/s", "cupy GB/s", "acc GB/s", "nvcc %", "cupy %", "acc %", "checksums"
+    for (k = 1; k <= nnames; k++) {
+        name = order[k]
+        if (name == "d2d" || name == "launch") continue
+        line = sprintf("%-14s", name)
+        for (i = 1; i <= ni; i++) line = line sprintf(" %10s", fmt_ms(t[name SUBSEP im[i]]))
+        tn = t[name SUBSEP "nvcc"]; ta = t[name SUBSEP "acc"]
+        line = line sprintf(" %9s", (num(tn) && num(ta) && ta + 0 > 0) ? sprintf("%.2fx", tn / ta) : "-")
+        for (i = 1; i <= ni; i++) {
+            v = g[name SUBSEP im[i]]
+            line = line sprintf(" %9s", num(v) ? v : "-")
+        }
+        for (i = 1; i <= ni; i++) {
+            v = g[name SUBSEP im[i]]
+            line = line sprintf(" %7s", (num(v) && num(bw)) ? sprintf("%.1f%%", 100 * v / bw) : "-")
+        }
+        gr = group(name)
+        line = line "  " ((gr in bad) ? "DIFFER" : ((gr in ref) ? "agree" : "-"))
+        print line
+    }
+    print ""
+    printf "acc/nvcc is the speed ratio (nvcc time / acc time); %% is of the measured D2D copy bandwidth.\n"
+    printf "device-to-device copy (cudaMemcpy, bytes read + written): nvcc %s GB/s, cupy %s GB/s\n", \
+        num(g["d2d" SUBSEP "nvcc"]) ? g["d2d" SUBSEP "nvcc"] : "-", num(g["d2d" SUBSEP "cupy"]) ? g["d2d" SUBSEP "cupy"] : "-"
+    line = "launch + stream synchronize, tiny kernel over present data (us per launch):"
+    for (i = 1; i <= ni; i++) {
+        v = us["launch" SUBSEP im[i]]
+        line = line sprintf(" %s %s", im[i], v == "" ? "-" : v)
+    }
+    un = us["launch" SUBSEP "nvcc"]; ua = us["launch" SUBSEP "acc"]
+    if (un != "" && ua != "" && un + 0 > 0) line = line sprintf("; acc/nvcc %.2fx (goal <= 2x)", ua / un)
+    print line
+    if ("launch" in bad) print "launch checksums DIFFER"
+    for (gr in bad) {
+        if (gr == "launch") continue
+        printf "checksums of %s differ:\n", gr
+        for (k = 1; k <= nnames; k++)
+            if (group(order[k]) == gr)
+                for (i = 1; i <= ni; i++)
+                    if ((order[k] SUBSEP im[i]) in c) printf "    %s %s: %s\n", order[k], im[i], c[order[k] SUBSEP im[i]]
+    }
+}' "$results"
+
+if want first; then
+    line="time to first result, saxpy 2^20 from process start (ms: cold, then two more runs):"
+    for impl in nvcc cupy acc; do
+        line+=" $impl ${first[$impl]:--}"
+        [ "$impl" != acc ] && line+=";"
+    done
+    echo "$line (goal for acc: cold < 150 ms)"
+fi
+[ $quick -eq 1 ] && echo "(--quick: small sizes; the times mean little, the checksums must agree)"
+exit 0
