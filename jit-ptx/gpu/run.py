@@ -497,11 +497,12 @@ def case_math():
     ref1 = {"exp": mpmath.exp, "exp2": lambda t: mpmath.power(2, t), "expm1": mpmath.expm1,
             "log": mpmath.log, "log2": lambda t: mpmath.log(t, 2), "log10": mpmath.log10,
             "log1p": mpmath.log1p, "sinh": mpmath.sinh, "cosh": mpmath.cosh,
-            "tanh": mpmath.tanh}
+            "tanh": mpmath.tanh, "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan}
     ranges = {"exp": (-750, 712), "exp2": (-1080, 1030), "expm1": (-45, 712),
               "log": (-745, 709, True, True), "log2": (-745, 709, True, True),
               "log10": (-745, 709, True, True), "log1p": (-1, 3), "sinh": (-712, 712),
-              "cosh": (-712, 712), "tanh": (-25, 25)}
+              "cosh": (-712, 712), "tanh": (-25, 25), "sin": (-20, 709, True),
+              "cos": (-20, 709, True), "tan": (-20, 709, True)}
 
     def reference(name, a, b=None):
         if math.isnan(a) or (b is not None and math.isnan(b)):
@@ -514,6 +515,8 @@ def case_math():
             return math.fmod(a, b) if b != 0 and not math.isinf(a) else float("nan")
         try:
             if math.isinf(a):
+                if name in ("sin", "cos", "tan"):
+                    return float("nan")
                 return {"exp": (0.0 if a < 0 else a), "exp2": (0.0 if a < 0 else a),
                         "expm1": (-1.0 if a < 0 else a), "sinh": a, "cosh": abs(a),
                         "tanh": math.copysign(1.0, a)}.get(name, a if a > 0 else float("nan"))
@@ -523,6 +526,11 @@ def case_math():
                 return float("nan") if a < -1 else -float("inf")
             if a == 0 and name in ("expm1", "log1p", "sinh", "tanh"):
                 return a
+            if name in ("sin", "cos", "tan"):
+                if math.isinf(a):
+                    return float("nan")
+                with mpmath.workprec(2300):
+                    return float(ref1[name](mpmath.mpf(a)))
             v = ref1[name](mpmath.mpf(a))
             return float(v)
         except (OverflowError, ValueError):
@@ -537,6 +545,18 @@ def case_math():
         xf = x.astype(np.float32)
         out, _, e = c.run(13 + region, {"xf": xf, "yf": np.zeros(n, np.float32), "n": n}, 64,
                           (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference(name, float(xf[i]))), np.float32)
+                    for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+    for k, name in enumerate(["sin", "cos", "tan"]):
+        x = inputs(*ranges[name])
+        x[40:140] = r.uniform(-4, 4, 100)
+        x[140:240] = np.array([355.0, 103993.0, 6381956970095103.0 * 2.0**797, 1e22] * 25)
+        out, _, e = c.run(25 + k, {"x": x, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference(name, x[i]), np.float64) for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf = x.astype(np.float32)
+        out, _, e = c.run(28 + k, {"xf": xf, "yf": np.zeros(n, np.float32), "n": n}, 64, (128, 1))
         worst = max(ulp_diff(out["yf"][i], np.float32(reference(name, float(xf[i]))), np.float32)
                     for i in range(n))
         check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)

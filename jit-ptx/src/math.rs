@@ -19,8 +19,14 @@
 //! - `fmod` (and float `%`): exact, by subtracting `|y|` scaled to the remainder's exponent
 //!   (each subtraction exact, Sterbenz) until the remainder is below `|y|`.
 //!
-//! Not here yet: trigonometric functions and their inverses, `pow`, `cbrt` (a region using them
-//! runs on the host).
+//! - `sin`, `cos`, `tan`: `|x| = n pi/2 + y` with `y` as a double-double (`rem_pio2`): by
+//!   `pi/2` in four parts (three of 33 bits, exact products) below 1.6e6, by Payne-Hanek (192
+//!   bits of `2/pi` from a table times the 53-bit mantissa, in 64-bit integer arithmetic)
+//!   above; then Taylor polynomials on `[-pi/4, pi/4]` with `y`'s tail as a correction, `tan`
+//!   as their quotient.
+//!
+//! Not here yet: the inverse trigonometric functions, `pow`, `cbrt` (a region using them runs
+//! on the host).
 
 use acc_lang::builtins::Builtin;
 use acc_lang::ir::ScalarType;
@@ -44,6 +50,11 @@ pub(crate) enum MathFn {
     Tanh,
     Hypot,
     Fmod,
+    Sin,
+    Cos,
+    Tan,
+    /// The reduction of `sin`, `cos`, `tan`: `|x| = n pi/2 + y` (not a built-in).
+    RemPio2,
 }
 
 impl MathFn {
@@ -61,6 +72,9 @@ impl MathFn {
             Builtin::Tanh => MathFn::Tanh,
             Builtin::Hypot => MathFn::Hypot,
             Builtin::Fmod => MathFn::Fmod,
+            Builtin::Sin => MathFn::Sin,
+            Builtin::Cos => MathFn::Cos,
+            Builtin::Tan => MathFn::Tan,
             _ => return None,
         })
     }
@@ -79,6 +93,10 @@ impl MathFn {
             MathFn::Tanh => "tanh",
             MathFn::Hypot => "hypot",
             MathFn::Fmod => "fmod",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::RemPio2 => "rem_pio2",
         }
     }
 
@@ -95,6 +113,13 @@ impl MathFn {
     }
 
     fn header(self) -> String {
+        if self == MathFn::RemPio2 {
+            // n (u32) at 0, y0 at 8, y1 at 16.
+            return format!(
+                ".func (.param .align 8 .b8 r[24]) {} (.param .f64 x)",
+                self.symbol()
+            );
+        }
         let params = if self.arity() == 2 {
             ".param .f64 x, .param .f64 y"
         } else {
@@ -110,6 +135,7 @@ impl MathFn {
             MathFn::Sinh => &[MathFn::Expm1, MathFn::Exp],
             MathFn::Cosh => &[MathFn::Exp],
             MathFn::Tanh => &[MathFn::Expm1],
+            MathFn::Sin | MathFn::Cos | MathFn::Tan => &[MathFn::RemPio2],
             _ => &[],
         }
     }
@@ -137,6 +163,49 @@ const LG: [u64; 7] = [
 /// Beyond these, `exp` overflows or underflows to 0.
 const EXP_MAX: f64 = 709.782712893384;
 const EXP_MIN: f64 = -745.1332191019412;
+
+/// `pi/2` in four parts, the first three of 33 significant bits (so that `n * P` is exact for
+/// `n < 2^20`), by their bits; `pi/2` as a double-double; `2/pi`; `pi/4`.
+const PIO2_PARTS: [u64; 4] = [
+    0x3ff921fb54400000,
+    0x3dd0b4611a600000,
+    0x3ba3198a2e000000,
+    0x397b839a252049c1,
+];
+const PIO2: (u64, u64) = (0x3ff921fb54442d18, 0x3c91a62633145c07);
+const INV_PIO2: u64 = 0x3fe45f306dc9c883;
+const PIO4: u64 = 0x3fe921fb54442d18;
+/// Below this, `|x|` is reduced with `PIO2_PARTS` (`n < 2^20`); above, by Payne-Hanek.
+const MEDIUM_LIMIT: f64 = 1.6e6;
+/// The bits of `2/pi` (after a word of zeros), for Payne-Hanek reduction.
+const TWO_OVER_PI: [u64; 26] = [
+    0x0000000000000000,
+    0xa2f9836e4e441529,
+    0xfc2757d1f534ddc0,
+    0xdb6295993c439041,
+    0xfe5163abdebbc561,
+    0xb7246e3a424dd2e0,
+    0x06492eea09d1921c,
+    0xfe1deb1cb129a73e,
+    0xe88235f52ebb4484,
+    0xe99c7026b45f7e41,
+    0x3991d639835339f4,
+    0x9c845f8bbdf9283b,
+    0x1ff897ffde05980f,
+    0xef2f118b5a0a6d1f,
+    0x6d367ecf27cb09b7,
+    0x4f463f669e5fea2d,
+    0x7527bac7ebe5f17b,
+    0x3d0739f78a5292ea,
+    0x6bfb5fb11f8d5d08,
+    0x56033046fc7b6bab,
+    0xf0cfbc209af4361d,
+    0xa9e391615ee61b08,
+    0x6599855f14a06840,
+    0x8dffd8804d732731,
+    0x06061556ca73a8c9,
+    0x60e27bc08c6b47c4,
+];
 
 fn factorial(n: u32) -> f64 {
     (1..=n).map(f64::from).product()
@@ -168,7 +237,24 @@ fn emit_helper(cx: &mut Cx<'_>, f: MathFn) -> Result<String> {
     } else {
         x
     };
+    if f == MathFn::RemPio2 {
+        fx.m_rem_pio2(x);
+        fx.ins("ret");
+        let text = format!("{} \n{{\n{}{}}}\n", f.header(), fx.declarations(), fx.code);
+        cx.globals.push(format!(
+            ".global .align 8 .u64 acc_two_over_pi[{}] = {{{}}};\n",
+            TWO_OVER_PI.len(),
+            TWO_OVER_PI
+                .iter()
+                .map(|w| format!("0x{w:016X}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        return Ok(text);
+    }
     let r = match f {
+        MathFn::Sin | MathFn::Cos | MathFn::Tan => fx.m_trig(x, f),
+        MathFn::RemPio2 => unreachable!("generated above"),
         MathFn::Exp => fx.m_exp(x),
         MathFn::Exp2 => fx.m_exp2(x),
         MathFn::Expm1 => fx.m_expm1(x),
@@ -770,6 +856,316 @@ impl Fx<'_, '_> {
         let v = self.sel(bad_x, nan, v);
         let bad_y = self.cmp("equ", ay, zero);
         self.sel(bad_y, nan, v)
+    }
+
+    fn dbits(&mut self, b: u64) -> Reg {
+        self.d(f64::from_bits(b))
+    }
+
+    /// `a + b` as a double-double `(s, err)` (Knuth's two-sum).
+    fn two_sum(&mut self, a: Reg, b: Reg) -> (Reg, Reg) {
+        let s = self.add(a, b);
+        let bb = self.sub(s, a);
+        let sb = self.sub(s, bb);
+        let da = self.sub(a, sb);
+        let db = self.sub(b, bb);
+        (s, self.add(da, db))
+    }
+
+    /// `rem_pio2(a)` for `a = |x|`: `a = n pi/2 + y0 + y1`, `|y0| <= pi/4`, stored in the
+    /// return parameter (`n mod 4` as u32, `y0`, `y1`).
+    fn m_rem_pio2(&mut self, a: Reg) {
+        let (n, y0, y1) = (
+            self.fresh(Class::B32),
+            self.fresh(Class::F64),
+            self.fresh(Class::F64),
+        );
+        let done = self.label("rem_done");
+        let large = self.label("rem_large");
+        let zero = self.d(0.0);
+        // Small: nothing to reduce.
+        self.ins(format!("mov.u32 {n}, 0"));
+        self.ins(format!("mov.f64 {y0}, {a}"));
+        self.ins(format!("mov.f64 {y1}, {zero}"));
+        let pio4 = self.dbits(PIO4);
+        let small = self.cmp("le", a, pio4);
+        self.ins(format!("@{small} bra {done}"));
+        let lim = self.d(MEDIUM_LIMIT);
+        let medium = self.cmp("lt", a, lim);
+        self.ins(format!("@!{medium} bra {large}"));
+        {
+            // n = rint(a 2/pi); a - n (P1 + P2 + P3 + P4), the first three products exact.
+            let inv = self.dbits(INV_PIO2);
+            let t = self.mul(a, inv);
+            let k = self.rint(t);
+            let nk = self.neg(k);
+            let p: Vec<Reg> = PIO2_PARTS.iter().map(|&b| self.dbits(b)).collect();
+            let r1 = self.fma(nk, p[0], a);
+            let q2 = self.mul(nk, p[1]);
+            let (s, e) = self.two_sum(r1, q2);
+            let q3 = self.mul(nk, p[2]);
+            let (t, e2) = self.two_sum(s, q3);
+            let q4 = self.mul(k, p[3]);
+            let nq4 = self.neg(q4);
+            let err4 = self.fma(k, p[3], nq4);
+            let lo = self.add(e, e2);
+            let lo = self.sub(lo, q4);
+            let lo = self.sub(lo, err4);
+            let v0 = self.add(t, lo);
+            let dv = self.sub(v0, t);
+            let v1 = self.sub(lo, dv);
+            self.ins(format!("mov.f64 {y0}, {v0}"));
+            self.ins(format!("mov.f64 {y1}, {v1}"));
+            self.ins(format!("cvt.rzi.u32.f64 {n}, {k}"));
+            self.ins(format!("bra {done}"));
+        }
+        self.place(&large);
+        {
+            // Payne-Hanek: a = m 2^(e-52); the 192 bits of 2/pi from weight 2^(53-e) on,
+            // times m, modulo 2^192, are (a 2/pi mod 4) 2^190.
+            let b = self.fresh(Class::B64);
+            self.ins(format!("mov.b64 {b}, {a}"));
+            let e = self.fresh(Class::B64);
+            self.ins(format!("shr.u64 {e}, {b}, 52"));
+            let m = self.fresh(Class::B64);
+            self.ins(format!("and.b64 {m}, {b}, 4503599627370495"));
+            self.ins(format!("or.b64 {m}, {m}, 4503599627370496"));
+            // The bit position of 2/pi's bit e - 53 in the table: e - 1023 + 10.
+            let pos = self.fresh(Class::B32);
+            self.ins(format!("cvt.u32.u64 {pos}, {e}"));
+            self.ins(format!("sub.u32 {pos}, {pos}, 1013"));
+            let (q, sh, rsh) = (
+                self.fresh(Class::B32),
+                self.fresh(Class::B32),
+                self.fresh(Class::B32),
+            );
+            self.ins(format!("shr.u32 {q}, {pos}, 6"));
+            self.ins(format!("and.b32 {sh}, {pos}, 63"));
+            self.ins(format!("sub.u32 {rsh}, 64, {sh}"));
+            let base = self.fresh(Class::B64);
+            self.ins(format!("mov.u64 {base}, acc_two_over_pi"));
+            let off = self.fresh(Class::B64);
+            self.ins(format!("mul.wide.u32 {off}, {q}, 8"));
+            self.ins(format!("add.u64 {base}, {base}, {off}"));
+            let t: Vec<Reg> = (0..4)
+                .map(|j| {
+                    let r = self.fresh(Class::B64);
+                    self.ins(format!("ld.global.nc.u64 {r}, [{base}+{}]", 8 * j));
+                    r
+                })
+                .collect();
+            // Shifts of 64 give 0 in PTX, so a zero `sh` needs no special case.
+            let w: Vec<Reg> = (0..3)
+                .map(|j| {
+                    let (x, y) = (self.fresh(Class::B64), self.fresh(Class::B64));
+                    self.ins(format!("shl.b64 {x}, {}, {sh}", t[j]));
+                    self.ins(format!("shr.u64 {y}, {}, {rsh}", t[j + 1]));
+                    self.ins(format!("or.b64 {x}, {x}, {y}"));
+                    x
+                })
+                .collect();
+            let (lo2, hi2, lo1, hi1, lo0) = (
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+            );
+            self.ins(format!("mul.lo.u64 {lo2}, {m}, {}", w[2]));
+            self.ins(format!("mul.hi.u64 {hi2}, {m}, {}", w[2]));
+            self.ins(format!("mul.lo.u64 {lo1}, {m}, {}", w[1]));
+            self.ins(format!("mul.hi.u64 {hi1}, {m}, {}", w[1]));
+            self.ins(format!("mul.lo.u64 {lo0}, {m}, {}", w[0]));
+            let (r0, r1, r2) = (
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+            );
+            self.ins(format!("mov.b64 {r2}, {lo2}"));
+            self.ins(format!("add.cc.u64 {r1}, {lo1}, {hi2}"));
+            self.ins(format!("addc.u64 {r0}, {lo0}, {hi1}"));
+            // The quadrant is the top two bits; the fraction the other 190, taken in
+            // [-1/2, 1/2) (a fraction from 1/2 on counts toward the next quadrant).
+            let nq = self.fresh(Class::B64);
+            self.ins(format!("shr.u64 {nq}, {r0}, 62"));
+            self.ins(format!("cvt.u32.u64 {n}, {nq}"));
+            self.ins(format!("and.b64 {r0}, {r0}, 4611686018427387903"));
+            let half = self.fresh(Class::B64);
+            self.ins(format!("shr.u64 {half}, {r0}, 61"));
+            let neg = self.fresh(Class::Pred);
+            self.ins(format!("setp.ne.u64 {neg}, {half}, 0"));
+            let pos_frac = self.label("rem_posfrac");
+            self.ins(format!("@!{neg} bra {pos_frac}"));
+            self.ins(format!("add.u32 {n}, {n}, 1"));
+            self.ins(format!("sub.cc.u64 {r2}, 0, {r2}"));
+            self.ins(format!("subc.cc.u64 {r1}, 0, {r1}"));
+            self.ins(format!("subc.u64 {r0}, 0, {r0}"));
+            self.ins(format!("and.b64 {r0}, {r0}, 4611686018427387903"));
+            self.place(&pos_frac);
+            // The fraction's first 128 bits (weight 2^-1 at bit 63 of `hi`).
+            let (hi, lo, x1) = (
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+                self.fresh(Class::B64),
+            );
+            self.ins(format!("shl.b64 {hi}, {r0}, 2"));
+            self.ins(format!("shr.u64 {x1}, {r1}, 62"));
+            self.ins(format!("or.b64 {hi}, {hi}, {x1}"));
+            self.ins(format!("shl.b64 {lo}, {r1}, 2"));
+            self.ins(format!("shr.u64 {x1}, {r2}, 62"));
+            self.ins(format!("or.b64 {lo}, {lo}, {x1}"));
+            let (top, bot) = (self.fresh(Class::B64), self.fresh(Class::B64));
+            self.ins(format!("shr.u64 {top}, {hi}, 32"));
+            self.ins(format!("and.b64 {bot}, {hi}, 4294967295"));
+            let (ft, fb, fl) = (
+                self.fresh(Class::F64),
+                self.fresh(Class::F64),
+                self.fresh(Class::F64),
+            );
+            self.ins(format!("cvt.rn.f64.u64 {ft}, {top}"));
+            self.ins(format!("cvt.rn.f64.u64 {fb}, {bot}"));
+            self.ins(format!("cvt.rn.f64.u64 {fl}, {lo}"));
+            let (s32, s64, s128) = (
+                self.d(2f64.powi(-32)),
+                self.d(2f64.powi(-64)),
+                self.d(2f64.powi(-128)),
+            );
+            let ft = self.mul(ft, s32);
+            let fb = self.mul(fb, s64);
+            let fl = self.mul(fl, s128);
+            let (sum, err) = self.two_sum(ft, fb);
+            let low = self.add(err, fl);
+            // times pi/2 as a double-double.
+            let (ph, pl) = (self.dbits(PIO2.0), self.dbits(PIO2.1));
+            let z0 = self.mul(sum, ph);
+            let nz0 = self.neg(z0);
+            let e0 = self.fma(sum, ph, nz0);
+            let a1 = self.mul(sum, pl);
+            let a1 = self.fma(low, ph, a1);
+            let z1 = self.add(e0, a1);
+            let v0 = self.add(z0, z1);
+            let dv = self.sub(v0, z0);
+            let v1 = self.sub(z1, dv);
+            let nv0 = self.neg(v0);
+            let nv1 = self.neg(v1);
+            let v0 = self.sel(neg, nv0, v0);
+            let v1 = self.sel(neg, nv1, v1);
+            self.ins(format!("mov.f64 {y0}, {v0}"));
+            self.ins(format!("mov.f64 {y1}, {v1}"));
+        }
+        self.place(&done);
+        self.ins(format!("and.b32 {n}, {n}, 3"));
+        self.ins(format!("st.param.b32 [r], {n}"));
+        self.ins(format!("st.param.f64 [r+8], {y0}"));
+        self.ins(format!("st.param.f64 [r+16], {y1}"));
+    }
+
+    /// `sin(y0 + y1)` for `|y0| <= pi/4`, `y1` the tail: Taylor to degree 21.
+    fn k_sin(&mut self, y0: Reg, y1: Reg) -> Reg {
+        let z = self.mul(y0, y0);
+        let c: Vec<f64> = (1..=10)
+            .map(|k| {
+                let sign = if k % 2 == 1 { -1.0 } else { 1.0 };
+                sign / factorial(2 * k + 1)
+            })
+            .collect();
+        let p = self.poly(z, &c);
+        let yz = self.mul(y0, z);
+        let yzp = self.mul(yz, p);
+        let (mh, one) = (self.d(-0.5), self.d(1.0));
+        let c1 = self.fma(mh, z, one);
+        let corr = self.fma(y1, c1, yzp);
+        self.add(y0, corr)
+    }
+
+    /// `cos(y0 + y1)` for `|y0| <= pi/4`: Taylor to degree 22, `1 - z/2` recovered exactly.
+    fn k_cos(&mut self, y0: Reg, y1: Reg) -> Reg {
+        let z = self.mul(y0, y0);
+        let c: Vec<f64> = (2..=11)
+            .map(|k| {
+                let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+                sign / factorial(2 * k)
+            })
+            .collect();
+        let q = self.poly(z, &c);
+        let half = self.d(0.5);
+        let one = self.d(1.0);
+        let hz = self.mul(half, z);
+        let w = self.sub(one, hz);
+        let back = self.sub(one, w);
+        let lost = self.sub(back, hz);
+        let zz = self.mul(z, z);
+        let zzq = self.mul(zz, q);
+        let yy = self.mul(y0, y1);
+        let tail = self.sub(zzq, yy);
+        let tail = self.add(lost, tail);
+        self.add(w, tail)
+    }
+
+    /// `sin`, `cos` or `tan` of `x`.
+    fn m_trig(&mut self, x: Reg, f: MathFn) -> Reg {
+        let a = self.fabs(x);
+        let (n, y0, y1) = (
+            self.fresh(Class::B32),
+            self.fresh(Class::F64),
+            self.fresh(Class::F64),
+        );
+        self.code.push_str("\t{\n");
+        self.ins(".param .f64 m_x");
+        self.ins(".param .align 8 .b8 m_r[24]");
+        self.ins(format!("st.param.f64 [m_x], {a}"));
+        self.ins(format!("call (m_r), {}, (m_x)", MathFn::RemPio2.symbol()));
+        self.ins(format!("ld.param.b32 {n}, [m_r]"));
+        self.ins(format!("ld.param.f64 {y0}, [m_r+8]"));
+        self.ins(format!("ld.param.f64 {y1}, [m_r+16]"));
+        self.code.push_str("\t}\n");
+        let s = self.k_sin(y0, y1);
+        let c = self.k_cos(y0, y1);
+        let (ns, nc) = (self.neg(s), self.neg(c));
+        let quadrant = |fx: &mut Self, q: u32| {
+            let p = fx.fresh(Class::Pred);
+            fx.ins(format!("setp.eq.u32 {p}, {n}, {q}"));
+            p
+        };
+        let (q1, q2, q3) = (quadrant(self, 1), quadrant(self, 2), quadrant(self, 3));
+        let v = match f {
+            MathFn::Sin => {
+                let v = self.sel(q1, c, s);
+                let v = self.sel(q2, ns, v);
+                self.sel(q3, nc, v)
+            }
+            MathFn::Cos => {
+                let v = self.sel(q1, ns, c);
+                let v = self.sel(q2, nc, v);
+                self.sel(q3, s, v)
+            }
+            _ => {
+                // tan: s/c in even quadrants, -c/s in odd ones.
+                let even = self.div(s, c);
+                let odd = self.div(nc, s);
+                let odd_q = self.fresh(Class::Pred);
+                self.ins(format!("or.pred {odd_q}, {q1}, {q3}"));
+                self.sel(odd_q, odd, even)
+            }
+        };
+        // sin and tan are odd: the sign of x flips the result's (-0.0 included).
+        let v = if f == MathFn::Cos {
+            v
+        } else {
+            let (bv, bx) = (self.fresh(Class::B64), self.fresh(Class::B64));
+            self.ins(format!("mov.b64 {bv}, {v}"));
+            self.ins(format!("mov.b64 {bx}, {x}"));
+            self.ins(format!("and.b64 {bx}, {bx}, 0x8000000000000000"));
+            self.ins(format!("xor.b64 {bv}, {bv}, {bx}"));
+            let r = self.fresh(Class::F64);
+            self.ins(format!("mov.b64 {r}, {bv}"));
+            r
+        };
+        // NaN for infinite or NaN x.
+        let fin = self.fresh(Class::Pred);
+        self.ins(format!("testp.finite.f64 {fin}, {x}"));
+        let nan = self.d(f64::NAN);
+        self.sel(fin, v, nan)
     }
 
     /// A call of the library's `f` on evaluated arguments of type `s` (`f32` through `f64`).
