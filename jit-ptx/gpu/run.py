@@ -459,6 +459,109 @@ def case_printf():
     print("---", flush=True)
 
 
+def ulp_diff(a, b, dtype):
+    """Units in the last place between two floats of `dtype` (0 when both are NaN)."""
+    if math.isnan(a) and math.isnan(b):
+        return 0
+    if math.isnan(a) or math.isnan(b):
+        return 1 << 60
+    ia = int(np.array([a], dtype).view(np.int64 if dtype == np.float64 else np.int32)[0])
+    ib = int(np.array([b], dtype).view(np.int64 if dtype == np.float64 else np.int32)[0])
+    mask = (1 << 63) if dtype == np.float64 else (1 << 31)
+    ia = -(ia & (mask - 1)) if ia < 0 else ia
+    ib = -(ib & (mask - 1)) if ib < 0 else ib
+    return abs(ia - ib)
+
+
+def case_math():
+    import mpmath
+    mpmath.mp.prec = 200
+    c = Case("math")
+    n = 4096
+    r = np.random.default_rng(11)
+    special = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 5e-324, -5e-324, 2.2e-308,
+               1e-300, -1e-300, 1e-20, -1e-20, 0.5, -0.5, 1.0, -1.0, 2.0, 709.78, 709.79, -745.1,
+               -745.2, 1023.99, 1024.0, -1074.0, -1075.5, 22.0, -22.0, 710.47, -710.48, 40.0,
+               -40.5, 1e308, -1e308, 0.6931471805599453, -0.6931471805599453]
+
+    def inputs(lo, hi, log=False, positive=False):
+        if log:
+            v = np.exp(r.uniform(lo, hi, n))
+            if not positive:
+                v *= r.choice([-1.0, 1.0], n)
+        else:
+            v = r.uniform(lo, hi, n)
+        v[: len(special)] = special
+        return v
+
+    ref1 = {"exp": mpmath.exp, "exp2": lambda t: mpmath.power(2, t), "expm1": mpmath.expm1,
+            "log": mpmath.log, "log2": lambda t: mpmath.log(t, 2), "log10": mpmath.log10,
+            "log1p": mpmath.log1p, "sinh": mpmath.sinh, "cosh": mpmath.cosh,
+            "tanh": mpmath.tanh}
+    ranges = {"exp": (-750, 712), "exp2": (-1080, 1030), "expm1": (-45, 712),
+              "log": (-745, 709, True, True), "log2": (-745, 709, True, True),
+              "log10": (-745, 709, True, True), "log1p": (-1, 3), "sinh": (-712, 712),
+              "cosh": (-712, 712), "tanh": (-25, 25)}
+
+    def reference(name, a, b=None):
+        if math.isnan(a) or (b is not None and math.isnan(b)):
+            if name == "hypot" and (math.isinf(a) or math.isinf(b)):
+                return float("inf")
+            return float("nan")
+        if name == "hypot":
+            return math.hypot(a, b)
+        if name == "fmod":
+            return math.fmod(a, b) if b != 0 and not math.isinf(a) else float("nan")
+        try:
+            if math.isinf(a):
+                return {"exp": (0.0 if a < 0 else a), "exp2": (0.0 if a < 0 else a),
+                        "expm1": (-1.0 if a < 0 else a), "sinh": a, "cosh": abs(a),
+                        "tanh": math.copysign(1.0, a)}.get(name, a if a > 0 else float("nan"))
+            if name in ("log", "log2", "log10") and a <= 0:
+                return float("nan") if a < 0 else -float("inf")
+            if name == "log1p" and a <= -1:
+                return float("nan") if a < -1 else -float("inf")
+            if a == 0 and name in ("expm1", "log1p", "sinh", "tanh"):
+                return a
+            v = ref1[name](mpmath.mpf(a))
+            return float(v)
+        except (OverflowError, ValueError):
+            return float("inf")
+
+    names = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sinh", "cosh", "tanh"]
+    for region, name in enumerate(names):
+        x = inputs(*ranges[name])
+        out, _, e = c.run(region, {"x": x, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference(name, x[i]), np.float64) for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf = x.astype(np.float32)
+        out, _, e = c.run(13 + region, {"xf": xf, "yf": np.zeros(n, np.float32), "n": n}, 64,
+                          (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference(name, float(xf[i]))), np.float32)
+                    for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+    for region, name in [(10, "hypot"), (11, "fmod"), (12, "fmod")]:
+        x = inputs(-700, 700, True)
+        zz = inputs(-700, 700, True)[::-1].copy()
+        if region == 12:
+            zz = r.uniform(-10, 10, n)
+        out, _, e = c.run(region, {"x": x, "z": zz, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference(name, x[i], zz[i]), np.float64)
+                    for i in range(n))
+        op = "%" if region == 12 else name
+        check(f"math {op} f64 (max {worst} ulp)", e is None and worst <= (1 if name == "hypot"
+                                                                           else 0), e)
+    for region, name in [(23, "hypot"), (24, "fmod")]:
+        xf = inputs(-80, 80, True).astype(np.float32)
+        zf = inputs(-80, 80, True)[::-1].astype(np.float32)
+        out, _, e = c.run(region, {"xf": xf, "zf": zf, "yf": np.zeros(n, np.float32), "n": n},
+                          64, (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference(name, float(xf[i]),
+                                                                float(zf[i]))), np.float32)
+                    for i in range(n))
+        check(f"math {name} f32 (max {worst} ulp)", e is None and worst <= 1, e)
+
+
 def timed(c, region, args, grid, block, runs=20):
     """Mean kernel time in ms over `runs` launches (after a warm-up), by CUDA events."""
     launch, collect = c.prepare(region, args, grid, block)
@@ -499,7 +602,8 @@ def case_perf():
 
 
 for case in [case_saxpy, case_reduce, case_jacobi, case_collapse, case_levels, case_semantics,
-             case_errors, case_atomics, case_routines, case_kernels, case_printf, case_perf]:
+             case_errors, case_atomics, case_routines, case_kernels, case_printf, case_math,
+             case_perf]:
     try:
         case()
     except Exception as ex:  # a case that cannot run is a failure, not a crash of the rest

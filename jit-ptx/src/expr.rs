@@ -11,6 +11,7 @@ use acc_lang::hir::Const;
 use acc_lang::ir::{BinOp, Expr, ExprKind, ScalarType, SiteId, Ty, UnOp};
 
 use crate::fx::{unsupported, ArrayVal, FailKind, Fx, Result, Val};
+use crate::math::MathFn;
 use crate::ptx::{arith, bits, elem_size, f32_literal, f64_literal, int_literal, is_float, mem};
 use crate::ptx::{Class, Reg};
 
@@ -350,7 +351,7 @@ impl Fx<'_, '_> {
             BinOp::Sub => self.ins(format!("sub.rn.{ty} {d}, {a}, {c}")),
             BinOp::Mul => self.ins(format!("mul.rn.{ty} {d}, {a}, {c}")),
             BinOp::Div => self.ins(format!("div.rn.{ty} {d}, {a}, {c}")),
-            BinOp::Rem => return unsupported(format!("`%` (fmod) on {} on the device", s.name())),
+            BinOp::Rem => return self.math_call(MathFn::Fmod, &[a, c], s),
             _ => return unsupported(format!("`{}` on {}", op.as_str(), s.name())),
         }
         Ok(d)
@@ -643,13 +644,19 @@ impl Fx<'_, '_> {
             Isnan if float => self.ins(format!("testp.notanumber.{t} {d}, {x}")),
             Isinf if float => self.ins(format!("testp.infinite.{t} {d}, {x}")),
             Isfinite if float => self.ins(format!("testp.finite.{t} {d}, {x}")),
-            _ => {
-                return unsupported(format!(
-                    "`{}` on {} on the device (no device math library yet)",
-                    b.name(),
-                    s.name()
-                ))
-            }
+            _ => match MathFn::of(b) {
+                Some(f) if float && v.len() == f.arity() && result == s => {
+                    let regs: Vec<Reg> = v.iter().map(|&(r, _)| r).collect();
+                    return Ok(Val::Scalar(self.math_call(f, &regs, s)?, s));
+                }
+                _ => {
+                    return unsupported(format!(
+                        "`{}` on {} on the device (not in the device math library yet)",
+                        b.name(),
+                        s.name()
+                    ))
+                }
+            },
         }
         Ok(Val::Scalar(d, result))
     }

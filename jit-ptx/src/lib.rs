@@ -65,17 +65,21 @@
 //!
 //! Routines: `seq` ones run in one thread (the leader, where threads share the code); `gang`,
 //! `worker` and `vector` ones in the caller's threads, one variant per caller mode (`call`).
-//! `print` and `printf` go through CUDA's `vprintf` (`print`).
+//! `print` and `printf` go through CUDA's `vprintf` (`print`). Math: PTX instructions where
+//! they are exact (`sqrt.rn`, `abs`, `min`/`max`, `floor`/`ceil`/`trunc`, `copysign`, `fma`,
+//! the classifications); `exp exp2 expm1 log log2 log10 log1p sinh cosh tanh hypot fmod` and
+//! float `%` from the module's math library (`math`), within 2 ulp.
 //!
 //! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
-//! `FirstPrivateArray`), math functions without a PTX instruction (`exp`, `sin`, `pow`, … and
-//! float `%`), `print` of a float, and the other constructs [`PtxModule::unsupported`] names.
+//! `FirstPrivateArray`), `sin cos tan asin acos atan atan2 pow cbrt` on the device, `print` of
+//! a float, and the other constructs [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;
 mod expr;
 mod fx;
 mod kernel;
+mod math;
 mod module;
 mod print;
 mod ptx;

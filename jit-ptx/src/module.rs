@@ -32,6 +32,8 @@ pub(crate) struct Cx<'m> {
     globals_read: HashMap<FnId, Vec<VarId>>,
     /// Prototypes and definitions of the generated routines, in order of generation.
     definitions: Vec<(String, String)>,
+    /// The math library's helpers generated so far.
+    pub math_done: Vec<crate::math::MathFn>,
     /// Module-scope constants (format strings), and the name of each by text.
     pub globals: Vec<String>,
     pub strings: HashMap<String, String>,
@@ -48,6 +50,7 @@ impl<'m> Cx<'m> {
             functions: HashMap::new(),
             in_progress: Vec::new(),
             globals_read: HashMap::new(),
+            math_done: Vec::new(),
             definitions: Vec::new(),
             globals: Vec::new(),
             strings: HashMap::new(),
@@ -83,6 +86,11 @@ impl<'m> Cx<'m> {
         };
         self.functions.insert((id, mode), entry.clone());
         entry.map_err(PtxError::Unsupported)
+    }
+
+    /// Add a `.func` to the module: its prototype line and its definition.
+    pub(crate) fn push_definition(&mut self, prototype: String, text: String) {
+        self.definitions.push((prototype, text));
     }
 
     /// The global scalars that routine `id` reads, itself or through the routines it calls,

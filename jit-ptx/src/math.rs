@@ -1,0 +1,815 @@
+//! The device math library: the functions of LANGUAGE.md section 6 that PTX has no
+//! instruction for, as `.func (.param .f64 r) acc_math_NAME (.param .f64 x[, .param .f64 y])`
+//! helpers, generated into the module on first use. `f32` calls convert to `f64`, call the
+//! helper and round the result (one rounding of a result within 1 ulp of `f64`).
+//!
+//! The algorithms (validated against 200-bit references, within 1 ulp on sampled inputs,
+//! `tanh` within 2):
+//! - `exp`: `x = k ln2 + r` (Cody-Waite with a two-part `ln2`, by `fma`), `|r| <= ln2/2`,
+//!   `e^r` by its Taylor polynomial to degree 13 (Horner with `fma`), scaled by `2^k` in two
+//!   steps (so that subnormal and near-overflow results round once);
+//! - `exp2`: `x = k + r`, `e^(r ln2)` with `r ln2` as a double-double;
+//! - `expm1`: as `exp` (degree 18, `k = 0` for `|x| <= ln2`), then `2^k q + (2^k - 1)`;
+//! - `log`, `log2`, `log10`: fdlibm's reduction `x = 2^k (1 + f)`, `s = f / (2 + f)` and its
+//!   polynomial in `s^2` (`Lg1`..`Lg7`), with the `1/ln2`, `1/ln10` factors applied as
+//!   double-doubles; `log1p`: `log(1 + x)` plus the rounding correction of `1 + x`;
+//! - `sinh`: Taylor polynomial below 1, `expm1` below 22, `exp` above (halved before squaring
+//!   near overflow); `cosh`: from `exp`; `tanh`: from `expm1` (fdlibm's formulas);
+//! - `hypot`: both scaled by the larger's power of two, `sqrt(fma(a, a, b * b))`;
+//! - `fmod` (and float `%`): exact, by subtracting `|y|` scaled to the remainder's exponent
+//!   (each subtraction exact, Sterbenz) until the remainder is below `|y|`.
+//!
+//! Not here yet: trigonometric functions and their inverses, `pow`, `cbrt` (a region using them
+//! runs on the host).
+
+use acc_lang::builtins::Builtin;
+use acc_lang::ir::ScalarType;
+
+use crate::fx::{FnKind, Fx, Mode, Result};
+use crate::module::Cx;
+use crate::ptx::{f64_literal, Class, Reg};
+
+/// A function of the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum MathFn {
+    Exp,
+    Exp2,
+    Expm1,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Sinh,
+    Cosh,
+    Tanh,
+    Hypot,
+    Fmod,
+}
+
+impl MathFn {
+    pub(crate) fn of(b: Builtin) -> Option<MathFn> {
+        Some(match b {
+            Builtin::Exp => MathFn::Exp,
+            Builtin::Exp2 => MathFn::Exp2,
+            Builtin::Expm1 => MathFn::Expm1,
+            Builtin::Log => MathFn::Log,
+            Builtin::Log2 => MathFn::Log2,
+            Builtin::Log10 => MathFn::Log10,
+            Builtin::Log1p => MathFn::Log1p,
+            Builtin::Sinh => MathFn::Sinh,
+            Builtin::Cosh => MathFn::Cosh,
+            Builtin::Tanh => MathFn::Tanh,
+            Builtin::Hypot => MathFn::Hypot,
+            Builtin::Fmod => MathFn::Fmod,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Expm1 => "expm1",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Log10 => "log10",
+            MathFn::Log1p => "log1p",
+            MathFn::Sinh => "sinh",
+            MathFn::Cosh => "cosh",
+            MathFn::Tanh => "tanh",
+            MathFn::Hypot => "hypot",
+            MathFn::Fmod => "fmod",
+        }
+    }
+
+    pub(crate) fn arity(self) -> usize {
+        match self {
+            MathFn::Hypot | MathFn::Fmod => 2,
+            _ => 1,
+        }
+    }
+
+    /// The helper's PTX name.
+    pub(crate) fn symbol(self) -> String {
+        format!("acc_math_{}", self.name())
+    }
+
+    fn header(self) -> String {
+        let params = if self.arity() == 2 {
+            ".param .f64 x, .param .f64 y"
+        } else {
+            ".param .f64 x"
+        };
+        format!(".func (.param .f64 r) {} ({params})", self.symbol())
+    }
+
+    /// The helpers this one calls.
+    fn calls(self) -> &'static [MathFn] {
+        match self {
+            MathFn::Log1p => &[MathFn::Log],
+            MathFn::Sinh => &[MathFn::Expm1, MathFn::Exp],
+            MathFn::Cosh => &[MathFn::Exp],
+            MathFn::Tanh => &[MathFn::Expm1],
+            _ => &[],
+        }
+    }
+}
+
+/// Constants.
+const LOG2E: f64 = std::f64::consts::LOG2_E;
+/// `ln 2` and `1/ln 2`, `1/ln 10`, `log10 2` as double-doubles (hi, lo).
+const LN2: (f64, f64) = (std::f64::consts::LN_2, 2.3190468138462996e-17);
+const INV_LN2: (f64, f64) = (std::f64::consts::LOG2_E, 2.0355273740931033e-17);
+const INV_LN10: (f64, f64) = (std::f64::consts::LOG10_E, 1.098319650216765e-17);
+const LOG10_2: (f64, f64) = (std::f64::consts::LOG10_2, -2.8037281277851704e-18);
+/// fdlibm's `ln2_hi` (trailing zeros: `k * ln2_hi` is exact) and `ln2_lo`, by their bits.
+const FDLIBM_LN2: (u64, u64) = (0x3fe62e42fee00000, 0x3dea39ef35793c76);
+/// fdlibm's `log` polynomial `Lg1`..`Lg7`, by their bits (6.666666666666735130e-01, …).
+const LG: [u64; 7] = [
+    0x3fe5555555555593,
+    0x3fd999999997fa04,
+    0x3fd2492494229359,
+    0x3fcc71c51d8e78af,
+    0x3fc7466496cb03de,
+    0x3fc39a09d078c69f,
+    0x3fc2f112df3e5244,
+];
+/// Beyond these, `exp` overflows or underflows to 0.
+const EXP_MAX: f64 = 709.782712893384;
+const EXP_MIN: f64 = -745.1332191019412;
+
+fn factorial(n: u32) -> f64 {
+    (1..=n).map(f64::from).product()
+}
+
+impl Cx<'_> {
+    /// The helper of `f` (and the helpers it calls), generated on first use: its name.
+    pub(crate) fn math(&mut self, f: MathFn) -> Result<String> {
+        if !self.math_done.contains(&f) {
+            self.math_done.push(f);
+            for &g in f.calls() {
+                self.math(g)?;
+            }
+            let text = emit_helper(self, f)?;
+            self.push_definition(format!("{};\n", f.header()), text);
+        }
+        Ok(f.symbol())
+    }
+}
+
+fn emit_helper(cx: &mut Cx<'_>, f: MathFn) -> Result<String> {
+    let mut fx = Fx::new(cx, FnKind::Routine, Mode::Thread);
+    let x = fx.fresh(Class::F64);
+    fx.ins(format!("ld.param.f64 {x}, [x]"));
+    let y = if f.arity() == 2 {
+        let y = fx.fresh(Class::F64);
+        fx.ins(format!("ld.param.f64 {y}, [y]"));
+        y
+    } else {
+        x
+    };
+    let r = match f {
+        MathFn::Exp => fx.m_exp(x),
+        MathFn::Exp2 => fx.m_exp2(x),
+        MathFn::Expm1 => fx.m_expm1(x),
+        MathFn::Log | MathFn::Log2 | MathFn::Log10 => fx.m_log(x, f),
+        MathFn::Log1p => fx.m_log1p(x),
+        MathFn::Sinh => fx.m_sinh(x),
+        MathFn::Cosh => fx.m_cosh(x),
+        MathFn::Tanh => fx.m_tanh(x),
+        MathFn::Hypot => fx.m_hypot(x, y),
+        MathFn::Fmod => fx.m_fmod(x, y),
+    };
+    fx.ins(format!("st.param.f64 [r], {r}"));
+    fx.ins("ret");
+    Ok(format!(
+        "{} \n{{\n{}{}}}\n",
+        f.header(),
+        fx.declarations(),
+        fx.code
+    ))
+}
+
+/// Arithmetic on `f64` registers, for the helpers' bodies.
+impl Fx<'_, '_> {
+    fn d(&mut self, v: f64) -> Reg {
+        self.constant(ScalarType::F64, &f64_literal(v))
+    }
+
+    fn op(&mut self, inst: &str, args: &[Reg]) -> Reg {
+        let d = self.fresh(Class::F64);
+        let list: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        self.ins(format!("{inst} {d}, {}", list.join(", ")));
+        d
+    }
+
+    fn add(&mut self, a: Reg, b: Reg) -> Reg {
+        self.op("add.rn.f64", &[a, b])
+    }
+
+    fn sub(&mut self, a: Reg, b: Reg) -> Reg {
+        self.op("sub.rn.f64", &[a, b])
+    }
+
+    fn mul(&mut self, a: Reg, b: Reg) -> Reg {
+        self.op("mul.rn.f64", &[a, b])
+    }
+
+    fn div(&mut self, a: Reg, b: Reg) -> Reg {
+        self.op("div.rn.f64", &[a, b])
+    }
+
+    fn fma(&mut self, a: Reg, b: Reg, c: Reg) -> Reg {
+        self.op("fma.rn.f64", &[a, b, c])
+    }
+
+    fn neg(&mut self, a: Reg) -> Reg {
+        self.op("neg.f64", &[a])
+    }
+
+    fn fabs(&mut self, a: Reg) -> Reg {
+        self.op("abs.f64", &[a])
+    }
+
+    /// `a` with the sign of `b`.
+    fn with_sign(&mut self, a: Reg, b: Reg) -> Reg {
+        self.op("copysign.f64", &[b, a])
+    }
+
+    /// Round to the nearest integer, ties to even.
+    fn rint(&mut self, a: Reg) -> Reg {
+        self.op("cvt.rni.f64.f64", &[a])
+    }
+
+    fn cmp(&mut self, c: &str, a: Reg, b: Reg) -> Reg {
+        let p = self.fresh(Class::Pred);
+        self.ins(format!("setp.{c}.f64 {p}, {a}, {b}"));
+        p
+    }
+
+    /// `p ? a : b` (into a fresh register).
+    fn sel(&mut self, p: Reg, a: Reg, b: Reg) -> Reg {
+        let d = self.fresh(Class::F64);
+        self.ins(format!("selp.f64 {d}, {a}, {b}, {p}"));
+        d
+    }
+
+    fn is_nan(&mut self, a: Reg) -> Reg {
+        let p = self.fresh(Class::Pred);
+        self.ins(format!("testp.notanumber.f64 {p}, {a}"));
+        p
+    }
+
+    /// Horner: `c[n] x^n + … + c[0]`.
+    fn poly(&mut self, x: Reg, c: &[f64]) -> Reg {
+        let mut p = self.d(c[c.len() - 1]);
+        for &k in c[..c.len() - 1].iter().rev() {
+            let ck = self.d(k);
+            p = self.fma(p, x, ck);
+        }
+        p
+    }
+
+    /// `2^k` for an integer `k` (s32) in `[-1022, 1023]`.
+    fn pow2(&mut self, k: Reg) -> Reg {
+        let e = self.fresh(Class::B32);
+        self.ins(format!("add.s32 {e}, {k}, 1023"));
+        let w = self.fresh(Class::B64);
+        self.ins(format!("cvt.u64.u32 {w}, {e}"));
+        self.ins(format!("shl.b64 {w}, {w}, 52"));
+        let d = self.fresh(Class::F64);
+        self.ins(format!("mov.b64 {d}, {w}"));
+        d
+    }
+
+    /// `p * 2^k` for `k` (s32) in `[-2044, 2046]`, in two steps so that the result rounds
+    /// once.
+    fn scale(&mut self, p: Reg, k: Reg) -> Reg {
+        let h = self.fresh(Class::B32);
+        self.ins(format!("shr.s32 {h}, {k}, 1"));
+        let rest = self.fresh(Class::B32);
+        self.ins(format!("sub.s32 {rest}, {k}, {h}"));
+        let a = self.pow2(h);
+        let b = self.pow2(rest);
+        let t = self.mul(p, a);
+        self.mul(t, b)
+    }
+
+    /// An integral `f64` as an s32.
+    fn integral_s32(&mut self, k: Reg) -> Reg {
+        let i = self.fresh(Class::B32);
+        self.ins(format!("cvt.rzi.s32.f64 {i}, {k}"));
+        i
+    }
+
+    fn call_math(&mut self, f: MathFn, x: Reg) -> Reg {
+        let d = self.fresh(Class::F64);
+        self.code.push_str("\t{\n");
+        self.ins(".param .f64 m_x");
+        self.ins(".param .f64 m_r");
+        self.ins(format!("st.param.f64 [m_x], {x}"));
+        self.ins(format!("call (m_r), {}, (m_x)", f.symbol()));
+        self.ins(format!("ld.param.f64 {d}, [m_r]"));
+        self.code.push_str("\t}\n");
+        d
+    }
+
+    /// `x - k ln2` for an integral `k`, by `fma` with the two parts of `ln2`.
+    fn reduce_ln2(&mut self, x: Reg, k: Reg) -> Reg {
+        let nk = self.neg(k);
+        let hi = self.d(LN2.0);
+        let lo = self.d(LN2.1);
+        let r = self.fma(nk, hi, x);
+        self.fma(nk, lo, r)
+    }
+
+    fn m_exp(&mut self, x: Reg) -> Reg {
+        let log2e = self.d(LOG2E);
+        let t = self.mul(x, log2e);
+        let k = self.rint(t);
+        let r = self.reduce_ln2(x, k);
+        let c: Vec<f64> = (0..=13).map(|n| 1.0 / factorial(n)).collect();
+        let p = self.poly(r, &c);
+        let ki = self.integral_s32(k);
+        let v = self.scale(p, ki);
+        self.exp_limits(x, v, EXP_MAX, EXP_MIN)
+    }
+
+    /// `v`, except `inf` above `max`, 0 below `min`, and NaN for NaN.
+    fn exp_limits(&mut self, x: Reg, v: Reg, max: f64, min: f64) -> Reg {
+        let (mx, mn) = (self.d(max), self.d(min));
+        let inf = self.d(f64::INFINITY);
+        let zero = self.d(0.0);
+        let over = self.cmp("gt", x, mx);
+        let v = self.sel(over, inf, v);
+        let under = self.cmp("lt", x, mn);
+        let v = self.sel(under, zero, v);
+        let nan = self.is_nan(x);
+        self.sel(nan, x, v)
+    }
+
+    fn m_exp2(&mut self, x: Reg) -> Reg {
+        let k = self.rint(x);
+        let r = self.sub(x, k);
+        let hi = self.d(LN2.0);
+        let lo = self.d(LN2.1);
+        let th = self.mul(r, hi);
+        let nth = self.neg(th);
+        let tl = self.fma(r, hi, nth);
+        let tl = self.fma(r, lo, tl);
+        let c: Vec<f64> = (0..=13).map(|n| 1.0 / factorial(n)).collect();
+        let p = self.poly(th, &c);
+        let p = self.fma(p, tl, p);
+        let ki = self.integral_s32(k);
+        let v = self.scale(p, ki);
+        // From 1024 on the result overflows (above the largest double below 1024); below
+        // -1075 it rounds to 0.
+        let below_1024 = f64::from_bits(1024f64.to_bits() - 1);
+        self.exp_limits(x, v, below_1024, -1075.0)
+    }
+
+    fn m_expm1(&mut self, x: Reg) -> Reg {
+        let ax = self.fabs(x);
+        let ln2 = self.d(std::f64::consts::LN_2);
+        let small = self.cmp("le", ax, ln2);
+        let log2e = self.d(LOG2E);
+        let t = self.mul(x, log2e);
+        let k = self.rint(t);
+        let zero = self.d(0.0);
+        let k = self.sel(small, zero, k);
+        let r = self.reduce_ln2(x, k);
+        // q = r + r^2 (1/2! + r/3! + … + r^16/18!)
+        let c: Vec<f64> = (2..=18).map(|n| 1.0 / factorial(n)).collect();
+        let p = self.poly(r, &c);
+        let pr = self.mul(p, r);
+        let q = self.fma(pr, r, r);
+        let ki = self.integral_s32(k);
+        // 2^k (1 + q) - 1 = 2^k q + (2^k - 1), exact 2^k - 1 for the k here (<= 1023);
+        // k = 1024 (just below overflow) scales 1 + q instead.
+        let clamped = self.fresh(Class::B32);
+        self.ins(format!("min.s32 {clamped}, {ki}, 1023"));
+        let two_k = self.pow2(clamped);
+        let one = self.d(1.0);
+        let tm1 = self.sub(two_k, one);
+        let mid = self.fma(two_k, q, tm1);
+        let q1 = self.add(one, q);
+        let big = self.scale(q1, ki);
+        let is_big = self.fresh(Class::Pred);
+        self.ins(format!("setp.gt.s32 {is_big}, {ki}, 1023"));
+        let v = self.sel(is_big, big, mid);
+        let is_zero = self.fresh(Class::Pred);
+        self.ins(format!("setp.eq.s32 {is_zero}, {ki}, 0"));
+        let v = self.sel(is_zero, q, v);
+        let (mx, mn) = (self.d(EXP_MAX), self.d(-40.0));
+        let inf = self.d(f64::INFINITY);
+        let m1 = self.d(-1.0);
+        let over = self.cmp("gt", x, mx);
+        let v = self.sel(over, inf, v);
+        let under = self.cmp("lt", x, mn);
+        let v = self.sel(under, m1, v);
+        let nan = self.is_nan(x);
+        self.sel(nan, x, v)
+    }
+
+    /// fdlibm's reduction of a positive finite `x = 2^k (1 + f)`, `sqrt(2)/2 <= 1 + f <
+    /// sqrt(2)`: `(k, f, s, R, hfsq)` with `log(1 + f) = f - (hfsq - s (hfsq + R))`.
+    fn log_parts(&mut self, x: Reg) -> (Reg, Reg, Reg, Reg, Reg) {
+        let b = self.fresh(Class::B64);
+        self.ins(format!("mov.b64 {b}, {x}"));
+        // Subnormals: scaled by 2^54 first.
+        let sub = self.fresh(Class::Pred);
+        self.ins(format!("setp.lt.u64 {sub}, {b}, 4503599627370496"));
+        let two54 = self.d(2f64.powi(54));
+        let scaled = self.mul(x, two54);
+        let xs = self.sel(sub, scaled, x);
+        self.ins(format!("mov.b64 {b}, {xs}"));
+        let e = self.fresh(Class::B64);
+        self.ins(format!("shr.u64 {e}, {b}, 52"));
+        let k = self.fresh(Class::B32);
+        self.ins(format!("cvt.u32.u64 {k}, {e}"));
+        self.ins(format!("sub.s32 {k}, {k}, 1023"));
+        let adj = self.fresh(Class::B32);
+        self.ins(format!("selp.b32 {adj}, 54, 0, {sub}"));
+        self.ins(format!("sub.s32 {k}, {k}, {adj}"));
+        let mb = self.fresh(Class::B64);
+        self.ins(format!("and.b64 {mb}, {b}, 4503599627370495"));
+        self.ins(format!("or.b64 {mb}, {mb}, 4607182418800017408"));
+        let m = self.fresh(Class::F64);
+        self.ins(format!("mov.b64 {m}, {mb}"));
+        let sqrt2 = self.d(std::f64::consts::SQRT_2);
+        let big = self.cmp("gt", m, sqrt2);
+        let half = self.d(0.5);
+        let mh = self.mul(m, half);
+        let m = self.sel(big, mh, m);
+        let inc = self.fresh(Class::B32);
+        self.ins(format!("selp.b32 {inc}, 1, 0, {big}"));
+        self.ins(format!("add.s32 {k}, {k}, {inc}"));
+        let dk = self.fresh(Class::F64);
+        self.ins(format!("cvt.rn.f64.s32 {dk}, {k}"));
+        let one = self.d(1.0);
+        let f = self.sub(m, one);
+        let two = self.d(2.0);
+        let tf = self.add(two, f);
+        let s = self.div(f, tf);
+        let z = self.mul(s, s);
+        let w = self.mul(z, z);
+        let lg: Vec<Reg> = LG.iter().map(|&c| self.d(f64::from_bits(c))).collect();
+        // t1 = w (Lg2 + w (Lg4 + w Lg6)), t2 = z (Lg1 + w (Lg3 + w (Lg5 + w Lg7))),
+        // in fdlibm's order (separate roundings).
+        let a = self.mul(w, lg[5]);
+        let a = self.add(lg[3], a);
+        let a = self.mul(w, a);
+        let a = self.add(lg[1], a);
+        let t1 = self.mul(w, a);
+        let b2 = self.mul(w, lg[6]);
+        let b2 = self.add(lg[4], b2);
+        let b2 = self.mul(w, b2);
+        let b2 = self.add(lg[2], b2);
+        let b2 = self.mul(w, b2);
+        let b2 = self.add(lg[0], b2);
+        let t2 = self.mul(z, b2);
+        let r = self.add(t2, t1);
+        let hf = self.mul(half, f);
+        let hfsq = self.mul(hf, f);
+        (dk, f, s, r, hfsq)
+    }
+
+    /// `v` for positive finite `x`; NaN below 0 and for NaN, `-inf` at 0, `inf` at `inf`.
+    fn log_limits(&mut self, x: Reg, v: Reg) -> Reg {
+        let zero = self.d(0.0);
+        let inf = self.d(f64::INFINITY);
+        let ninf = self.d(f64::NEG_INFINITY);
+        let nan = self.d(f64::NAN);
+        let at_inf = self.cmp("eq", x, inf);
+        let v = self.sel(at_inf, inf, v);
+        let at_zero = self.cmp("eq", x, zero);
+        let v = self.sel(at_zero, ninf, v);
+        // `ltu`: below zero, or NaN.
+        let bad = self.cmp("ltu", x, zero);
+        self.sel(bad, nan, v)
+    }
+
+    fn m_log(&mut self, x: Reg, f: MathFn) -> Reg {
+        let (dk, fr, s, r, hfsq) = self.log_parts(x);
+        let hr = self.add(hfsq, r);
+        let shr = self.mul(s, hr);
+        let v = match f {
+            MathFn::Log => {
+                // dk ln2_hi - ((hfsq - (s (hfsq + R) + dk ln2_lo)) - f)
+                let hi = self.d(f64::from_bits(FDLIBM_LN2.0));
+                let lo = self.d(f64::from_bits(FDLIBM_LN2.1));
+                let klo = self.mul(dk, lo);
+                let a = self.add(shr, klo);
+                let a = self.sub(hfsq, a);
+                let a = self.sub(a, fr);
+                let khi = self.mul(dk, hi);
+                self.sub(khi, a)
+            }
+            _ => {
+                // log(1 + f) = f - c, times 1/ln2 or 1/ln10 as a double-double.
+                let c = self.sub(hfsq, shr);
+                let (inv, k_factor) = if f == MathFn::Log2 {
+                    (INV_LN2, None)
+                } else {
+                    (INV_LN10, Some(LOG10_2))
+                };
+                let ih = self.d(inv.0);
+                let il = self.d(inv.1);
+                let t = self.mul(c, ih);
+                let nt = self.neg(t);
+                let y = self.fma(fr, ih, nt);
+                let lm = self.sub(fr, c);
+                let y = self.fma(lm, il, y);
+                match k_factor {
+                    None => self.add(dk, y),
+                    Some((h, l)) => {
+                        let (h, l) = (self.d(h), self.d(l));
+                        let y = self.fma(dk, l, y);
+                        self.fma(dk, h, y)
+                    }
+                }
+            }
+        };
+        self.log_limits(x, v)
+    }
+
+    fn m_log1p(&mut self, x: Reg) -> Reg {
+        let one = self.d(1.0);
+        let u = self.add(one, x);
+        let um1 = self.sub(u, one);
+        let d = self.sub(x, um1);
+        let c = self.div(d, u);
+        let l = self.call_math(MathFn::Log, u);
+        let v = self.add(l, c);
+        let exact = self.cmp("eq", u, one);
+        let v = self.sel(exact, x, v);
+        let inf = self.d(f64::INFINITY);
+        let at_inf = self.cmp("eq", x, inf);
+        let v = self.sel(at_inf, inf, v);
+        let m1 = self.d(-1.0);
+        let ninf = self.d(f64::NEG_INFINITY);
+        let at_m1 = self.cmp("eq", x, m1);
+        let v = self.sel(at_m1, ninf, v);
+        let nan = self.d(f64::NAN);
+        let bad = self.cmp("ltu", x, m1);
+        self.sel(bad, nan, v)
+    }
+
+    fn m_sinh(&mut self, x: Reg) -> Reg {
+        let a = self.fabs(x);
+        let d = self.fresh(Class::F64);
+        let done = self.label("sinh_done");
+        let not_small = self.label("sinh_mid");
+        let not_mid = self.label("sinh_big");
+        let one = self.d(1.0);
+        let small = self.cmp("lt", a, one);
+        self.ins(format!("@!{small} bra {not_small}"));
+        // Below 1: x + x^3 (1/3! + x^2/5! + … + x^16/17!).
+        let z = self.mul(x, x);
+        let c: Vec<f64> = (1..=8).map(|n| 1.0 / factorial(2 * n + 1)).collect();
+        let p = self.poly(z, &c);
+        let xz = self.mul(x, z);
+        let v = self.fma(xz, p, x);
+        self.ins(format!("mov.f64 {d}, {v}"));
+        self.ins(format!("bra {done}"));
+        self.place(&not_small);
+        let lim = self.d(22.0);
+        let mid = self.cmp("lt", a, lim);
+        self.ins(format!("@!{mid} bra {not_mid}"));
+        // Below 22: (e + e / (e + 1)) / 2, e = expm1(|x|).
+        let e = self.call_math(MathFn::Expm1, a);
+        let e1 = self.add(e, one);
+        let q = self.div(e, e1);
+        let s = self.add(e, q);
+        let half = self.d(0.5);
+        let h = self.mul(half, s);
+        let v = self.with_sign(h, x);
+        self.ins(format!("mov.f64 {d}, {v}"));
+        self.ins(format!("bra {done}"));
+        self.place(&not_mid);
+        let v = self.half_exp(a);
+        let v = self.with_sign(v, x);
+        self.ins(format!("mov.f64 {d}, {v}"));
+        self.place(&done);
+        let nan = self.is_nan(x);
+        self.sel(nan, x, d)
+    }
+
+    /// `e^a / 2` for `a >= 22`, without overflowing before the end.
+    fn half_exp(&mut self, a: Reg) -> Reg {
+        let half = self.d(0.5);
+        let lim = self.d(EXP_MAX);
+        let e = self.call_math(MathFn::Exp, a);
+        let near = self.mul(half, e);
+        let ha = self.mul(half, a);
+        let w = self.call_math(MathFn::Exp, ha);
+        let hw = self.mul(half, w);
+        let far = self.mul(hw, w);
+        let over = self.cmp("ge", a, lim);
+        self.sel(over, far, near)
+    }
+
+    fn m_cosh(&mut self, x: Reg) -> Reg {
+        let a = self.fabs(x);
+        let d = self.fresh(Class::F64);
+        let done = self.label("cosh_done");
+        let big = self.label("cosh_big");
+        let lim = self.d(22.0);
+        let small = self.cmp("lt", a, lim);
+        self.ins(format!("@!{small} bra {big}"));
+        let e = self.call_math(MathFn::Exp, a);
+        let half = self.d(0.5);
+        let he = self.mul(half, e);
+        let inv = self.div(half, e);
+        let v = self.add(he, inv);
+        self.ins(format!("mov.f64 {d}, {v}"));
+        self.ins(format!("bra {done}"));
+        self.place(&big);
+        let v = self.half_exp(a);
+        self.ins(format!("mov.f64 {d}, {v}"));
+        self.place(&done);
+        let nan = self.is_nan(x);
+        self.sel(nan, x, d)
+    }
+
+    fn m_tanh(&mut self, x: Reg) -> Reg {
+        let a = self.fabs(x);
+        let one = self.d(1.0);
+        let two = self.d(2.0);
+        let ge1 = self.cmp("ge", a, one);
+        // t = expm1(2|x|) from 1 on (z = 1 - 2/(t + 2)), expm1(-2|x|) below (z = -t/(t + 2)).
+        let a2 = self.mul(two, a);
+        let na2 = self.neg(a2);
+        let arg = self.sel(ge1, a2, na2);
+        let t = self.call_math(MathFn::Expm1, arg);
+        let t2 = self.add(t, two);
+        let q = self.div(two, t2);
+        let big = self.sub(one, q);
+        let nt = self.neg(t);
+        let small = self.div(nt, t2);
+        let z = self.sel(ge1, big, small);
+        let lim = self.d(22.0);
+        let sat = self.cmp("ge", a, lim);
+        let z = self.sel(sat, one, z);
+        let v = self.with_sign(z, x);
+        let tiny = self.d(2f64.powi(-55));
+        let is_tiny = self.cmp("lt", a, tiny);
+        let v = self.sel(is_tiny, x, v);
+        let nan = self.is_nan(x);
+        self.sel(nan, x, v)
+    }
+
+    fn m_hypot(&mut self, x: Reg, y: Reg) -> Reg {
+        let ax = self.fabs(x);
+        let ay = self.fabs(y);
+        let m = self.op("max.f64", &[ax, ay]);
+        // The larger's exponent e (at least -1022): both scaled by 2^-e.
+        let b = self.fresh(Class::B64);
+        self.ins(format!("mov.b64 {b}, {m}"));
+        self.ins(format!("shr.u64 {b}, {b}, 52"));
+        let e = self.fresh(Class::B32);
+        self.ins(format!("cvt.u32.u64 {e}, {b}"));
+        self.ins(format!("sub.s32 {e}, {e}, 1023"));
+        self.ins(format!("max.s32 {e}, {e}, -1022"));
+        let ne = self.fresh(Class::B32);
+        self.ins(format!("neg.s32 {ne}, {e}"));
+        let one = self.d(1.0);
+        let sc = self.scale(one, ne);
+        let a = self.mul(ax, sc);
+        let bb = self.mul(ay, sc);
+        let b2 = self.mul(bb, bb);
+        let s = self.fma(a, a, b2);
+        let r = self.op("sqrt.rn.f64", &[s]);
+        let v = self.scale(r, e);
+        let zero = self.d(0.0);
+        let is_zero = self.cmp("eq", m, zero);
+        let v = self.sel(is_zero, zero, v);
+        // NaN unless the other is infinite: C's hypot(inf, nan) is inf.
+        let nx = self.is_nan(x);
+        let ny = self.is_nan(y);
+        let any = self.fresh(Class::Pred);
+        self.ins(format!("or.pred {any}, {nx}, {ny}"));
+        let nan = self.d(f64::NAN);
+        let v = self.sel(any, nan, v);
+        let inf = self.d(f64::INFINITY);
+        let ix = self.cmp("eq", ax, inf);
+        let iy = self.cmp("eq", ay, inf);
+        let either = self.fresh(Class::Pred);
+        self.ins(format!("or.pred {either}, {ix}, {iy}"));
+        self.sel(either, inf, v)
+    }
+
+    fn m_fmod(&mut self, x: Reg, y: Reg) -> Reg {
+        let ax = self.fabs(x);
+        let ay = self.fabs(y);
+        let r = self.fresh(Class::F64);
+        self.ins(format!("mov.f64 {r}, {ax}"));
+        let top = self.label("fmod");
+        let done = self.label("fmod_done");
+        let slow = self.label("fmod_slow");
+        let sub = self.label("fmod_sub");
+        let t = self.fresh(Class::F64);
+        // Only finite x and nonzero, non-NaN y loop (the others are selected at the end).
+        let inf = self.d(f64::INFINITY);
+        let zero = self.d(0.0);
+        let x_ok = self.cmp("lt", ax, inf);
+        let y_ok = self.cmp("gt", ay, zero);
+        let y_fin = self.cmp("lt", ay, inf);
+        let ok = self.fresh(Class::Pred);
+        self.ins(format!("and.pred {ok}, {x_ok}, {y_ok}"));
+        self.ins(format!("and.pred {ok}, {ok}, {y_fin}"));
+        self.ins(format!("@!{ok} bra {done}"));
+        let (br, by) = (self.fresh(Class::B64), self.fresh(Class::B64));
+        let (er, ey) = (self.fresh(Class::B64), self.fresh(Class::B64));
+        self.ins(format!("mov.b64 {by}, {ay}"));
+        self.ins(format!("shr.u64 {ey}, {by}, 52"));
+        self.place(&top);
+        let below = self.cmp("lt", r, ay);
+        self.ins(format!("@{below} bra {done}"));
+        self.ins(format!("mov.b64 {br}, {r}"));
+        self.ins(format!("shr.u64 {er}, {br}, 52"));
+        let (zr, zy) = (self.fresh(Class::Pred), self.fresh(Class::Pred));
+        self.ins(format!("setp.eq.u64 {zr}, {er}, 0"));
+        self.ins(format!("setp.eq.u64 {zy}, {ey}, 0"));
+        let z = self.fresh(Class::Pred);
+        self.ins(format!("or.pred {z}, {zr}, {zy}"));
+        self.ins(format!("@{z} bra {slow}"));
+        // |y| with the remainder's exponent, halved if that exceeds the remainder.
+        let tb = self.fresh(Class::B64);
+        self.ins(format!("and.b64 {tb}, {by}, 4503599627370495"));
+        let eb = self.fresh(Class::B64);
+        self.ins(format!("shl.b64 {eb}, {er}, 52"));
+        self.ins(format!("or.b64 {tb}, {tb}, {eb}"));
+        self.ins(format!("mov.b64 {t}, {tb}"));
+        let over = self.cmp("gt", t, r);
+        let half = self.d(0.5);
+        self.ins(format!("@{over} mul.rn.f64 {t}, {t}, {half}"));
+        self.ins(format!("bra {sub}"));
+        // Subnormals: double |y| while it stays within the remainder.
+        self.place(&slow);
+        self.ins(format!("mov.f64 {t}, {ay}"));
+        let grow = self.label("fmod_grow");
+        let grown = self.label("fmod_grown");
+        self.place(&grow);
+        let t2 = self.add(t, t);
+        let le = self.cmp("le", t2, r);
+        self.ins(format!("@!{le} bra {grown}"));
+        self.ins(format!("mov.f64 {t}, {t2}"));
+        self.ins(format!("bra {grow}"));
+        self.place(&grown);
+        self.place(&sub);
+        self.ins(format!("sub.rn.f64 {r}, {r}, {t}"));
+        self.ins(format!("bra {top}"));
+        self.place(&done);
+        let v = self.with_sign(r, x);
+        // NaN for NaN operands, infinite x or zero y; x for infinite y.
+        let iy = self.cmp("eq", ay, inf);
+        let v = self.sel(iy, x, v);
+        let nan = self.d(f64::NAN);
+        let bad_x = self.cmp("equ", ax, inf);
+        let v = self.sel(bad_x, nan, v);
+        let bad_y = self.cmp("equ", ay, zero);
+        self.sel(bad_y, nan, v)
+    }
+
+    /// A call of the library's `f` on evaluated arguments of type `s` (`f32` through `f64`).
+    pub(crate) fn math_call(&mut self, f: MathFn, args: &[Reg], s: ScalarType) -> Result<Reg> {
+        let name = self.cx.math(f)?;
+        let wide: Vec<Reg> = args
+            .iter()
+            .map(|&a| {
+                if s == ScalarType::F32 {
+                    let d = self.fresh(Class::F64);
+                    self.ins(format!("cvt.f64.f32 {d}, {a}"));
+                    d
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let r = self.fresh(Class::F64);
+        self.code.push_str("\t{\n");
+        self.ins(".param .f64 m_x");
+        if wide.len() == 2 {
+            self.ins(".param .f64 m_y");
+        }
+        self.ins(".param .f64 m_r");
+        self.ins(format!("st.param.f64 [m_x], {}", wide[0]));
+        let args = if wide.len() == 2 {
+            self.ins(format!("st.param.f64 [m_y], {}", wide[1]));
+            "m_x, m_y"
+        } else {
+            "m_x"
+        };
+        self.ins(format!("call (m_r), {name}, ({args})"));
+        self.ins(format!("ld.param.f64 {r}, [m_r]"));
+        self.code.push_str("\t}\n");
+        if s == ScalarType::F32 {
+            let d = self.fresh(Class::F32);
+            self.ins(format!("cvt.rn.f32.f64 {d}, {r}"));
+            Ok(d)
+        } else {
+            Ok(r)
+        }
+    }
+}
