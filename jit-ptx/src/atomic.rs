@@ -18,145 +18,27 @@
 //! inside a vector loop, where each thread has its own copy (not compiled).
 
 use acc_lang::builtins::Builtin;
+use acc_lang::ir::atomic::{load_site, read_location, rmw_of, write_of, Location, Rmw, Write};
 use acc_lang::ir::{BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
 
 use crate::fx::{unsupported, Fx, Mode, Result, Val};
 use crate::ptx::{arith, is_float, Class, Reg};
 
-/// Where an atomic statement operates.
-#[derive(Clone, Copy)]
-enum Location<'e> {
-    /// An array element: its array and indices (constants or locals, evaluated once).
-    Element {
-        array: &'e Expr,
-        indices: &'e [Expr],
-    },
-    /// A `copy` scalar, in its memory cell.
-    Cell(LocalId),
-}
-
-fn same(a: &Expr, b: &Expr) -> bool {
-    match (&a.kind, &b.kind) {
-        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
-        (ExprKind::Global(x), ExprKind::Global(y)) => x == y,
-        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
-        _ => false,
-    }
-}
-
-impl Location<'_> {
-    fn is_read(&self, e: &Expr) -> bool {
-        match (self, &e.kind) {
-            (
-                Location::Element { array, indices },
-                ExprKind::Load {
-                    array: a,
-                    indices: is,
-                    ..
-                },
-            ) => {
-                same(array, a)
-                    && indices.len() == is.len()
-                    && indices.iter().zip(is).all(|(x, y)| same(x, y))
-            }
-            (Location::Cell(l), ExprKind::Local(m)) => l == m,
-            _ => false,
-        }
-    }
-
-    fn read_in(&self, e: &Expr) -> bool {
-        self.first_read(e).is_some()
-    }
-
-    /// The first read of the location in `e`'s evaluation order.
-    fn first_read<'x>(&self, e: &'x Expr) -> Option<&'x Expr> {
-        if self.is_read(e) {
-            return Some(e);
-        }
-        match &e.kind {
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
-                self.first_read(x)
-            }
-            ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),
-            ExprKind::Load { array, indices, .. } => self
-                .first_read(array)
-                .or_else(|| indices.iter().find_map(|i| self.first_read(i))),
-            ExprKind::Call(_, args)
-            | ExprKind::Builtin(_, args)
-            | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
-            _ => None,
-        }
-    }
-}
-
-/// The location and value of an update or write statement (`cells`: the `copy` scalars).
-fn update_of<'s>(
-    s: &'s Stmt,
-    cells: &[LocalId],
-) -> Option<(Location<'s>, &'s Expr, Option<SiteId>)> {
-    match s {
-        Stmt::Store {
-            array,
-            indices,
-            value,
-            site,
-        } => Some((Location::Element { array, indices }, value, *site)),
-        Stmt::Set(l, value) if cells.contains(l) => Some((Location::Cell(*l), value, None)),
-        _ => None,
-    }
-}
-
-/// The location that `v = value` reads: `value` is (a conversion of) one load or `copy`
-/// scalar.
-fn read_location<'e>(value: &'e Expr, cells: &[LocalId]) -> Option<Location<'e>> {
-    match &value.kind {
-        ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
-        ExprKind::Local(l) if cells.contains(l) => Some(Location::Cell(*l)),
-        ExprKind::Convert(x) => read_location(x, cells),
-        _ => None,
-    }
-}
-
-fn load_site(e: &Expr) -> Option<SiteId> {
-    match &e.kind {
-        ExprKind::Load { site, .. } => *site,
-        _ => None,
-    }
-}
-
-/// The one `atom` instruction of an update of `loc` (an element of type `s`): `x op e`,
-/// `e op x` for commutative `op`, `min`/`max(x, e)`, where `e` does not read `x`. Returns the
-/// operation and whether the operand is negated (`x - e`).
+/// The one `atom` instruction of an update of `loc` (an element of type `s`), from
+/// `ir::atomic::rmw_of`: the operation and whether the operand is negated (`x - e` adds `-e`).
+/// Floats have only `add`.
 fn rmw_op(value: &Expr, loc: Location<'_>, s: ScalarType) -> Option<(&'static str, bool)> {
-    if value.ty.scalar() != Some(s) {
-        return None;
-    }
-    let operand = |a: &Expr, b: &Expr| loc.is_read(a) && !loc.read_in(b);
     let int = matches!(s, ScalarType::I32 | ScalarType::I64);
-    match &value.kind {
-        ExprKind::Binary(op, l, r, _) => {
-            let x_first = operand(l, r);
-            let x_second = operand(r, l);
-            match op {
-                BinOp::Add if x_first || x_second => Some(("add", false)),
-                BinOp::Sub if x_first => Some(("add", true)),
-                BinOp::BitAnd if int && (x_first || x_second) => Some(("and", false)),
-                BinOp::BitOr if int && (x_first || x_second) => Some(("or", false)),
-                BinOp::BitXor if int && (x_first || x_second) => Some(("xor", false)),
-                _ => None,
-            }
-        }
-        ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) if int => {
-            match args.as_slice() {
-                [l, r] if operand(l, r) || operand(r, l) => {
-                    Some((if *b == Builtin::Min { "min" } else { "max" }, false))
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
+    Some(match rmw_of(value, loc, s)? {
+        Rmw::Add => ("add", false),
+        Rmw::Sub => ("add", true),
+        Rmw::And if int => ("and", false),
+        Rmw::Or if int => ("or", false),
+        Rmw::Xor if int => ("xor", false),
+        Rmw::Min if int => ("min", false),
+        Rmw::Max if int => ("max", false),
+        _ => return None,
+    })
 }
 
 /// The type suffix of an `atom` operation on `s`.
@@ -194,7 +76,13 @@ impl Fx<'_, '_> {
     /// The statement of an `ir::Stmt::Atomic`.
     pub(crate) fn atomic(&mut self, s: &Stmt) -> Result<()> {
         let cells: Vec<LocalId> = self.cells.iter().map(|c| c.0).collect();
-        if let Some((loc, value, site)) = update_of(s, &cells) {
+        let is_cell = |l: LocalId| cells.contains(&l);
+        if let Some(Write {
+            location: loc @ (Location::Element { .. } | Location::Cell(_)),
+            value,
+            site,
+        }) = write_of(s, is_cell)
+        {
             self.atomic_update(loc, value, site, None, false)?;
             self.sync();
             return Ok(());
@@ -204,9 +92,9 @@ impl Fx<'_, '_> {
                 [first, second] => self.capture(first, second, s, &cells),
                 _ => self.scalar_atomic(s),
             },
-            Stmt::Set(_, value) => match read_location(value, &cells) {
+            Stmt::Set(_, value) => match read_location(value, is_cell) {
+                Some(Location::Global(_)) | None => self.scalar_atomic(s),
                 Some(loc) => self.atomic_read(s, value, loc),
-                None => self.scalar_atomic(s),
             },
             Stmt::SetGlobal(..) => unsupported("an atomic update of a global in device code"),
             _ => self.scalar_atomic(s),
@@ -235,7 +123,14 @@ impl Fx<'_, '_> {
         let found = [(first, second, false), (second, first, true)]
             .into_iter()
             .find_map(|(u, r, read_first)| {
-                let (loc, value, site) = update_of(u, cells)?;
+                let Write {
+                    location: loc,
+                    value,
+                    site,
+                } = write_of(u, |l| cells.contains(&l))?;
+                if let Location::Global(_) = loc {
+                    return None;
+                }
                 let (target, read) = match r {
                     Stmt::Set(l, e) if loc.read_in(e) => (*l, e),
                     _ => return None,
@@ -294,6 +189,9 @@ impl Fx<'_, '_> {
                     idx.push(self.index(i)?);
                 }
                 (self.element_addr(&a, &idx, site)?, a.elem)
+            }
+            Location::Global(_) => {
+                return unsupported("an atomic update of a global in device code");
             }
             Location::Cell(l) => {
                 let (Some(addr), Some(Ty::Scalar(s))) =

@@ -26,35 +26,14 @@
 //! A capture's `v = x` gets the old value when it comes first and the new one otherwise.
 
 use acc_lang::builtins::Builtin;
-use std::collections::HashSet;
-
-use acc_lang::ir::{BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
+use acc_lang::ir::atomic::{load_site, read_location, rmw_of, write_of, Location, Rmw, Write};
+use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, Stmt};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
 use super::expr::scalar_of;
 use super::{is_float, scalar_type, Tx};
 use crate::JitError;
-
-/// Where an atomic statement operates.
-#[derive(Clone, Copy)]
-enum Location<'e> {
-    Element {
-        array: &'e Expr,
-        indices: &'e [Expr],
-    },
-    Global(GlobalId),
-    /// A region's `copy` scalar, which every gang shares through a memory cell (`Tx::cells`).
-    Cell(LocalId),
-}
-
-/// What the statement writes to its location: an update or write's value.
-struct Update<'e> {
-    value: &'e Expr,
-    /// The site of the store's bounds check.
-    site: Option<SiteId>,
-    indices: &'e [Expr],
-}
 
 /// The read of a capture or `acc atomic read`: `target = value`, where `value` reads the
 /// location.
@@ -65,100 +44,6 @@ struct Read<'e> {
 
 /// Values of the subexpressions evaluated before the atomic operation, by node address.
 type Evaluated = Vec<(*const Expr, Value)>;
-
-fn same(a: &Expr, b: &Expr) -> bool {
-    match (&a.kind, &b.kind) {
-        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
-        (ExprKind::Global(x), ExprKind::Global(y)) => x == y,
-        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
-        _ => false,
-    }
-}
-
-impl Location<'_> {
-    /// Whether `e` is a read of this location (as a whole).
-    fn is_read(&self, e: &Expr) -> bool {
-        match (self, &e.kind) {
-            (
-                Location::Element { array, indices },
-                ExprKind::Load {
-                    array: a,
-                    indices: is,
-                    ..
-                },
-            ) => {
-                same(array, a)
-                    && indices.len() == is.len()
-                    && indices.iter().zip(is).all(|(x, y)| same(x, y))
-            }
-            (Location::Global(g), ExprKind::Global(h)) => g == h,
-            (Location::Cell(l), ExprKind::Local(m)) => l == m,
-            _ => false,
-        }
-    }
-
-    /// Whether `e` reads this location anywhere.
-    fn read_in(&self, e: &Expr) -> bool {
-        self.first_read(e).is_some()
-    }
-
-    /// The first read of this location in `e`'s evaluation order.
-    fn first_read<'x>(&self, e: &'x Expr) -> Option<&'x Expr> {
-        if self.is_read(e) {
-            return Some(e);
-        }
-        match &e.kind {
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
-                self.first_read(x)
-            }
-            ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),
-            ExprKind::Load { array, indices, .. } => self
-                .first_read(array)
-                .or_else(|| indices.iter().find_map(|i| self.first_read(i))),
-            ExprKind::Call(_, args)
-            | ExprKind::Builtin(_, args)
-            | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
-            _ => None,
-        }
-    }
-}
-
-/// The location an update or write statement assigns, and what it writes.
-fn update_of<'s>(s: &'s Stmt, cells: &HashSet<LocalId>) -> Option<(Location<'s>, Update<'s>)> {
-    match s {
-        Stmt::Set(l, value) if cells.contains(l) => Some((
-            Location::Cell(*l),
-            Update {
-                value,
-                site: None,
-                indices: &[],
-            },
-        )),
-        Stmt::Store {
-            array,
-            indices,
-            value,
-            site,
-        } => Some((
-            Location::Element { array, indices },
-            Update {
-                value,
-                site: *site,
-                indices,
-            },
-        )),
-        Stmt::SetGlobal(g, value) => Some((
-            Location::Global(*g),
-            Update {
-                value,
-                site: None,
-                indices: &[],
-            },
-        )),
-        _ => None,
-    }
-}
 
 /// `s` as the read `v = x` of `loc`.
 fn read_of<'e>(s: &'e Stmt, loc: &Location<'_>) -> Option<Read<'e>> {
@@ -193,30 +78,18 @@ impl Tx<'_, '_> {
             Stmt::Set(l, value) if !self.cells.contains(l) => {
                 // `acc atomic read` of an element or a global into a local; a local location
                 // is the gang's own.
-                match self.read_location(value) {
+                match read_location(value, |l| self.cells.contains(&l)) {
                     Some(loc) => self.atomic_read(s, value, loc),
                     None => self.stmt(s),
                 }
             }
-            _ => match update_of(s, &self.cells) {
-                Some((loc, update)) => {
-                    self.atomic_update(loc, &update, None)?;
+            _ => match write_of(s, |l| self.cells.contains(&l)) {
+                Some(update) => {
+                    self.atomic_update(&update, None)?;
                     Ok(())
                 }
                 None => self.stmt(s),
             },
-        }
-    }
-
-    /// The element or global that `v = value` reads atomically: `value` is (a conversion of)
-    /// one read.
-    fn read_location<'e>(&self, value: &'e Expr) -> Option<Location<'e>> {
-        match &value.kind {
-            ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
-            ExprKind::Global(g) => Some(Location::Global(*g)),
-            ExprKind::Local(l) if self.cells.contains(l) => Some(Location::Cell(*l)),
-            ExprKind::Convert(x) => self.read_location(x),
-            _ => None,
         }
     }
 
@@ -226,15 +99,16 @@ impl Tx<'_, '_> {
         let found = [(first, second, false), (second, first, true)]
             .into_iter()
             .find_map(|(u, r, read_first)| {
-                let (loc, update) = update_of(u, &self.cells)?;
-                let read = read_of(r, &loc)?;
-                Some((loc, update, read, read_first))
+                let update = write_of(u, |l| self.cells.contains(&l))?;
+                let read = read_of(r, &update.location)?;
+                Some((update, read, read_first))
             });
-        let Some((loc, update, read, read_first)) = found else {
+        let Some((update, read, read_first)) = found else {
             // A scalar local location: the gang's own.
             return self.stmt(whole);
         };
-        let (old, new) = self.atomic_update(loc, &update, read_first.then_some(&read))?;
+        let loc = update.location;
+        let (old, new) = self.atomic_update(&update, read_first.then_some(&read))?;
         let seen = if read_first { old } else { new };
         let v = self.with_location(read.value, loc, seen, &Vec::new())?;
         self.assign(read.stmt, v)
@@ -261,7 +135,7 @@ impl Tx<'_, '_> {
     fn atomic_read(&mut self, s: &Stmt, value: &Expr, loc: Location<'_>) -> Result<(), JitError> {
         let t = scalar_type(self.location_type(value, loc)?);
         let site = loc.first_read(value).and_then(load_site);
-        let addr = self.location_address(loc, site, read_indices(loc, value))?;
+        let addr = self.location_address(loc, site, loc.read_indices(value))?;
         let bits = self.b.ins().atomic_load(bits_type(t), flags(), addr);
         let old = self.value_of_bits(t, bits);
         let v = self.with_location(value, loc, old, &Vec::new())?;
@@ -272,10 +146,10 @@ impl Tx<'_, '_> {
     /// read that comes first: its location read decides the bounds-check site.
     fn atomic_update(
         &mut self,
-        loc: Location<'_>,
-        update: &Update<'_>,
+        update: &Write<'_>,
         read: Option<&Read<'_>>,
     ) -> Result<(Value, Value), JitError> {
+        let loc = update.location;
         let elem = match loc {
             Location::Element { array, .. } => match array.ty {
                 acc_lang::ir::Ty::Array { elem, .. } => elem,
@@ -289,8 +163,8 @@ impl Tx<'_, '_> {
             .and_then(|r| loc.first_read(r.value))
             .or_else(|| loc.first_read(update.value));
         let (site, indices) = match first_read {
-            Some(e) => (load_site(e), read_indices(loc, e)),
-            None => (update.site, update.indices),
+            Some(e) => (load_site(e), loc.read_indices(e)),
+            None => (update.site, loc.indices()),
         };
         let addr = self.location_address(loc, site, indices)?;
         let mut evaluated = Vec::new();
@@ -301,7 +175,7 @@ impl Tx<'_, '_> {
             &[(_, v)] => Some(v),
             _ => None,
         };
-        match (operand, rmw_op(update.value, loc, elem)) {
+        match (operand, rmw_instruction(update.value, loc, elem)) {
             // A write, whose old value nothing needs.
             (Some(new), Some(AtomicRmwOp::Xchg)) if read.is_none() => {
                 let bits = self.bits_of(t, new);
@@ -482,55 +356,22 @@ impl Tx<'_, '_> {
     }
 }
 
-/// The bounds-check site of a location read.
-fn load_site(e: &Expr) -> Option<SiteId> {
-    match &e.kind {
-        ExprKind::Load { site, .. } => *site,
-        _ => None,
-    }
-}
-
-/// The indices of a location read (what `Tx::unproven` knows the access by).
-fn read_indices<'e>(loc: Location<'e>, e: &'e Expr) -> &'e [Expr] {
-    match (&e.kind, loc) {
-        (ExprKind::Load { indices, .. }, _) => indices,
-        (_, Location::Element { indices, .. }) => indices,
-        _ => &[],
-    }
-}
-
 /// The single read-modify-write instruction of `value` as an update of `loc` of an integer
-/// element: `x op e` or `e op x` (commutative `op`), `min`/`max` of `x` and `e`, where `e` does
-/// not read `x`; or a write in a capture (an exchange).
-fn rmw_op(value: &Expr, loc: Location<'_>, elem: ScalarType) -> Option<AtomicRmwOp> {
+/// element (`ir::atomic::rmw_of`), or a write in a capture (an exchange).
+fn rmw_instruction(value: &Expr, loc: Location<'_>, elem: ScalarType) -> Option<AtomicRmwOp> {
     if !loc.read_in(value) {
         return Some(AtomicRmwOp::Xchg);
     }
-    if !matches!(elem, ScalarType::I32 | ScalarType::I64) || value.ty.scalar() != Some(elem) {
+    if !matches!(elem, ScalarType::I32 | ScalarType::I64) {
         return None;
     }
-    let operand = |a: &Expr, b: &Expr| loc.is_read(a) && !loc.read_in(b);
-    match &value.kind {
-        ExprKind::Binary(op, l, r, _) => {
-            let commutative = !matches!(op, BinOp::Sub);
-            let fits = operand(l, r) || (commutative && operand(r, l));
-            let op = match op {
-                BinOp::Add => AtomicRmwOp::Add,
-                BinOp::Sub => AtomicRmwOp::Sub,
-                BinOp::BitAnd => AtomicRmwOp::And,
-                BinOp::BitOr => AtomicRmwOp::Or,
-                BinOp::BitXor => AtomicRmwOp::Xor,
-                _ => return None,
-            };
-            fits.then_some(op)
-        }
-        ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) => match args.as_slice() {
-            [l, r] if operand(l, r) || operand(r, l) => Some(match b {
-                Builtin::Min => AtomicRmwOp::Smin,
-                _ => AtomicRmwOp::Smax,
-            }),
-            _ => None,
-        },
-        _ => None,
-    }
+    Some(match rmw_of(value, loc, elem)? {
+        Rmw::Add => AtomicRmwOp::Add,
+        Rmw::Sub => AtomicRmwOp::Sub,
+        Rmw::And => AtomicRmwOp::And,
+        Rmw::Or => AtomicRmwOp::Or,
+        Rmw::Xor => AtomicRmwOp::Xor,
+        Rmw::Min => AtomicRmwOp::Smin,
+        Rmw::Max => AtomicRmwOp::Smax,
+    })
 }

@@ -43,6 +43,7 @@
 //!
 //! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
 
+pub mod atomic;
 mod print;
 
 use crate::analysis::{LoopInfo, RegionId};

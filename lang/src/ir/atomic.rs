@@ -1,0 +1,195 @@
+//! The forms of `Stmt::Atomic`, as both back ends read them (LANGUAGE.md 7.8).
+//!
+//! Lowering hands over each form as ordinary statements whose location is evaluated once: an
+//! update `x = f(x)` (`x op= e`, `x = x op e`, `x = e op x`, `x = max(x, e)`, …) is a `Store`
+//! of the location (or a `Set`/`SetGlobal` of a scalar) whose value reads it; a write is the
+//! same statement with a value that does not read it; a read is `v = x`; a capture is a block
+//! of a read and an update or write, in either order. An element's array and indices are
+//! constants, locals or globals, so two mentions of the location are the same expressions.
+
+use super::{BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
+use crate::builtins::Builtin;
+
+/// Where an atomic statement operates.
+#[derive(Clone, Copy, Debug)]
+pub enum Location<'e> {
+    Element {
+        array: &'e Expr,
+        indices: &'e [Expr],
+    },
+    /// A global scalar (host code).
+    Global(GlobalId),
+    /// A region's `copy` scalar, which every gang shares through a memory cell.
+    Cell(LocalId),
+}
+
+/// An update or write: its location, the value it stores and the store's bounds-check site.
+#[derive(Clone, Copy, Debug)]
+pub struct Write<'e> {
+    pub location: Location<'e>,
+    pub value: &'e Expr,
+    pub site: Option<SiteId>,
+}
+
+/// A read-modify-write of one instruction: `x op e` or `e op x` for a commutative `op`
+/// (`Sub` only as `x - e`), `min`/`max` of `x` and `e`, where `e` does not read `x`. Which
+/// types a back end can do in one instruction is its own business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rmw {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+}
+
+fn same(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Local(x), ExprKind::Local(y)) => x == y,
+        (ExprKind::Global(x), ExprKind::Global(y)) => x == y,
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        _ => false,
+    }
+}
+
+impl<'e> Location<'e> {
+    /// Whether `e` is a read of this location (as a whole).
+    pub fn is_read(&self, e: &Expr) -> bool {
+        match (self, &e.kind) {
+            (
+                Location::Element { array, indices },
+                ExprKind::Load {
+                    array: a,
+                    indices: is,
+                    ..
+                },
+            ) => {
+                same(array, a)
+                    && indices.len() == is.len()
+                    && indices.iter().zip(is).all(|(x, y)| same(x, y))
+            }
+            (Location::Global(g), ExprKind::Global(h)) => g == h,
+            (Location::Cell(l), ExprKind::Local(m)) => l == m,
+            _ => false,
+        }
+    }
+
+    /// Whether `e` reads this location anywhere.
+    pub fn read_in(&self, e: &Expr) -> bool {
+        self.first_read(e).is_some()
+    }
+
+    /// The first read of this location in `e`'s evaluation order.
+    pub fn first_read<'x>(&self, e: &'x Expr) -> Option<&'x Expr> {
+        if self.is_read(e) {
+            return Some(e);
+        }
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+                self.first_read(x)
+            }
+            ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),
+            ExprKind::Load { array, indices, .. } => self
+                .first_read(array)
+                .or_else(|| indices.iter().find_map(|i| self.first_read(i))),
+            ExprKind::Call(_, args)
+            | ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
+            _ => None,
+        }
+    }
+
+    /// An element's indices (none for a scalar).
+    pub fn indices(&self) -> &'e [Expr] {
+        match self {
+            Location::Element { indices, .. } => indices,
+            _ => &[],
+        }
+    }
+
+    /// The indices of a read of this location (those of the location itself when `e` is not
+    /// a load).
+    pub fn read_indices<'x>(&self, e: &'x Expr) -> &'x [Expr]
+    where
+        'e: 'x,
+    {
+        match &e.kind {
+            ExprKind::Load { indices, .. } => indices,
+            _ => self.indices(),
+        }
+    }
+}
+
+/// The update or write statement `s` (`is_cell`: the region's `copy` scalars, whose `Set` is
+/// a write of their cell; any other local is the gang's own).
+pub fn write_of(s: &Stmt, is_cell: impl Fn(LocalId) -> bool) -> Option<Write<'_>> {
+    let (location, value, site) = match s {
+        Stmt::Store {
+            array,
+            indices,
+            value,
+            site,
+        } => (Location::Element { array, indices }, value, *site),
+        Stmt::SetGlobal(g, value) => (Location::Global(*g), value, None),
+        Stmt::Set(l, value) if is_cell(*l) => (Location::Cell(*l), value, None),
+        _ => return None,
+    };
+    Some(Write {
+        location,
+        value,
+        site,
+    })
+}
+
+/// The location that `v = value` reads atomically: `value` is (a conversion of) one load, a
+/// global, or a `copy` scalar's cell.
+pub fn read_location(value: &Expr, is_cell: impl Fn(LocalId) -> bool) -> Option<Location<'_>> {
+    match &value.kind {
+        ExprKind::Load { array, indices, .. } => Some(Location::Element { array, indices }),
+        ExprKind::Global(g) => Some(Location::Global(*g)),
+        ExprKind::Local(l) if is_cell(*l) => Some(Location::Cell(*l)),
+        ExprKind::Convert(x) => read_location(x, is_cell),
+        _ => None,
+    }
+}
+
+/// The bounds-check site of a location read.
+pub fn load_site(e: &Expr) -> Option<SiteId> {
+    match &e.kind {
+        ExprKind::Load { site, .. } => *site,
+        _ => None,
+    }
+}
+
+/// `value` as one read-modify-write of `loc`, whose type is `ty`.
+pub fn rmw_of(value: &Expr, loc: Location<'_>, ty: ScalarType) -> Option<Rmw> {
+    if value.ty.scalar() != Some(ty) {
+        return None;
+    }
+    let operand = |a: &Expr, b: &Expr| loc.is_read(a) && !loc.read_in(b);
+    match &value.kind {
+        ExprKind::Binary(op, l, r, _) => {
+            let rmw = match op {
+                BinOp::Add => Rmw::Add,
+                BinOp::Sub => Rmw::Sub,
+                BinOp::BitAnd => Rmw::And,
+                BinOp::BitOr => Rmw::Or,
+                BinOp::BitXor => Rmw::Xor,
+                _ => return None,
+            };
+            let fits = operand(l, r) || (rmw != Rmw::Sub && operand(r, l));
+            fits.then_some(rmw)
+        }
+        ExprKind::Builtin(b @ (Builtin::Min | Builtin::Max), args) => match args.as_slice() {
+            [l, r] if operand(l, r) || operand(r, l) => Some(match b {
+                Builtin::Min => Rmw::Min,
+                _ => Rmw::Max,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
