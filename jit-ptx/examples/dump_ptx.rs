@@ -11,20 +11,13 @@ fn main() {
     let unchecked = std::env::args().any(|a| a == "--unchecked");
     let text = std::fs::read_to_string(&path).expect("readable file");
     let source = SourceFile::new(path.as_str(), text.as_str());
-    let compiled = match acc_lang::Frontend::new().compile(&source) {
-        Ok(c) => c,
+    let module = match acc_lang::lower_source(&source) {
+        Ok(m) => m,
         Err(d) => {
             eprintln!("{} errors", d.len());
             std::process::exit(1);
         }
     };
-    let module = acc_lang::with_deep_stack(|| {
-        acc_lang::lower::lower_with(
-            &compiled.hir,
-            &compiled.analysis,
-            acc_lang::lower::Options::default(),
-        )
-    });
     if std::env::args().any(|a| a == "--ir") {
         print!("{module}");
         return;

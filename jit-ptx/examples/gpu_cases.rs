@@ -41,20 +41,13 @@ fn main() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&path).expect("readable");
         let source = SourceFile::new(name.as_str(), text.as_str());
-        let compiled = match acc_lang::Frontend::new().compile(&source) {
-            Ok(c) => c,
+        let module = match acc_lang::lower_source(&source) {
+            Ok(m) => m,
             Err(d) => {
                 eprintln!("{name}: {} compile errors", d.len());
                 std::process::exit(1);
             }
         };
-        let module = acc_lang::with_deep_stack(|| {
-            acc_lang::lower::lower_with(
-                &compiled.hir,
-                &compiled.analysis,
-                acc_lang::lower::Options::default(),
-            )
-        });
         let ptx = emit_module(&module, &PtxOptions::default());
         std::fs::write(format!("{out}/{name}.ptx"), &ptx.text).expect("write");
         let mut kernels = Vec::new();

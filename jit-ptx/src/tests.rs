@@ -10,15 +10,7 @@ use crate::ptx::Class;
 use crate::{emit_module, PtxOptions};
 
 fn lower(text: &str) -> ir::Module {
-    let source = SourceFile::new("test.acc", text);
-    let compiled = acc_lang::Frontend::new()
-        .compile(&source)
-        .unwrap_or_else(|d| panic!("{d:?}"));
-    acc_lang::lower::lower_with(
-        &compiled.hir,
-        &compiled.analysis,
-        acc_lang::lower::Options::default(),
-    )
+    acc_lang::lower_source(&SourceFile::new("test.acc", text)).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
 /// The PTX text of the module of `text`, which must have no unsupported region.

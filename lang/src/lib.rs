@@ -145,3 +145,12 @@ pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
 pub fn check_source(source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
     Frontend::new().compile(source)
 }
+
+/// Compile and lower one source text in a fresh environment (on a deep stack, like the
+/// engine): the IR of a script, for the back ends' tests and tools.
+pub fn lower_source(source: &SourceFile) -> Result<ir::Module, Vec<Diagnostic>> {
+    let compiled = check_source(source)?;
+    Ok(with_deep_stack(|| {
+        lower::lower(&compiled.hir, &compiled.analysis)
+    }))
+}

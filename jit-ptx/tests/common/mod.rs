@@ -19,15 +19,7 @@ pub fn workspace() -> PathBuf {
 
 /// Check and lower `text` as the engine does; `None` when it does not compile.
 pub fn lower(name: &str, text: &str) -> Option<ir::Module> {
-    let source = SourceFile::new(name, text);
-    let compiled = acc_lang::Frontend::new().compile(&source).ok()?;
-    Some(acc_lang::with_deep_stack(|| {
-        acc_lang::lower::lower_with(
-            &compiled.hir,
-            &compiled.analysis,
-            acc_lang::lower::Options::default(),
-        )
-    }))
+    acc_lang::lower_source(&SourceFile::new(name, text)).ok()
 }
 
 /// The PTX of `text`'s regions.
