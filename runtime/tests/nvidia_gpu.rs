@@ -167,6 +167,19 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
     desc
 }
 
+/// `acc_region_0`: `y = a * x + y` over two f32 arrays and an f32 scalar.
+fn saxpy_region() -> RegionDesc {
+    region(
+        "acc_region_0",
+        vec![
+            param(ParamPass::Array, ELEM_F32),
+            param(ParamPass::Array, ELEM_F32),
+            param(ParamPass::Value, ELEM_F32),
+        ],
+        vec![],
+    )
+}
+
 fn param(pass: ParamPass, elem: u32) -> ParamDesc {
     ParamDesc { pass, elem }
 }
@@ -207,15 +220,7 @@ fn saxpy_with_copyin_and_copy() {
             .enumerate()
             .for_each(|(i, v)| *v = i as f32);
         elements_mut::<f32>(y).fill(1.0);
-        let desc = region(
-            "acc_region_0",
-            vec![
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Value, ELEM_F32),
-            ],
-            vec![],
-        );
+        let desc = saxpy_region();
         let mut args = [x as u64, y as u64, u64::from(2.0f32.to_bits())];
         let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
         let ctx = c.ctx_ptr();
@@ -255,15 +260,7 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
             2,
         );
         assert!(d.is_present(ctx, &op(y, 0)));
-        let desc = region(
-            "acc_region_0",
-            vec![
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Value, ELEM_F32),
-            ],
-            vec![],
-        );
+        let desc = saxpy_region();
         let present = [op(x, 5), op(y, 5)];
         for _ in 0..3 {
             let mut args = [x as u64, y as u64, u64::from(1.0f32.to_bits())];
@@ -339,15 +336,7 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         }
         // Usable afterwards: a saxpy runs.
         let y = new_array(ELEM_F32, &[10]).unwrap();
-        let saxpy = region(
-            "acc_region_0",
-            vec![
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Array, ELEM_F32),
-                param(ParamPass::Value, ELEM_F32),
-            ],
-            vec![],
-        );
+        let saxpy = saxpy_region();
         elements_mut::<f32>(a).fill(2.0);
         let mut args = [a as u64, y as u64, u64::from(3.0f32.to_bits())];
         let ops = [op(a, ACTION_COPYIN), op(y, ACTION_COPY)];
