@@ -188,6 +188,7 @@ impl Fx<'_, '_> {
                 for i in indices {
                     idx.push(self.index(i)?);
                 }
+                let site = self.unproven(indices, site);
                 (self.element_addr(&a, &idx, site)?, a.elem)
             }
             Location::Global(_) => {

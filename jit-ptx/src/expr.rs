@@ -107,7 +107,8 @@ impl Fx<'_, '_> {
                 for i in indices {
                     idx.push(self.index(i)?);
                 }
-                let addr = self.element_addr(&a, &idx, *site)?;
+                let site = self.unproven(indices, *site);
+                let addr = self.element_addr(&a, &idx, site)?;
                 Val::Scalar(self.load_element(addr, a.elem), a.elem)
             }
             ExprKind::Call(id, args) => return self.call(*id, args),

@@ -143,6 +143,10 @@ pub(crate) struct Fx<'c, 'm> {
     pub entry_mode: Mode,
     /// The enclosing gang loops' reductions that inner vector loops may leave to them.
     pub gang_frames: Vec<crate::schedule::GangFrame>,
+    /// Accesses whose bounds an enclosing loop's pre-check has proven (`version`).
+    pub proven: std::collections::HashSet<usize>,
+    /// How many versioned loops enclose the code being generated.
+    pub version_depth: u32,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -187,6 +191,8 @@ impl<'c, 'm> Fx<'c, 'm> {
             globals: Vec::new(),
             entry_mode: mode,
             gang_frames: Vec::new(),
+            proven: Default::default(),
+            version_depth: 0,
         }
     }
 

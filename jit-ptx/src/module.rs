@@ -201,7 +201,8 @@ pub(crate) fn emit(module: &ir::Module, options: &PtxOptions) -> PtxModule {
 }
 
 /// Synchronize the threads of the calling thread's row (`%tid.y`), for code that rows run
-/// independently (worker loops): a sense-reversing barrier on the row's counter and
+/// independently (worker loops). A row of one whole warp (`vector_length(32)`) is one
+/// `bar.warp.sync`; any other width, a sense-reversing barrier on the row's counter and
 /// generation words in `acc_rowbar` (zeroed by the kernel at its start). A thread waiting for
 /// a row mate that failed (and left the kernel) leaves too, once the error record is set.
 const ROW_BARRIER: &str = "\
@@ -213,6 +214,11 @@ const ROW_BARRIER: &str = "\
 \tmov.u32 %r1, %ntid.x;
 \tsetp.le.u32 %p1, %r1, 1;
 \t@%p1 bra $Ldone;
+\tsetp.ne.u32 %p1, %r1, 32;
+\t@%p1 bra $Lsoft;
+\tbar.warp.sync -1;
+\tbra $Ldone;
+$Lsoft:
 \tld.param.u64 %rd1, [rb_err];
 \tmov.u32 %r2, %tid.y;
 \tmov.u64 %rd2, acc_rowbar;

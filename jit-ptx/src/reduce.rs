@@ -257,6 +257,11 @@ impl Fx<'_, '_> {
                 let o = self.shuffle_xor(x, ws, off);
                 x = self.combine(wop, ws, x, o)?;
             }
+            // A group of one warp is done: the butterfly left the result in every lane.
+            let one_warp = self.fresh(Class::Pred);
+            self.ins(format!("setp.eq.u32 {one_warp}, {size}, 32"));
+            self.ins(format!("@{one_warp} mov.{} {acc}, {x}", bits(ws)));
+            self.ins(format!("@{one_warp} bra {done}"));
             let li = self.fresh(Class::B32);
             self.ins(format!("and.b32 {li}, {lane}, 31"));
             let first = self.fresh(Class::Pred);

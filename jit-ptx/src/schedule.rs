@@ -234,35 +234,39 @@ impl Fx<'_, '_> {
             Val::Scalar(r, _) => r,
             Val::Array(_) => return unsupported("an array loop variable"),
         };
+        let versions = self.versions(f, t, start, step, last)?;
         let saved = self.start_reductions(&f.schedule.reductions)?;
         let exit = self.label("fend");
-        let top = self.label("for");
-        let latch = self.label("fnext");
         self.ins(format!("@!{nonempty} bra {exit}"));
-        let k = self.fresh_of(t);
-        let v = self.fresh_of(t);
-        self.ins(format!("mov.{ty} {k}, 0"));
-        self.ins(format!("mov.{ty} {v}, {start}"));
-        self.place(&top);
-        self.ins(format!("mov.{ty} {var}, {v}"));
-        self.loops.push(LoopTargets {
-            brk: Some(exit.clone()),
-            cont: latch.clone(),
-        });
-        let depth = self.reductions.len();
-        self.reductions
-            .extend(f.schedule.reductions.iter().copied());
-        let body = self.block(&f.body);
-        self.reductions.truncate(depth);
-        self.loops.pop();
-        body?;
-        self.place(&latch);
-        let done = self.fresh(Class::Pred);
-        self.ins(format!("setp.eq.{ty} {done}, {k}, {last}"));
-        self.ins(format!("@{done} bra {exit}"));
-        self.ins(format!("add.{ty} {k}, {k}, 1"));
-        self.ins(format!("add.{ty} {v}, {v}, {step}"));
-        self.ins(format!("bra {top}"));
+        // Versioned, the whole loop is copied: a branch inside the body would keep ptxas
+        // from unrolling and pipelining the unchecked one.
+        self.versioned(versions.as_ref(), |fx| {
+            let (top, latch) = (fx.label("for"), fx.label("fnext"));
+            let k = fx.fresh_of(t);
+            let v = fx.fresh_of(t);
+            fx.ins(format!("mov.{ty} {k}, 0"));
+            fx.ins(format!("mov.{ty} {v}, {start}"));
+            fx.place(&top);
+            fx.ins(format!("mov.{ty} {var}, {v}"));
+            fx.loops.push(LoopTargets {
+                brk: Some(exit.clone()),
+                cont: latch.clone(),
+            });
+            let depth = fx.reductions.len();
+            fx.reductions.extend(f.schedule.reductions.iter().copied());
+            let body = fx.block(&f.body);
+            fx.reductions.truncate(depth);
+            fx.loops.pop();
+            body?;
+            fx.place(&latch);
+            let done = fx.fresh(Class::Pred);
+            fx.ins(format!("setp.eq.{ty} {done}, {k}, {last}"));
+            fx.ins(format!("@{done} bra {exit}"));
+            fx.ins(format!("add.{ty} {k}, {k}, 1"));
+            fx.ins(format!("add.{ty} {v}, {v}, {step}"));
+            fx.ins(format!("bra {top}"));
+            Ok(())
+        })?;
         self.place(&exit);
         self.finish_reductions(saved, |_| None)
     }
@@ -343,6 +347,8 @@ impl Fx<'_, '_> {
         let head = nest[0];
         let s = &head.schedule;
         let mut bounds = Vec::with_capacity(nest.len());
+        // Bounds checks are hoisted out of a single loop (not a collapsed nest).
+        let mut versions = None;
         for (j, f) in nest.iter().enumerate() {
             let outer: Vec<LocalId> = nest[..j].iter().map(|g| g.var).collect();
             if [&f.start, &f.end, &f.step]
@@ -352,6 +358,9 @@ impl Fx<'_, '_> {
                 return unsupported("a collapsed loop whose bounds depend on an outer loop");
             }
             let (t, start, step, nonempty, last) = self.bounds(f)?;
+            if nest.len() == 1 {
+                versions = self.versions(f, t, start, step, last)?;
+            }
             let count = self.fresh(Class::B64);
             if t == ScalarType::I32 {
                 self.ins(format!("cvt.u64.u32 {count}, {last}"));
@@ -470,19 +479,7 @@ impl Fx<'_, '_> {
         self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
         self.ins(format!("@{done} bra {exit}"));
         for (b, &it) in bounds.iter().zip(&digits) {
-            let var = match self.local(b.var)? {
-                Val::Scalar(r, _) => r,
-                Val::Array(_) => return unsupported("an array loop variable"),
-            };
-            let ty = arith(b.ty);
-            let it = if b.ty == ScalarType::I32 {
-                let n = self.fresh(Class::B32);
-                self.ins(format!("cvt.u32.u64 {n}, {it}"));
-                n
-            } else {
-                it
-            };
-            self.ins(format!("mad.lo.{ty} {var}, {it}, {}, {}", b.step, b.start));
+            self.set_loop_var(b, it)?;
         }
         let outer_mode = self.mode;
         self.mode = part.body;
@@ -492,7 +489,7 @@ impl Fx<'_, '_> {
         });
         let depth = self.reductions.len();
         self.reductions.extend(reds.iter().copied());
-        let result = self.block(body);
+        let result = self.versioned(versions.as_ref(), |fx| fx.block(body));
         self.reductions.truncate(depth);
         self.loops.pop();
         self.mode = outer_mode;
@@ -533,6 +530,24 @@ impl Fx<'_, '_> {
                 _ => self.sync(),
             }
         }
+        Ok(())
+    }
+
+    /// Sets a loop's variable for its iteration number `it` (u64).
+    fn set_loop_var(&mut self, b: &Bounds, it: Reg) -> Result<()> {
+        let var = match self.local(b.var)? {
+            Val::Scalar(r, _) => r,
+            Val::Array(_) => return unsupported("an array loop variable"),
+        };
+        let ty = arith(b.ty);
+        let it = if b.ty == ScalarType::I32 {
+            let n = self.fresh(Class::B32);
+            self.ins(format!("cvt.u32.u64 {n}, {it}"));
+            n
+        } else {
+            it
+        };
+        self.ins(format!("mad.lo.{ty} {var}, {it}, {}, {}", b.step, b.start));
         Ok(())
     }
 

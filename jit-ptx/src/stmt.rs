@@ -40,7 +40,8 @@ impl Fx<'_, '_> {
                 if s != a.elem {
                     return unsupported("a store of a value of another type than the array's");
                 }
-                let addr = self.element_addr(&a, &idx, *site)?;
+                let site = self.unproven(indices, *site);
+                let addr = self.element_addr(&a, &idx, site)?;
                 let v = self.storable(v, s);
                 let g = self.guard();
                 self.ins(format!("{g}st.global.{} [{addr}], {v}", mem(s)));

@@ -227,3 +227,42 @@ for i in 0..10 {
     assert!(m.unsupported[0].1.contains("atan"), "{:?}", m.unsupported);
     assert!(!m.text.contains("acc_region_0"));
 }
+
+/// The number of bounds checks (branches to a failure path) in `text`.
+fn checks(text: &str) -> usize {
+    text.lines().filter(|l| l.contains("_fail;")).count()
+}
+
+#[test]
+fn bounds_checks_of_counted_loops_are_hoisted_into_a_checked_copy() {
+    let text = ptx("let x = zeros(100)\nlet y = zeros(100)\nlet n = 100\n\
+         acc parallel loop\nfor i in 1..n - 1 {\n  y[i] = x[i - 1] + x[i + 1]\n}\n");
+    // The fast copy runs when one pre-check before the loop holds; the checked copy keeps
+    // every access's own check (3 accesses), so that a failure names its site.
+    assert_eq!(text.matches("_checked;").count(), 1, "{text}");
+    assert_eq!(checks(&text), 3, "{text}");
+    let unchecked = emit_module(
+        &lower("let x = zeros(100)\nacc parallel loop\nfor i in 0..100 {\n  x[i] = 1.0\n}\n"),
+        &PtxOptions { unchecked: true },
+    );
+    assert_eq!(checks(&unchecked.text), 0);
+    assert!(!unchecked.text.contains("_checked;"));
+}
+
+#[test]
+fn an_access_that_varies_otherwise_keeps_its_check_in_both_copies() {
+    // `x[k]` with `k` read from memory cannot be proven before the loop.
+    let text = ptx("let x = zeros(100)\nlet idx = zeros(i64, 100)\n\
+         acc parallel loop\nfor i in 0..100 {\n  x[idx[i]] = 1.0\n}\n");
+    // `idx[i]` is checked only in the checked copy; `x[idx[i]]` in both.
+    assert_eq!(checks(&text), 3, "{text}");
+}
+
+#[test]
+fn a_sequential_loop_is_versioned_whole() {
+    let text = ptx("let x = zeros(100)\nlet s = 0.0\n\
+         acc serial {\n  for i in 0..100 {\n    s += x[i]\n  }\n}\n");
+    // Two copies of the loop: two loop heads.
+    assert_eq!(text.matches("_for:").count(), 2, "{text}");
+    assert_eq!(checks(&text), 1, "{text}");
+}

@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Va
 use cranelift_frontend::Variable;
 
 use super::expr::scalar_of;
-use super::{bounds, is_float, scalar_type, LoopTargets, Tx};
+use super::{is_float, scalar_type, LoopTargets, Tx};
 use crate::JitError;
 
 impl Tx<'_, '_> {
@@ -245,7 +245,7 @@ impl Tx<'_, '_> {
         }
         let pinned = &pinned[..];
         let hoisted = match constant_step {
-            Some(s) if s > 0 && self.version_depth < bounds::MAX_VERSION_DEPTH => {
+            Some(s) if s > 0 && self.version_depth < acc_lang::ir::bounds::MAX_VERSION_DEPTH => {
                 self.hoistable(f.var, &f.body)
             }
             _ => Vec::new(),
@@ -336,7 +336,11 @@ impl Tx<'_, '_> {
 
     /// Whether an access is still to be checked: `site`, unless an enclosing loop proved it.
     pub(super) fn unproven(&self, indices: &[Expr], site: Option<SiteId>) -> Option<SiteId> {
-        site.filter(|_| !self.proven.contains(&bounds::access_key(indices)))
+        site.filter(|_| {
+            !self
+                .proven
+                .contains(&acc_lang::ir::bounds::access_key(indices))
+        })
     }
 
     /// Whether the loop runs at all, and the number of its last iteration (`count - 1`).

@@ -44,6 +44,7 @@
 //! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
 
 pub mod atomic;
+pub mod bounds;
 mod print;
 
 use crate::analysis::{LoopInfo, RegionId};

@@ -201,12 +201,43 @@ impl Memory for CudaMemory {
     }
 }
 
+/// A kernel's function, and how many of its blocks fit on a multiprocessor at once.
+struct Loaded {
+    f: sys::CUfunction,
+    _ptx: Arc<str>,
+    /// `(threads per block, resident blocks)` pairs asked so far.
+    resident: Vec<(u32, u32)>,
+}
+
+impl Loaded {
+    /// How many blocks of `threads` threads fit on one multiprocessor (16 if the driver cannot
+    /// say).
+    fn resident_blocks(&mut self, threads: u32, shared_bytes: u32) -> u32 {
+        if let Some(&(_, n)) = self.resident.iter().find(|(t, _)| *t == threads) {
+            return n;
+        }
+        // SAFETY: a loaded function; the context is current.
+        let n = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                self.f,
+                threads as i32,
+                shared_bytes as usize,
+            )
+        }
+        .map_or(16, |n| n.max(1) as u32);
+        self.resident.push((threads, n));
+        n
+    }
+}
+
 /// One GPU.
 pub struct Nvidia {
     data: Discrete<CudaMemory>,
-    /// Loaded modules by a hash of their PTX text, and their functions.
+    /// Loaded modules by a hash of their PTX text.
     modules: HashMap<u64, sys::CUmodule>,
-    functions: HashMap<(u64, String), sys::CUfunction>,
+    /// Kernels' functions by the address of their module's text (held in `Loaded`, so that the
+    /// address names that text as long as the entry lives) and the entry's name.
+    functions: HashMap<usize, HashMap<String, Loaded>>,
     /// The error record every kernel of this device shares.
     error: Pinned,
     /// Launches' results and reduction partials (one launch with results at a time: such a
@@ -295,13 +326,35 @@ impl Nvidia {
     }
 
     /// The function of a kernel, loading its module on first use.
-    fn function(&mut self, k: &GpuKernel) -> Result<sys::CUfunction, RunErrorKind> {
+    fn function(&mut self, k: &GpuKernel) -> Result<&mut Loaded, RunErrorKind> {
+        let text = Arc::as_ptr(&k.ptx) as *const u8 as usize;
+        let known = self
+            .functions
+            .get(&text)
+            .is_some_and(|m| m.contains_key(k.name.as_str()));
+        if !known {
+            let f = self.load_function(k)?;
+            let loaded = Loaded {
+                f,
+                _ptx: k.ptx.clone(),
+                resident: Vec::new(),
+            };
+            let of_text = self.functions.entry(text).or_default();
+            of_text.insert(k.name.clone(), loaded);
+        }
+        Ok(self
+            .functions
+            .get_mut(&text)
+            .and_then(|m| m.get_mut(k.name.as_str()))
+            .expect("inserted above"))
+    }
+
+    /// Finds a kernel's function in its module, loading the module (once per PTX text: the
+    /// same text compiled twice shares it).
+    fn load_function(&mut self, k: &GpuKernel) -> Result<sys::CUfunction, RunErrorKind> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         k.ptx.hash(&mut h);
         let key = h.finish();
-        if let Some(&f) = self.functions.get(&(key, k.name.clone())) {
-            return Ok(f);
-        }
         let module = match self.modules.get(&key) {
             Some(&m) => m,
             None => {
@@ -314,10 +367,8 @@ impl Nvidia {
             message: "a kernel name with a NUL".into(),
         })?;
         // SAFETY: a loaded module.
-        let f = unsafe { result::module::get_function(module, name) }
-            .map_err(|e| driver_error(&format!("finding kernel `{}`", k.name), e))?;
-        self.functions.insert((key, k.name.clone()), f);
-        Ok(f)
+        unsafe { result::module::get_function(module, name) }
+            .map_err(|e| driver_error(&format!("finding kernel `{}`", k.name), e))
     }
 
     /// A compute construct on this GPU.
@@ -353,7 +404,12 @@ impl Nvidia {
                 return Err(at(RunErrorKind::Device { message }));
             }
         };
-        let f = self.function(kernel).map_err(at)?;
+        let sms = self.multiprocessors;
+        let loaded = self.function(kernel).map_err(at)?;
+        let f = loaded.f;
+        let (mut grid, block) = Self::shape(desc, sizes, |threads| {
+            sms * loaded.resident_blocks(threads, kernel.shared_bytes)
+        });
         self.strings = kernel.strings.clone();
         for op in ops {
             self.data
@@ -378,7 +434,6 @@ impl Nvidia {
                 _ => args[i],
             });
         }
-        let (mut grid, block) = self.shape(desc, sizes);
         if kernel.one_gang {
             grid = (1, 1, 1);
         }
@@ -424,22 +479,24 @@ impl Nvidia {
     }
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
-    /// of one thread for `serial` and 16 blocks of 128 threads per multiprocessor (kernels
-    /// loop over their iterations, so any grid is correct).
-    fn shape(&self, desc: &RegionDesc, sizes: &[i64; 9]) -> ((u32, u32, u32), (u32, u32, u32)) {
+    /// of one thread for `serial`, and as many blocks of 128 threads as are resident on the
+    /// GPU at once (kernels loop over their iterations, so any grid is correct, and one full
+    /// wave leaves no multiprocessor idle while a partial second wave runs).
+    fn shape(
+        desc: &RegionDesc,
+        sizes: &[i64; 9],
+        resident_blocks: impl FnOnce(u32) -> u32,
+    ) -> ((u32, u32, u32), (u32, u32, u32)) {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
         }
-        let given = |v: i64, default: u32, max: u32| {
-            if v == super::SECTION_ABSENT {
-                default
-            } else {
-                v.clamp(1, i64::from(max)) as u32
-            }
+        let given = |v: i64, max: u32| {
+            (v != super::SECTION_ABSENT).then(|| v.clamp(1, i64::from(max)) as u32)
         };
-        let gangs = given(sizes[0], self.multiprocessors * 16, i32::MAX as u32);
-        let workers = given(sizes[1], 1, 32);
-        let vector = given(sizes[2], 128, 1024 / workers);
+        let workers = given(sizes[1], 32).unwrap_or(1);
+        let vector = given(sizes[2], 1024 / workers).unwrap_or(128);
+        let gangs = given(sizes[0], i32::MAX as u32)
+            .unwrap_or_else(|| resident_blocks(vector * workers).max(1));
         ((gangs, 1, 1), (vector, workers, 1))
     }
 
