@@ -126,6 +126,8 @@ pub struct RegionDesc {
     pub reductions: Vec<ReductionDesc>,
     /// The region's GPU kernel (set by the engine when it emits PTX).
     pub gpu: GpuCode,
+    /// The region's outermost gang loop, where its trip count is a formula of the arguments.
+    pub gang_loop: Option<crate::gang_loop::GangLoop>,
 }
 
 impl RegionDesc {
@@ -142,6 +144,7 @@ impl RegionDesc {
             params,
             reductions,
             gpu: GpuCode::default(),
+            gang_loop: None,
         }
     }
 

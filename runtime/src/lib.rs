@@ -12,6 +12,7 @@ pub mod array;
 pub mod context;
 pub mod device;
 pub mod error;
+pub mod gang_loop;
 pub mod host;
 pub mod launch;
 pub mod presence;

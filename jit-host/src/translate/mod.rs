@@ -11,6 +11,7 @@ mod bounds;
 mod builtin;
 mod directive;
 mod expr;
+mod gang_loop;
 mod hoist;
 mod inline;
 mod region;

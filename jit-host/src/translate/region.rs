@@ -256,7 +256,9 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
             param: red.param,
         })
         .collect();
-    RegionDesc::new(kind, r.construct.name(), params, reductions)
+    let mut desc = RegionDesc::new(kind, r.construct.name(), params, reductions);
+    desc.gang_loop = super::gang_loop::gang_loop(r);
+    desc
 }
 
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.

@@ -209,6 +209,25 @@ struct Loaded {
     resident: Vec<(u32, u32)>,
 }
 
+/// Iterations of a long gang loop each thread takes: enough to amortize its start, few
+/// enough that the blocks keep the memory system busy (measured on saxpy, H100).
+const ITERATIONS_PER_THREAD: u64 = 16;
+
+/// The grid when `num_gangs` is not given: one full `wave` of resident blocks without a
+/// known gang loop; with one of `trip` iterations, each block taking `per_gang` at a time,
+/// no more blocks than there are iterations, a full wave while every block gets some, and
+/// more (up to one per `ITERATIONS_PER_THREAD` each) for long loops.
+fn default_gangs(wave: u32, trip: Option<u64>, per_gang: u32) -> u32 {
+    let Some(trip) = trip else {
+        return wave;
+    };
+    let per_gang = u64::from(per_gang.max(1));
+    let busy = trip.div_ceil(per_gang);
+    let long = trip.div_ceil(per_gang * ITERATIONS_PER_THREAD);
+    long.max(busy.min(u64::from(wave)))
+        .clamp(1, i32::MAX as u64) as u32
+}
+
 impl Loaded {
     /// How many blocks of `threads` threads fit on one multiprocessor (16 if the driver cannot
     /// say).
@@ -407,8 +426,25 @@ impl Nvidia {
         let sms = self.multiprocessors;
         let loaded = self.function(kernel).map_err(at)?;
         let f = loaded.f;
+        // SAFETY: the launch's array slots hold live headers.
+        let trip = desc
+            .gang_loop
+            .as_ref()
+            .and_then(|g| unsafe { g.trip_count(args, &desc.params) });
         let (mut grid, block) = Self::shape(desc, sizes, |threads| {
-            sms * loaded.resident_blocks(threads, kernel.shared_bytes)
+            let wave = sms * loaded.resident_blocks(threads, kernel.shared_bytes);
+            let per_gang = match &desc.gang_loop {
+                Some(g) if g.threads => threads,
+                _ => 1,
+            };
+            // Each block of a reduction leaves a partial result that the host combines: no
+            // more blocks than a wave.
+            let gangs = default_gangs(wave, trip, per_gang);
+            if desc.reductions.is_empty() {
+                gangs
+            } else {
+                gangs.min(wave)
+            }
         });
         self.strings = kernel.strings.clone();
         for op in ops {
@@ -828,4 +864,24 @@ fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
     }
     // SAFETY: the call succeeded.
     Ok(unsafe { module.assume_init() })
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::default_gangs;
+
+    #[test]
+    fn the_default_grid_fits_the_gang_loop() {
+        // No known loop: one wave.
+        assert_eq!(default_gangs(1584, None, 128), 1584);
+        // A one-iteration loop: one block; an empty one: still one.
+        assert_eq!(default_gangs(1584, Some(1), 128), 1);
+        assert_eq!(default_gangs(1584, Some(0), 128), 1);
+        // A thousand rows of a gang-only loop: a block each.
+        assert_eq!(default_gangs(1584, Some(1000), 1), 1000);
+        // A million iterations over 128-thread blocks: a full wave.
+        assert_eq!(default_gangs(1584, Some(1 << 20), 128), 1584);
+        // 2^28 iterations: 16 per thread.
+        assert_eq!(default_gangs(1584, Some(1 << 28), 128), 131072);
+    }
 }

@@ -1,0 +1,132 @@
+//! A region's outermost gang loop as a formula of the region's parameters
+//! (`acc_runtime::gang_loop`), for the GPU device to size its grid by the loop's trip count.
+
+use std::collections::HashSet;
+
+use acc_lang::builtins::Builtin;
+use acc_lang::hir::Const;
+use acc_lang::ir::{bounds, BinOp, Expr, ExprKind, LocalId, Pass, Region, Stmt};
+use acc_runtime::gang_loop::{GangLoop, TripExpr};
+
+/// The first gang loop at the top of the region's body, when its step is a positive constant
+/// and its bounds are formulas of parameters that the code before it leaves alone.
+pub(super) fn gang_loop(r: &Region) -> Option<GangLoop> {
+    let (at, f) = r.body.iter().enumerate().find_map(|(i, s)| match s {
+        Stmt::For(f) if f.schedule.gang => Some((i, f)),
+        _ => None,
+    })?;
+    if f.schedule.collapse > 1 {
+        return None;
+    }
+    let step = match f.step.kind {
+        ExprKind::Const(Const::I32(v)) => i64::from(v),
+        ExprKind::Const(Const::I64(v)) => v,
+        _ => return None,
+    };
+    let mut assigned = HashSet::new();
+    bounds::assigned(&r.body[..at], &mut assigned);
+    let formula = Formula { r, assigned };
+    Some(GangLoop {
+        start: formula.expr(&f.start)?,
+        end: formula.expr(&f.end)?,
+        step: (step > 0).then_some(step)?,
+        inclusive: f.inclusive,
+        threads: f.schedule.worker || f.schedule.vector,
+    })
+}
+
+struct Formula<'r> {
+    r: &'r Region,
+    assigned: HashSet<LocalId>,
+}
+
+impl Formula<'_> {
+    /// Parameter `l`'s index, if `l` is a parameter passed as `pass` that nothing assigned.
+    fn param(&self, e: &Expr, pass: Pass) -> Option<usize> {
+        let ExprKind::Local(l) = e.kind else {
+            return None;
+        };
+        let i = l.0 as usize;
+        let p = self.r.params.get(i)?;
+        (p.pass == pass && !self.assigned.contains(&l)).then_some(i)
+    }
+
+    fn expr(&self, e: &Expr) -> Option<TripExpr> {
+        let two = |a: &Expr, b: &Expr| Some((Box::new(self.expr(a)?), Box::new(self.expr(b)?)));
+        Some(match &e.kind {
+            ExprKind::Const(Const::I32(v)) => TripExpr::Const(i64::from(*v)),
+            ExprKind::Const(Const::I64(v)) => TripExpr::Const(*v),
+            ExprKind::Local(_) => TripExpr::Arg(self.param(e, Pass::Value)?),
+            ExprKind::Convert(x) => self.expr(x)?,
+            ExprKind::Builtin(Builtin::Len, args) => match args.as_slice() {
+                [a] => TripExpr::Len(self.param(a, Pass::Array)?),
+                _ => return None,
+            },
+            ExprKind::CheckedBuiltin(Builtin::Size, args, _) => match args.as_slice() {
+                [a, d] => match d.kind {
+                    ExprKind::Const(Const::I32(d)) => {
+                        TripExpr::Dim(self.param(a, Pass::Array)?, usize::try_from(d).ok()?)
+                    }
+                    ExprKind::Const(Const::I64(d)) => {
+                        TripExpr::Dim(self.param(a, Pass::Array)?, usize::try_from(d).ok()?)
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            ExprKind::Binary(BinOp::Add, a, b, None) => {
+                let (a, b) = two(a, b)?;
+                TripExpr::Add(a, b)
+            }
+            ExprKind::Binary(BinOp::Sub, a, b, None) => {
+                let (a, b) = two(a, b)?;
+                TripExpr::Sub(a, b)
+            }
+            ExprKind::Binary(BinOp::Mul, a, b, None) => {
+                let (a, b) = two(a, b)?;
+                TripExpr::Mul(a, b)
+            }
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acc_lang::span::SourceFile;
+
+    fn first_region_loop(text: &str) -> Option<GangLoop> {
+        let m = acc_lang::lower_source(&SourceFile::new("t.acc", text)).expect("valid source");
+        gang_loop(&m.regions[0])
+    }
+
+    #[test]
+    fn a_gang_loop_over_an_array_is_a_formula_of_its_length() {
+        let g = first_region_loop(
+            "let y = zeros(10)\nacc parallel loop\nfor i in 0..len(y) {\n  y[i] = 1.0\n}\n",
+        )
+        .expect("a formula");
+        assert_eq!(g.start, TripExpr::Const(0));
+        assert!(matches!(g.end, TripExpr::Len(_)), "{g:?}");
+        assert_eq!((g.step, g.inclusive, g.threads), (1, false, true));
+    }
+
+    #[test]
+    fn bounds_from_scalars_and_arithmetic() {
+        let g = first_region_loop(
+            "let n = 10\nlet a = zeros(n, n)\nacc parallel loop gang\nfor j in 1..=n - 2 {\n  \
+             acc loop vector\n  for i in 0..n {\n    a[j, i] = 1.0\n  }\n}\n",
+        )
+        .expect("a formula");
+        assert!(matches!(g.end, TripExpr::Sub(..)), "{g:?}");
+        assert!(g.inclusive && !g.threads);
+    }
+
+    #[test]
+    fn bounds_the_region_computes_are_not_a_formula() {
+        let text = "let a = zeros(10)\nacc parallel {\n  let m = 5\n  acc loop gang\n  \
+                    for i in 0..m {\n    a[i] = 1.0\n  }\n}\n";
+        assert_eq!(first_region_loop(text), None);
+    }
+}
