@@ -147,6 +147,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub proven: std::collections::HashSet<usize>,
     /// How many versioned loops enclose the code being generated.
     pub version_depth: u32,
+    /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
+    pub later: Option<Vec<crate::unroll::LaterCheck>>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -193,6 +195,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             gang_frames: Vec::new(),
             proven: Default::default(),
             version_depth: 0,
+            later: None,
         }
     }
 
@@ -554,6 +557,18 @@ impl<'c, 'm> Fx<'c, 'm> {
         shape: &[Reg],
         prelude: Vec<String>,
     ) {
+        if let Some(later) = self.later.as_mut() {
+            later.push(crate::unroll::LaterCheck {
+                cond,
+                kind,
+                site,
+                dim,
+                index,
+                shape: shape.to_vec(),
+                prelude,
+            });
+            return;
+        }
         let l = self.label("fail");
         self.ins(format!("@{cond} bra {l}"));
         let err = self.sp.err;
