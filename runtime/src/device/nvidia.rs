@@ -41,14 +41,19 @@ use crate::queue::QueueId;
 /// shape[6].
 const ERROR_RECORD: usize = 80;
 
+/// How long loading and initializing the driver took (set by `gpu_count`).
+static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
+
 /// How many GPUs the driver reports (0 without a driver).
 pub fn gpu_count() -> usize {
     static COUNT: OnceLock<usize> = OnceLock::new();
     *COUNT.get_or_init(|| {
+        let start = Instant::now();
         // SAFETY: only looks for the library.
         if !unsafe { sys::is_culib_present() } || result::init().is_err() {
             return 0;
         }
+        let _ = DRIVER_START.set(start.elapsed());
         result::device::get_count().map_or(0, |n| n.max(0) as usize)
     })
 }
@@ -274,6 +279,12 @@ pub struct Nvidia {
 impl Nvidia {
     pub(crate) fn new(num: usize, profiler: Arc<Profiler>) -> Result<Nvidia, RunErrorKind> {
         let fail = |e| driver_error(&format!("opening nvidia:{num}"), e);
+        let start = Instant::now();
+        if num == 0 {
+            if let Some(&took) = DRIVER_START.get() {
+                profiler.note_startup("driver", took);
+            }
+        }
         // SAFETY: the driver was found and initialized (`gpu_count`); the primary context is
         // retained for the life of the process.
         unsafe {
@@ -289,6 +300,7 @@ impl Nvidia {
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let error = Pinned::new(ERROR_RECORD)?;
             let scratch = Pinned::new(64 * 1024)?;
+            profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
                     num,
@@ -377,7 +389,13 @@ impl Nvidia {
         let module = match self.modules.get(&key) {
             Some(&m) => m,
             None => {
+                let start = Instant::now();
                 let m = load_module(&k.ptx)?;
+                let what = format!("nvidia:{} PTX JIT", self.data.memory.num);
+                self.data
+                    .memory
+                    .profiler
+                    .note_startup(what, start.elapsed());
                 self.modules.insert(key, m);
                 m
             }
