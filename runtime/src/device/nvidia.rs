@@ -412,6 +412,59 @@ impl Loaded {
     }
 }
 
+/// A GPU's side of a copy between GPUs.
+#[derive(Clone, Copy)]
+pub(crate) struct Endpoint {
+    context: sys::CUcontext,
+    stream: sys::CUstream,
+}
+
+/// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
+/// each has been given synchronously, and waits for it. Peer access between two GPUs is
+/// asked for first (refused or already granted: the driver copies anyway).
+pub(crate) fn peer_copy(
+    to_end: Endpoint,
+    to: sys::CUdeviceptr,
+    from_end: Endpoint,
+    from: sys::CUdeviceptr,
+    bytes: usize,
+) -> Result<(), RunErrorKind> {
+    let fail = |e| driver_error("copying between GPUs", e);
+    // SAFETY: both contexts are primary contexts held for the process; the addresses are
+    // device copies of `bytes` bytes at least (the caller checked the lengths).
+    unsafe {
+        result::stream::synchronize(to_end.stream).map_err(fail)?;
+        result::ctx::set_current(from_end.context).map_err(fail)?;
+        result::stream::synchronize(from_end.stream).map_err(fail)?;
+        if to_end.context == from_end.context {
+            let r = sys::cuMemcpyDtoDAsync_v2(to, from, bytes, from_end.stream);
+            result_of(r).map_err(fail)?;
+        } else {
+            let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
+            result::ctx::set_current(to_end.context).map_err(fail)?;
+            let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
+            result::ctx::set_current(from_end.context).map_err(fail)?;
+            let r = sys::cuMemcpyPeerAsync(
+                to,
+                to_end.context,
+                from,
+                from_end.context,
+                bytes,
+                from_end.stream,
+            );
+            result_of(r).map_err(fail)?;
+        }
+        result::stream::synchronize(from_end.stream).map_err(fail)
+    }
+}
+
+fn result_of(r: sys::CUresult) -> Result<(), result::DriverError> {
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(result::DriverError(e)),
+    }
+}
+
 /// One GPU.
 pub struct Nvidia {
     data: Discrete<CudaMemory>,
@@ -480,6 +533,22 @@ impl Nvidia {
 
     pub(crate) fn present_arrays(&self) -> usize {
         self.data.present_arrays()
+    }
+
+    /// The device address of `a`'s copy, if present.
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn device_address(&self, a: *mut ArrayHeader) -> Option<sys::CUdeviceptr> {
+        self.data.copy_of(a).map(|c| c.data)
+    }
+
+    /// This GPU's context and synchronous stream, for a copy between GPUs.
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            context: self.context,
+            stream: self.data.memory.sync,
+        }
     }
 
     /// Makes this GPU's context the host thread's current one.
