@@ -82,6 +82,7 @@ mod kernel;
 mod math;
 mod module;
 mod print;
+mod private;
 mod ptx;
 mod reduce;
 mod schedule;
@@ -129,6 +130,55 @@ pub struct Kernel {
     /// The global scalars its routines read: after `error`, the kernel takes one `.u64`
     /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch.
     pub globals: Vec<acc_lang::hir::VarId>,
+    /// Its private arrays (`Pass::PrivateArray`, `FirstPrivateArray`), in parameter order:
+    /// after the `g{k}`, the kernel takes `s{i}` and `s{i}_d{k}` for each (see the ABI).
+    pub private_arrays: Vec<PrivateArray>,
+}
+
+/// A private array parameter of a kernel: the copies the launch must provide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrivateArray {
+    /// The region parameter (`Region::params[param]`).
+    pub param: usize,
+    /// The array's rank: the kernel takes that many extents `s{i}_d{k}`.
+    pub rank: u32,
+    /// Bytes of one element.
+    pub elem_bytes: u32,
+    /// Who gets a copy of its own.
+    pub level: CopyLevel,
+    /// `firstprivate`: each copy starts as the original (whose device header is `p{i}`).
+    pub first: bool,
+}
+
+/// Which threads share a private array's copy: those that run the code using it together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyLevel {
+    /// One copy per block (`gridDim.x` copies): a construct's private arrays, and a loop's
+    /// where the loop body runs gang-redundantly (a gang loop, or a `seq` loop outside worker
+    /// and vector loops).
+    Gang,
+    /// One per row of a block (`gridDim.x * blockDim.y`): a worker loop's.
+    Worker,
+    /// One per thread (`gridDim.x * blockDim.x * blockDim.y`): a vector loop's, or a `seq`
+    /// loop's inside one.
+    Vector,
+}
+
+impl CopyLevel {
+    /// How many copies a block of `block_x * block_y` threads needs.
+    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
+        match self {
+            CopyLevel::Gang => 1,
+            CopyLevel::Worker => u64::from(block_y),
+            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
+        }
+    }
+}
+
+/// The bytes between consecutive copies of a private array of `len` elements of
+/// `elem_bytes` each: its size rounded up to a multiple of 16.
+pub fn private_copy_stride(len: u64, elem_bytes: u32) -> u64 {
+    (len.saturating_mul(u64::from(elem_bytes))).saturating_add(15) & !15
 }
 
 /// Why a region or routine could not be generated.

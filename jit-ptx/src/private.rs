@@ -1,0 +1,344 @@
+//! Private arrays on the device (`private(a)` and `firstprivate(a)` of an array, LANGUAGE.md
+//! 7.3): every thread group that runs the code using the array together gets a copy of its
+//! own, in device scratch the runtime allocates per launch (the crate's kernel ABI).
+//!
+//! - Which threads share a copy ([`CopyLevel`]): a construct's private array is the gang's,
+//!   one copy per block. A loop's private array (a parameter bound inside its loop only) is
+//!   each iteration's: the threads that run one iteration together share a copy, so its level
+//!   follows the mode (`fx::Mode`) of the innermost loop that encloses every use of the array:
+//!   gang-redundant code (`Block`) one copy per block, a worker loop's body (`Row`) one per
+//!   row, a vector loop's body (`Thread`) one per thread. (The privatizing loop encloses every
+//!   use; a loop nested in it that holds them all is a worker or vector loop whose iterations
+//!   are independent, or a `seq` loop in the same mode.)
+//! - Copy `c` of parameter `i` starts at `s{i} + c * stride`, `stride` being the array's
+//!   bytes rounded up to 16 ([`crate::private_copy_stride`]); the extents are the original's
+//!   (`s{i}_d{k}`), so bounds checks and `size` see its shape.
+//! - `firstprivate` (construct level only: loops take no `firstprivate`): the block's threads
+//!   copy the original (`p{i}`'s device header) into the block's copy together, then
+//!   synchronize, before the body runs.
+//! - The kernel holds the original's header in the array's `hdr` register, which a routine
+//!   call would pass on: a private array passed to a routine, or assigned to another local
+//!   (which could then be), is not compiled (the region runs on the host).
+
+use acc_lang::ir::{Block, Expr, ExprKind, LocalId, LoopSchedule, Pass, PrintArg, Region, Stmt, Ty};
+
+use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
+use crate::ptx::{elem_size, Class, Reg};
+use crate::{CopyLevel, PrivateArray};
+
+/// The private arrays of region `r`, in parameter order, with the level of their copies.
+pub(crate) fn plan(r: &Region) -> Result<Vec<PrivateArray>> {
+    let mut out = Vec::new();
+    for (i, p) in r.params.iter().enumerate() {
+        let first = match p.pass {
+            Pass::PrivateArray => false,
+            Pass::FirstPrivateArray => true,
+            _ => continue,
+        };
+        let Ty::Array { elem, rank } = p.ty else {
+            return unsupported(format!("private array `{}` that is not an array", p.name));
+        };
+        let local = LocalId(i as u32);
+        let mut walk = Walk::new(local);
+        walk.block(&r.body);
+        if walk.escapes {
+            return unsupported(format!(
+                "private array `{}` passed to a routine or assigned to another variable",
+                p.name
+            ));
+        }
+        let level = if first || !is_loop_private(r, i) {
+            CopyLevel::Gang
+        } else {
+            match walk.common.and_then(|path| path.last().map(|l| l.1)) {
+                None | Some(Mode::Block) => CopyLevel::Gang,
+                Some(Mode::Row) => CopyLevel::Worker,
+                Some(Mode::Thread) => CopyLevel::Vector,
+            }
+        };
+        out.push(PrivateArray {
+            param: i,
+            rank: u32::from(rank),
+            elem_bytes: elem_size(elem) as u32,
+            level,
+            first,
+        });
+    }
+    Ok(out)
+}
+
+/// Is parameter `i` a loop's private array? Lowering adds those after the construct's
+/// variables (`lower::region`): the last `PrivateArray` parameter of a variable that a loop of
+/// the region makes private. (A variable that both the construct and a loop make private has
+/// two parameters; the construct's comes first.)
+fn is_loop_private(r: &Region, i: usize) -> bool {
+    let p = &r.params[i];
+    p.pass == Pass::PrivateArray
+        && r.loops.iter().any(|l| l.private.contains(&p.var))
+        && !r.params[i + 1..].iter().any(|q| q.var == p.var)
+}
+
+/// The mode of a loop's body entered from `mode` (as `schedule`'s partitions set it).
+fn body_mode(mode: Mode, s: &LoopSchedule) -> Mode {
+    match mode {
+        _ if !(s.gang || s.worker || s.vector) => mode,
+        Mode::Block if s.vector => Mode::Thread,
+        Mode::Block if s.worker => Mode::Row,
+        Mode::Block => Mode::Block,
+        Mode::Row if s.vector => Mode::Thread,
+        m => m,
+    }
+}
+
+/// Where one local is used: the loops enclosing every use, and whether it escapes.
+struct Walk {
+    local: LocalId,
+    /// The loops around the code being walked: an ordinal and the mode of its body.
+    stack: Vec<(usize, Mode)>,
+    loops: usize,
+    /// The loops enclosing every use so far (`None` before the first use).
+    common: Option<Vec<(usize, Mode)>>,
+    escapes: bool,
+}
+
+impl Walk {
+    fn new(local: LocalId) -> Walk {
+        Walk {
+            local,
+            stack: Vec::new(),
+            loops: 0,
+            common: None,
+            escapes: false,
+        }
+    }
+
+    fn used(&mut self) {
+        match &mut self.common {
+            None => self.common = Some(self.stack.clone()),
+            Some(c) => {
+                let same = c
+                    .iter()
+                    .zip(&self.stack)
+                    .take_while(|(a, b)| a.0 == b.0)
+                    .count();
+                c.truncate(same);
+            }
+        }
+    }
+
+    fn mode(&self) -> Mode {
+        self.stack.last().map_or(Mode::Block, |l| l.1)
+    }
+
+    fn block(&mut self, stmts: &Block) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Set(l, e) => {
+                if *l == self.local {
+                    self.used();
+                }
+                // `b = a` would make `b` the private array under another name.
+                match &e.kind {
+                    ExprKind::Local(x) if *x == self.local => {
+                        self.used();
+                        self.escapes = true;
+                    }
+                    _ => self.expr(e),
+                }
+            }
+            Stmt::SetGlobal(_, e)
+            | Stmt::Eval(e)
+            | Stmt::Retain(e)
+            | Stmt::Release(e)
+            | Stmt::Return(Some(e)) => self.expr(e),
+            Stmt::Store {
+                array,
+                indices,
+                value,
+                ..
+            } => {
+                self.expr(array);
+                indices.iter().for_each(|i| self.expr(i));
+                self.expr(value);
+            }
+            Stmt::If { cond, then, els } => {
+                self.expr(cond);
+                self.block(then);
+                self.block(els);
+            }
+            Stmt::While { cond, body } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            Stmt::For(f) => {
+                self.expr(&f.start);
+                self.expr(&f.end);
+                self.expr(&f.step);
+                let mode = body_mode(self.mode(), &f.schedule);
+                self.loops += 1;
+                self.stack.push((self.loops, mode));
+                self.block(&f.body);
+                self.stack.pop();
+            }
+            Stmt::Print(args) => {
+                for a in args {
+                    if let PrintArg::Value(e) = a {
+                        self.expr(e);
+                    }
+                }
+            }
+            Stmt::Printf(_, args) => args.iter().for_each(|a| self.expr(a)),
+            Stmt::Assert { cond, .. } => self.expr(cond),
+            Stmt::Atomic(s) => self.stmt(s),
+            Stmt::Block(b) => self.block(b),
+            Stmt::DataRegion { body, .. } => self.block(body),
+            Stmt::Wait { queues, .. } => queues.iter().for_each(|q| self.expr(q)),
+            Stmt::Break
+            | Stmt::Continue
+            | Stmt::Return(None)
+            | Stmt::Launch(_)
+            | Stmt::Data(_) => {}
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Local(l) => {
+                if *l == self.local {
+                    self.used();
+                }
+            }
+            ExprKind::Call(_, args) => {
+                for a in args {
+                    if matches!(a.kind, ExprKind::Local(l) if l == self.local) {
+                        self.escapes = true;
+                    }
+                    self.expr(a);
+                }
+            }
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => self.expr(x),
+            ExprKind::Binary(_, a, b, _) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Load { array, indices, .. } => {
+                self.expr(array);
+                indices.iter().for_each(|i| self.expr(i));
+            }
+            ExprKind::Builtin(_, args)
+            | ExprKind::CheckedBuiltin(_, args, _)
+            | ExprKind::ArrayLit(args) => args.iter().for_each(|a| self.expr(a)),
+            ExprKind::Section { array, ranges } => {
+                self.expr(array);
+                for r in ranges {
+                    r.start.iter().chain(&r.count).for_each(|x| self.expr(x));
+                }
+            }
+            ExprKind::Const(_) | ExprKind::Global(_) => {}
+        }
+    }
+}
+
+/// A private array's copy as the kernel set it up: what `firstprivate` copies need.
+pub(crate) struct Copy {
+    pub array: ArrayVal,
+    /// Its element count (u64).
+    pub len: Reg,
+    pub plan: PrivateArray,
+}
+
+impl Fx<'_, '_> {
+    /// Point `a` (parameter `p.param`, whose `p{i}` is in `slot`) at this thread's copy:
+    /// extents from `s{i}_d{k}`, data at `s{i} + copy * stride`. (In the prologue, after the
+    /// special registers.)
+    pub(crate) fn private_copy(&mut self, a: &ArrayVal, slot: Reg, p: PrivateArray) -> Copy {
+        let i = p.param;
+        let sp = self.sp;
+        self.comment(format!("private array (parameter {i}): this thread's copy"));
+        self.ins(format!("mov.b64 {}, {slot}", a.hdr));
+        let base = self.fresh(Class::B64);
+        self.ins(format!("ld.param.u64 {base}, [s{i}]"));
+        for (k, d) in a.dims.iter().enumerate() {
+            self.ins(format!("ld.param.u64 {d}, [s{i}_d{k}]"));
+        }
+        let len = self.fresh(Class::B64);
+        self.ins(format!("mov.u64 {len}, 1"));
+        for d in &a.dims {
+            self.ins(format!("mul.lo.u64 {len}, {len}, {d}"));
+        }
+        let stride = self.fresh(Class::B64);
+        self.ins(format!("mul.lo.u64 {stride}, {len}, {}", p.elem_bytes));
+        self.ins(format!("add.u64 {stride}, {stride}, 15"));
+        self.ins(format!("and.b64 {stride}, {stride}, -16"));
+        let copy = self.fresh(Class::B64);
+        match p.level {
+            CopyLevel::Gang => self.ins(format!("cvt.u64.u32 {copy}, {}", sp.gang)),
+            CopyLevel::Worker | CopyLevel::Vector => {
+                let (per_block, within) = match p.level {
+                    CopyLevel::Worker => (sp.nty, sp.ty),
+                    _ => (sp.nthreads, sp.tid),
+                };
+                let w = self.fresh(Class::B64);
+                self.ins(format!("mul.wide.u32 {copy}, {}, {per_block}", sp.gang));
+                self.ins(format!("cvt.u64.u32 {w}, {within}"));
+                self.ins(format!("add.u64 {copy}, {copy}, {w}"));
+            }
+        }
+        self.ins(format!("mad.lo.u64 {}, {copy}, {stride}, {base}", a.data));
+        Copy {
+            array: a.clone(),
+            len,
+            plan: p,
+        }
+    }
+
+    /// `firstprivate` copies: the block's threads copy each original into the block's copy
+    /// together (element `e` by thread `e mod nthreads`), then synchronize.
+    pub(crate) fn first_private_copies(&mut self, copies: &[Copy]) {
+        let sp = self.sp;
+        let mut any = false;
+        for c in copies.iter().filter(|c| c.plan.first) {
+            any = true;
+            self.comment(format!(
+                "firstprivate array (parameter {}): copy the original",
+                c.plan.param
+            ));
+            let src = self.fresh(Class::B64);
+            self.ins(format!("ld.global.nc.u64 {src}, [{}]", c.array.hdr));
+            let (class, width) = match c.plan.elem_bytes {
+                8 => (Class::B64, "u64"),
+                4 => (Class::B32, "u32"),
+                _ => (Class::B32, "u8"),
+            };
+            let e = self.fresh(Class::B64);
+            let step = self.fresh(Class::B64);
+            let off = self.fresh(Class::B64);
+            let (from, to) = (self.fresh(Class::B64), self.fresh(Class::B64));
+            let v = self.fresh(class);
+            let done = self.fresh(Class::Pred);
+            let top = self.label("fpcopy");
+            let end = self.label("fpcopied");
+            self.ins(format!("cvt.u64.u32 {e}, {}", sp.tid));
+            self.ins(format!("cvt.u64.u32 {step}, {}", sp.nthreads));
+            self.place(&top);
+            self.ins(format!("setp.ge.u64 {done}, {e}, {}", c.len));
+            self.ins(format!("@{done} bra {end}"));
+            self.ins(format!("mul.lo.u64 {off}, {e}, {}", c.plan.elem_bytes));
+            self.ins(format!("add.u64 {from}, {src}, {off}"));
+            self.ins(format!("add.u64 {to}, {}, {off}", c.array.data));
+            self.ins(format!("ld.global.{width} {v}, [{from}]"));
+            self.ins(format!("st.global.{width} [{to}], {v}"));
+            self.ins(format!("add.u64 {e}, {e}, {step}"));
+            self.ins(format!("bra {top}"));
+            self.place(&end);
+        }
+        if any {
+            self.ins("bar.sync 0");
+        }
+    }
+}
