@@ -41,6 +41,23 @@
 //! - `g{k}`, after `error`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
 //!   global scalar that a routine called by the kernel reads (a routine sees a global's value
 //!   at region entry, LANGUAGE.md 7.9).
+//! - For each entry of [`Kernel::private_arrays`], in parameter order, after the `g{k}`:
+//!   `s{i}` (`i` the parameter's index), the device address of the launch's copies of that
+//!   private array, then `s{i}_d{k}` for `k` in `0..rank`, the original's extents. The
+//!   runtime allocates, per launch, `copies * stride` bytes for it, where `stride` is the
+//!   array's bytes (`len * elem_bytes`, `len` the product of the extents) rounded up to 16
+//!   ([`private_copy_stride`]) and `copies` follows the entry's [`CopyLevel`]: `gridDim.x`
+//!   (`Gang`), `gridDim.x * blockDim.y` (`Worker`) or `gridDim.x * blockDim.x * blockDim.y`
+//!   (`Vector`). The copy of block `b`'s gang, row `y` or thread `t` (`t = y * blockDim.x +
+//!   x`) is number `b`, `b * blockDim.y + y` or `b * blockDim.x * blockDim.y + t`, at `s{i} +
+//!   number * stride` (a one-gang kernel uses copy 0, `b` being 0 for it). A copy's contents
+//!   start undefined, except for `firstprivate` arrays (`PrivateArray::first`, always
+//!   `Gang`): the parameter's `p{i}` is then the original's device header (the region's
+//!   `copyin` data op makes it present), whose data the block's threads copy into the block's
+//!   copy before the body runs. For a `private` array `p{i}` is not read (the runtime passes
+//!   the original's header when it has one, else 0). The copies live until the kernel is
+//!   done; nothing carries over between launches. Any grid remains correct, so the runtime
+//!   may launch fewer blocks to keep the copies small.
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, no dynamic
 //! shared memory ([`Kernel::shared_bytes`] is 0: the kernels declare their shared memory
@@ -70,9 +87,12 @@
 //! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan sinh cosh tanh hypot
 //! fmod` and float `%` from the module's math library (`math`), within 2 ulp.
 //!
-//! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
-//! `FirstPrivateArray`), `asin acos atan atan2 pow cbrt` on the device, `print` of a float,
-//! and the other constructs [`PtxModule::unsupported`] names.
+//! Private arrays (`private`): see `private` for who shares a copy (a construct's: the gang;
+//! a loop's: the threads that run one iteration together).
+//!
+//! Not compiled yet (the region runs on the host): a private array passed to a routine or
+//! assigned to another variable, `asin acos atan atan2 pow cbrt` on the device, `print` of a
+//! float, and the other constructs [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;

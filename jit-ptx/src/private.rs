@@ -20,7 +20,9 @@
 //!   call would pass on: a private array passed to a routine, or assigned to another local
 //!   (which could then be), is not compiled (the region runs on the host).
 
-use acc_lang::ir::{Block, Expr, ExprKind, LocalId, LoopSchedule, Pass, PrintArg, Region, Stmt, Ty};
+use acc_lang::ir::{
+    Block, Expr, ExprKind, LocalId, LoopSchedule, Pass, PrintArg, Region, Stmt, Ty,
+};
 
 use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
 use crate::ptx::{elem_size, Class, Reg};
@@ -198,11 +200,8 @@ impl Walk {
             Stmt::Block(b) => self.block(b),
             Stmt::DataRegion { body, .. } => self.block(body),
             Stmt::Wait { queues, .. } => queues.iter().for_each(|q| self.expr(q)),
-            Stmt::Break
-            | Stmt::Continue
-            | Stmt::Return(None)
-            | Stmt::Launch(_)
-            | Stmt::Data(_) => {}
+            Stmt::Break | Stmt::Continue | Stmt::Return(None) | Stmt::Launch(_) | Stmt::Data(_) => {
+            }
         }
     }
 
@@ -340,5 +339,193 @@ impl Fx<'_, '_> {
         if any {
             self.ins("bar.sync 0");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use acc_lang::span::SourceFile;
+
+    use crate::{emit_module, CopyLevel, Kernel, PtxModule, PtxOptions};
+
+    fn module(text: &str) -> PtxModule {
+        let m = acc_lang::lower_source(&SourceFile::new("test.acc", text))
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        emit_module(&m, &PtxOptions::default())
+    }
+
+    /// The only kernel of `text`, which must compile.
+    fn kernel(text: &str) -> (Kernel, String) {
+        let m = module(text);
+        assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+        assert_eq!(m.kernels.len(), 1);
+        (m.kernels[0].clone(), m.text)
+    }
+
+    /// `(param, level, first)` of each private array of the only kernel of `text`.
+    fn levels(text: &str) -> Vec<(usize, CopyLevel, bool)> {
+        kernel(text)
+            .0
+            .private_arrays
+            .iter()
+            .map(|p| (p.param, p.level, p.first))
+            .collect()
+    }
+
+    #[test]
+    fn a_construct_gives_each_gang_a_copy() {
+        let (k, text) = kernel(
+            "let t = zeros(i64, 4, 3)
+let out = zeros(i64, 8)
+acc parallel num_gangs(2) private(t) copy(out) {
+    acc loop vector
+    for j in 0..4 {
+        t[j, 0] = j
+    }
+    acc loop gang vector
+    for i in 0..8 {
+        out[i] = t[i % 4, 0]
+    }
+}
+",
+        );
+        // Construct level, even though every use is inside a vector loop: the gang's
+        // threads share it (the second loop reads what the first wrote).
+        assert_eq!(k.private_arrays.len(), 1);
+        let p = k.private_arrays[0];
+        assert_eq!(
+            (p.level, p.first, p.rank, p.elem_bytes),
+            (CopyLevel::Gang, false, 2, 8)
+        );
+        let i = p.param;
+        for param in [format!("s{i}"), format!("s{i}_d0"), format!("s{i}_d1")] {
+            assert!(text.contains(&format!(".param .u64 {param}")), "{text}");
+        }
+        // The copy: the gang's number times the stride, from the copies' base.
+        assert!(text.contains("and.b64"), "{text}");
+        assert!(!text.contains("firstprivate array"), "{text}");
+    }
+
+    #[test]
+    fn firstprivate_copies_the_original_into_the_gangs_copy() {
+        let (k, text) = kernel(
+            "let w = [10, 20, 30]
+let out = zeros(i64, 6)
+acc parallel num_gangs(3) firstprivate(w) {
+    w[0] += 1
+    acc loop
+    for i in 0..6 {
+        out[i] = w[i % 3]
+    }
+}
+",
+        );
+        assert_eq!(
+            k.private_arrays
+                .iter()
+                .map(|p| (p.level, p.first))
+                .collect::<Vec<_>>(),
+            [(CopyLevel::Gang, true)]
+        );
+        let copy = text
+            .split("copy the original")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}"));
+        // Every thread copies its share, 8 bytes at a time, then the block synchronizes.
+        let end = copy.find("bar.sync 0").unwrap_or_else(|| panic!("{text}"));
+        assert!(copy[..end].contains("ld.global.u64"), "{copy}");
+        assert!(copy[..end].contains("st.global.u64"), "{copy}");
+    }
+
+    #[test]
+    fn a_loops_copy_belongs_to_the_threads_of_one_iteration() {
+        // `parallel loop` (gang vector): one copy per thread.
+        let text = "let tmp = zeros(i64, 3)
+let out = zeros(i64, 4)
+acc parallel loop private(tmp)
+for i in 0..4 {
+    for k in 0..3 {
+        tmp[k] = i + k
+    }
+    out[i] = tmp[0] + tmp[1] + tmp[2]
+}
+";
+        assert_eq!(levels(text), [(1, CopyLevel::Vector, false)]);
+        // A gang loop whose iteration's vector loops share the copy: one per block.
+        let text = "let tmp = zeros(64)
+let out = zeros(8, 64)
+acc parallel copy(out) {
+    acc loop gang private(tmp)
+    for i in 0..8 {
+        acc loop vector
+        for j in 0..64 {
+            tmp[j] = i * 1.0
+        }
+        acc loop vector
+        for j in 0..64 {
+            out[i, j] = tmp[63 - j]
+        }
+    }
+}
+";
+        assert_eq!(levels(text), [(1, CopyLevel::Gang, false)]);
+        // A worker loop's: one per row.
+        let text = "let tmp = zeros(64)
+let out = zeros(8, 64)
+acc parallel num_workers(4) copy(out) {
+    acc loop gang worker private(tmp)
+    for i in 0..8 {
+        acc loop vector
+        for j in 0..64 {
+            tmp[j] = i * 1.0
+        }
+        acc loop vector
+        for j in 0..64 {
+            out[i, j] = tmp[63 - j]
+        }
+    }
+}
+";
+        assert_eq!(levels(text), [(1, CopyLevel::Worker, false)]);
+        // A `seq` loop's inside a vector loop: one per thread.
+        let text = "let tmp = zeros(i32, 2)
+let out = zeros(i32, 8, 8)
+acc parallel copy(out) {
+    acc loop gang vector
+    for i in 0..8 {
+        acc loop seq private(tmp)
+        for j in 0..8 {
+            tmp[0] = i
+            tmp[1] = j
+            out[i, j] = tmp[0] * tmp[1]
+        }
+    }
+}
+";
+        assert_eq!(levels(text), [(1, CopyLevel::Vector, false)]);
+    }
+
+    #[test]
+    fn a_private_array_passed_to_a_routine_runs_on_the_host() {
+        let m = module(
+            "acc routine seq
+fn first(a: f64[]) -> f64 {
+    return a[0]
+}
+let t = zeros(4)
+let out = zeros(8)
+acc parallel loop private(t) copy(out)
+for i in 0..8 {
+    t[0] = i * 1.0
+    out[i] = first(t)
+}
+",
+        );
+        assert_eq!(m.unsupported.len(), 1, "{:?}", m.unsupported);
+        assert!(
+            m.unsupported[0].1.contains("passed to a routine"),
+            "{:?}",
+            m.unsupported
+        );
     }
 }
