@@ -5,11 +5,11 @@
 //! - Which threads share a copy ([`CopyLevel`]): a construct's private array is the gang's,
 //!   one copy per block. A loop's private array (a parameter bound inside its loop only) is
 //!   each iteration's: the threads that run one iteration together share a copy, so its level
-//!   follows the mode (`fx::Mode`) of the innermost loop that encloses every use of the array:
+//!   follows the mode (`fx::Mode`) that the loop's body runs in, worked out from the region's
+//!   `LoopInfo`s (the loop's levels and its enclosing loops', as `schedule` partitions them):
 //!   gang-redundant code (`Block`) one copy per block, a worker loop's body (`Row`) one per
-//!   row, a vector loop's body (`Thread`) one per thread. (The privatizing loop encloses every
-//!   use; a loop nested in it that holds them all is a worker or vector loop whose iterations
-//!   are independent, or a `seq` loop in the same mode.)
+//!   row, a vector loop's body (`Thread`) one per thread. Several loops making the same array
+//!   private share its parameter: they must agree on the level.
 //! - Copy `c` of parameter `i` starts at `s{i} + c * stride`, `stride` being the array's
 //!   bytes rounded up to 16 ([`crate::private_copy_stride`]); the extents are the original's
 //!   (`s{i}_d{k}`), so bounds checks and `size` see its shape.
@@ -20,9 +20,9 @@
 //!   call would pass on: a private array passed to a routine, or assigned to another local
 //!   (which could then be), is not compiled (the region runs on the host).
 
-use acc_lang::ir::{
-    Block, Expr, ExprKind, LocalId, LoopSchedule, Pass, PrintArg, Region, Stmt, Ty,
-};
+use acc_lang::analysis::{Levels, LoopInfo, Schedule};
+use acc_lang::hir::VarId;
+use acc_lang::ir::{Block, Expr, ExprKind, LocalId, Pass, PrintArg, Region, Stmt, Ty};
 
 use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
 use crate::ptx::{elem_size, Class, Reg};
@@ -40,8 +40,10 @@ pub(crate) fn plan(r: &Region) -> Result<Vec<PrivateArray>> {
         let Ty::Array { elem, rank } = p.ty else {
             return unsupported(format!("private array `{}` that is not an array", p.name));
         };
-        let local = LocalId(i as u32);
-        let mut walk = Walk::new(local);
+        let mut walk = Walk {
+            local: LocalId(i as u32),
+            escapes: false,
+        };
         walk.block(&r.body);
         if walk.escapes {
             return unsupported(format!(
@@ -52,11 +54,12 @@ pub(crate) fn plan(r: &Region) -> Result<Vec<PrivateArray>> {
         let level = if first || !is_loop_private(r, i) {
             CopyLevel::Gang
         } else {
-            match walk.common.and_then(|path| path.last().map(|l| l.1)) {
-                None | Some(Mode::Block) => CopyLevel::Gang,
-                Some(Mode::Row) => CopyLevel::Worker,
-                Some(Mode::Thread) => CopyLevel::Vector,
-            }
+            loop_level(r, p.var).ok_or_else(|| {
+                crate::PtxError::Unsupported(format!(
+                    "private array `{}` of loops of different levels",
+                    p.name
+                ))
+            })?
         };
         out.push(PrivateArray {
             param: i,
@@ -80,8 +83,48 @@ fn is_loop_private(r: &Region, i: usize) -> bool {
         && !r.params[i + 1..].iter().any(|q| q.var == p.var)
 }
 
+/// The level of the copies of a loop's private array `var`: that of the body of each loop
+/// making it private (`None` when they differ).
+fn loop_level(r: &Region, var: VarId) -> Option<CopyLevel> {
+    let mut level = None;
+    for (k, l) in r.loops.iter().enumerate() {
+        if !l.private.contains(&var) {
+            continue;
+        }
+        let this = match loop_body_mode(&r.loops, k) {
+            Mode::Block => CopyLevel::Gang,
+            Mode::Row => CopyLevel::Worker,
+            Mode::Thread => CopyLevel::Vector,
+        };
+        match level {
+            Some(l) if l != this => return None,
+            _ => level = Some(this),
+        }
+    }
+    level
+}
+
+/// The mode loop `k`'s body runs in: the region's `Block`, through the partitions of the
+/// loop's enclosing loops and its own.
+fn loop_body_mode(loops: &[LoopInfo], k: usize) -> Mode {
+    let mut chain = vec![k];
+    while let Some(parent) = chain.last().and_then(|&c| loops.get(c)?.parent) {
+        if chain.contains(&parent) {
+            break;
+        }
+        chain.push(parent);
+    }
+    chain
+        .iter()
+        .rev()
+        .fold(Mode::Block, |mode, &c| match loops[c].schedule {
+            Schedule::Parallel(levels) => body_mode(mode, levels),
+            Schedule::Seq | Schedule::Auto => mode,
+        })
+}
+
 /// The mode of a loop's body entered from `mode` (as `schedule`'s partitions set it).
-fn body_mode(mode: Mode, s: &LoopSchedule) -> Mode {
+fn body_mode(mode: Mode, s: Levels) -> Mode {
     match mode {
         _ if !(s.gang || s.worker || s.vector) => mode,
         Mode::Block if s.vector => Mode::Thread,
@@ -92,46 +135,13 @@ fn body_mode(mode: Mode, s: &LoopSchedule) -> Mode {
     }
 }
 
-/// Where one local is used: the loops enclosing every use, and whether it escapes.
+/// Whether a local escapes: passed to a routine, or assigned to another local.
 struct Walk {
     local: LocalId,
-    /// The loops around the code being walked: an ordinal and the mode of its body.
-    stack: Vec<(usize, Mode)>,
-    loops: usize,
-    /// The loops enclosing every use so far (`None` before the first use).
-    common: Option<Vec<(usize, Mode)>>,
     escapes: bool,
 }
 
 impl Walk {
-    fn new(local: LocalId) -> Walk {
-        Walk {
-            local,
-            stack: Vec::new(),
-            loops: 0,
-            common: None,
-            escapes: false,
-        }
-    }
-
-    fn used(&mut self) {
-        match &mut self.common {
-            None => self.common = Some(self.stack.clone()),
-            Some(c) => {
-                let same = c
-                    .iter()
-                    .zip(&self.stack)
-                    .take_while(|(a, b)| a.0 == b.0)
-                    .count();
-                c.truncate(same);
-            }
-        }
-    }
-
-    fn mode(&self) -> Mode {
-        self.stack.last().map_or(Mode::Block, |l| l.1)
-    }
-
     fn block(&mut self, stmts: &Block) {
         for s in stmts {
             self.stmt(s);
@@ -140,16 +150,10 @@ impl Walk {
 
     fn stmt(&mut self, s: &Stmt) {
         match s {
-            Stmt::Set(l, e) => {
-                if *l == self.local {
-                    self.used();
-                }
+            Stmt::Set(_, e) => {
                 // `b = a` would make `b` the private array under another name.
                 match &e.kind {
-                    ExprKind::Local(x) if *x == self.local => {
-                        self.used();
-                        self.escapes = true;
-                    }
+                    ExprKind::Local(x) if *x == self.local => self.escapes = true,
                     _ => self.expr(e),
                 }
             }
@@ -181,11 +185,7 @@ impl Walk {
                 self.expr(&f.start);
                 self.expr(&f.end);
                 self.expr(&f.step);
-                let mode = body_mode(self.mode(), &f.schedule);
-                self.loops += 1;
-                self.stack.push((self.loops, mode));
                 self.block(&f.body);
-                self.stack.pop();
             }
             Stmt::Print(args) => {
                 for a in args {
@@ -207,11 +207,6 @@ impl Walk {
 
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Local(l) => {
-                if *l == self.local {
-                    self.used();
-                }
-            }
             ExprKind::Call(_, args) => {
                 for a in args {
                     if matches!(a.kind, ExprKind::Local(l) if l == self.local) {
@@ -238,7 +233,7 @@ impl Walk {
                     r.start.iter().chain(&r.count).for_each(|x| self.expr(x));
                 }
             }
-            ExprKind::Const(_) | ExprKind::Global(_) => {}
+            ExprKind::Const(_) | ExprKind::Global(_) | ExprKind::Local(_) => {}
         }
     }
 }
@@ -503,6 +498,51 @@ acc parallel copy(out) {
 }
 ";
         assert_eq!(levels(text), [(1, CopyLevel::Vector, false)]);
+    }
+
+    #[test]
+    fn loops_sharing_a_private_array_agree_on_its_level() {
+        // Two vector loops of one gang loop, each making `t` private: one copy per thread
+        // (not the gang's, which the two loops' threads would share).
+        let text = "let t = zeros(i64, 2)
+let out = zeros(i64, 8, 16)
+acc parallel copy(out) {
+    acc loop gang
+    for i in 0..8 {
+        acc loop vector private(t)
+        for j in 0..16 {
+            t[0] = j
+            out[i, j] = t[0]
+        }
+        acc loop vector private(t)
+        for j in 0..16 {
+            t[1] = i
+            out[i, j] += t[1]
+        }
+    }
+}
+";
+        assert_eq!(levels(text), [(1, CopyLevel::Vector, false)]);
+        // A gang loop's and a vector loop's: no one level fits both.
+        let m = module(
+            "let t = zeros(i64, 2)
+let out = zeros(i64, 8)
+acc parallel copy(out) {
+    acc loop gang private(t)
+    for i in 0..8 {
+        t[0] = i
+        out[i] = t[0]
+    }
+    acc loop gang vector private(t)
+    for i in 0..8 {
+        t[1] = i
+        out[i] += t[1]
+    }
+}
+",
+        );
+        assert_eq!(m.unsupported.len(), 1, "{:?}", m.unsupported);
+        assert!(m.unsupported[0].1.contains("different levels"), "{:?}", m.unsupported);
     }
 
     #[test]
