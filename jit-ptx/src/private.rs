@@ -542,7 +542,11 @@ acc parallel copy(out) {
 ",
         );
         assert_eq!(m.unsupported.len(), 1, "{:?}", m.unsupported);
-        assert!(m.unsupported[0].1.contains("different levels"), "{:?}", m.unsupported);
+        assert!(
+            m.unsupported[0].1.contains("different levels"),
+            "{:?}",
+            m.unsupported
+        );
     }
 
     #[test]
