@@ -281,11 +281,14 @@ impl Engine {
 
     /// Gives each region of a compile its GPU kernel (or the reason it has none), when there
     /// is a GPU to run them: one PTX module per compile, loaded by the device on first use.
-    fn attach_gpu_kernels(&self, module: &ir::Module, code: &acc_jit_host::CompiledModule) {
+    fn attach_gpu_kernels(&mut self, module: &ir::Module, code: &acc_jit_host::CompiledModule) {
         if code.descs.is_empty() || acc_runtime::device::gpu_count() == 0 {
             return;
         }
+        let start = std::time::Instant::now();
         let ptx = acc_jit_ptx::emit_module(module, &self.ptx_options());
+        let profiler = self.context.host().devices().profiler().clone();
+        profiler.note_startup("PTX generation", start.elapsed());
         let text: Arc<str> = ptx.text.into();
         let strings: Arc<[String]> = module.strings.clone().into();
         for &(id, desc) in &code.descs {

@@ -176,7 +176,16 @@ impl Fx<'_, '_> {
                 a.dims.len()
             ));
         }
+        let mut failed = None;
         if let (Some(site), false) = (site, self.cx.options.unchecked) {
+            // A check decided later reports the index it had here.
+            let kept: Vec<Reg>;
+            let idx = if self.later.is_some() {
+                kept = idx.iter().map(|&r| self.keep(r)).collect();
+                &kept[..]
+            } else {
+                idx
+            };
             let mut outs = Vec::with_capacity(idx.len());
             for (i, d) in idx.iter().zip(&a.dims) {
                 let p = self.fresh(Class::Pred);
@@ -204,6 +213,7 @@ impl Fx<'_, '_> {
             }
             let dims = a.dims.clone();
             let site = self.site(Some(site));
+            failed = Some(any);
             self.fail_if(
                 any,
                 FailKind::Bounds,
@@ -227,7 +237,16 @@ impl Fx<'_, '_> {
         } else {
             self.ins(format!("mad.lo.s64 {addr}, {linear}, {size}, {}", a.data));
         }
-        Ok(addr)
+        match failed {
+            Some(any) if self.later.is_some() => {
+                // Until the check is decided, a failing access reads the error record: an
+                // address that is always there.
+                let safe = self.fresh(Class::B64);
+                self.ins(format!("selp.b64 {safe}, {}, {addr}, {any}", self.sp.err));
+                Ok(safe)
+            }
+            _ => Ok(addr),
+        }
     }
 
     fn unary(&mut self, op: UnOp, x: &Expr) -> Result<Val> {

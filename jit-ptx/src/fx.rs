@@ -147,6 +147,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub proven: std::collections::HashSet<usize>,
     /// How many versioned loops enclose the code being generated.
     pub version_depth: u32,
+    /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
+    pub later: Option<Vec<crate::unroll::LaterCheck>>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -193,6 +195,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             gang_frames: Vec::new(),
             proven: Default::default(),
             version_depth: 0,
+            later: None,
         }
     }
 
@@ -481,11 +484,20 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.cx.uses_row_barrier = true;
         self.row_barriers_used = true;
         let err = self.sp.err;
+        // A row of one whole warp, the common case, without the call.
+        let one_warp = self.fresh(Class::Pred);
+        let (soft, done) = (self.label("rowbar"), self.label("rowbardone"));
+        self.ins(format!("setp.ne.u32 {one_warp}, {}, 32", self.sp.ntx));
+        self.ins(format!("@{one_warp} bra {soft}"));
+        self.ins("bar.warp.sync -1");
+        self.ins(format!("bra {done}"));
+        self.place(&soft);
         self.code.push_str("\t{\n");
         self.ins(".param .b64 rb_err");
         self.ins(format!("st.param.b64 [rb_err], {err}"));
         self.ins("call acc_row_barrier, (rb_err)");
         self.code.push_str("\t}\n");
+        self.place(&done);
     }
 
     /// The address of slot `index` (a u32 register) of the shared scratch buffer.
@@ -554,6 +566,18 @@ impl<'c, 'm> Fx<'c, 'm> {
         shape: &[Reg],
         prelude: Vec<String>,
     ) {
+        if let Some(later) = self.later.as_mut() {
+            later.push(crate::unroll::LaterCheck {
+                cond,
+                kind,
+                site,
+                dim,
+                index,
+                shape: shape.to_vec(),
+                prelude,
+            });
+            return;
+        }
         let l = self.label("fail");
         self.ins(format!("@{cond} bra {l}"));
         let err = self.sp.err;

@@ -109,6 +109,7 @@ mod schedule;
 mod stmt;
 #[cfg(test)]
 mod tests;
+mod unroll;
 mod version;
 
 use std::fmt;

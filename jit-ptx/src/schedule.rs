@@ -246,6 +246,29 @@ impl Fx<'_, '_> {
             let v = fx.fresh_of(t);
             fx.ins(format!("mov.{ty} {k}, 0"));
             fx.ins(format!("mov.{ty} {v}, {start}"));
+            if fx.unrollable(&f.body) {
+                let rolled = fx.label("rolled");
+                let depth = fx.reductions.len();
+                fx.reductions.extend(f.schedule.reductions.iter().copied());
+                let trips = fx.unrolled_trips(
+                    ty,
+                    k,
+                    last,
+                    &exit,
+                    &rolled,
+                    |fx| {
+                        fx.ins(format!("mov.{ty} {var}, {v}"));
+                        fx.block(&f.body)
+                    },
+                    |fx| {
+                        fx.ins(format!("add.{ty} {k}, {k}, 1"));
+                        fx.ins(format!("add.{ty} {v}, {v}, {step}"));
+                    },
+                );
+                fx.reductions.truncate(depth);
+                trips?;
+                fx.place(&rolled);
+            }
             fx.place(&top);
             fx.ins(format!("mov.{ty} {var}, {v}"));
             fx.loops.push(LoopTargets {

@@ -264,5 +264,29 @@ fn a_sequential_loop_is_versioned_whole() {
          acc serial {\n  for i in 0..100 {\n    s += x[i]\n  }\n}\n");
     // Two copies of the loop: two loop heads.
     assert_eq!(text.matches("_for:").count(), 2, "{text}");
-    assert_eq!(checks(&text), 1, "{text}");
+}
+
+#[test]
+fn a_straight_sequential_loop_runs_unrolled_with_its_checks_at_the_end_of_a_trip() {
+    let text = ptx(
+        "let x = zeros(10)\nlet idx = zeros(i64, 10)\nlet s = 0.0\n\
+         acc serial copy(s) {\n  let t = 0.0\n  for j in 0..10 {\n    t += x[idx[j]]\n  }\n  s = t\n}\n",
+    );
+    let trip = &text[text.find("_unrolled:").expect("an unrolled trip")..];
+    let trip = &trip[..trip.find("_rolled:").expect("the rolled loop after it")];
+    // Four gathers, each load of `x` from an address that is safe until the check.
+    assert_eq!(trip.matches("ld.global.f64").count(), 4, "{trip}");
+    assert_eq!(trip.matches("selp.b64").count(), 4, "{trip}");
+    // The checks of the trip, in order, after its last load.
+    let last_load = trip.rfind("ld.global.f64").unwrap();
+    assert_eq!(trip[last_load..].matches("_fail;").count(), 4, "{trip}");
+}
+
+#[test]
+fn a_loop_with_a_branch_or_a_call_is_not_unrolled() {
+    let text = ptx(
+        "let x = zeros(10)\nlet s = 0.0\n\
+         acc serial copy(s) {\n  for j in 0..10 {\n    if x[j] > 0.0 {\n      s += 1.0\n    }\n  }\n}\n",
+    );
+    assert!(!text.contains("_unrolled:"), "{text}");
 }

@@ -364,6 +364,9 @@ pub struct Profiler {
     state: Mutex<State>,
     notify_out: Mutex<Box<dyn Write + Send>>,
     resolver: RwLock<Option<Box<Resolver>>>,
+    /// What a first result waits for besides its work (GPU driver and context, PTX generation,
+    /// the driver's JIT), in order.
+    startup: Mutex<Vec<(String, std::time::Duration)>>,
 }
 
 impl Profiler {
@@ -376,6 +379,15 @@ impl Profiler {
             state: Mutex::new(State::new()),
             notify_out: Mutex::new(notify_out),
             resolver: RwLock::new(None),
+            startup: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Notes a start-up cost for the report's `start-up:` line (`--profile`).
+    pub fn note_startup(&self, what: impl Into<String>, took: std::time::Duration) {
+        if self.opts.profile {
+            let mut startup = self.startup.lock().unwrap_or_else(|e| e.into_inner());
+            startup.push((what.into(), took));
         }
     }
 
@@ -577,6 +589,14 @@ impl Profiler {
             write_site(&mut out, *line, line_width, construct, stats);
         }
         write_totals(&mut out, &totals);
+        let startup = self.startup.lock().unwrap_or_else(|e| e.into_inner());
+        if !startup.is_empty() {
+            let parts: Vec<String> = startup
+                .iter()
+                .map(|(what, took)| format!("{what} {:.1}ms", took.as_secs_f64() * 1e3))
+                .collect();
+            let _ = writeln!(out, "start-up: {}", parts.join(", "));
+        }
         out
     }
 
@@ -1096,6 +1116,23 @@ mod tests {
         p.record(sync(1), launch(1, 1), now + us_(5), now);
         assert_eq!(p.stats(1).launches.count, 1);
         assert_eq!(p.stats(1).launches.max, Duration::ZERO);
+    }
+
+    #[test]
+    fn start_up_costs_close_the_report_in_order() {
+        let p = profiling();
+        p.note_startup("driver", Duration::from_micros(1500));
+        p.note_startup("nvidia:0 context", Duration::from_millis(300));
+        let report = p.report(&resolve);
+        assert!(
+            report.ends_with("start-up: driver 1.5ms, nvidia:0 context 300.0ms\n"),
+            "{report}"
+        );
+        // Nothing noted, no line; and nothing is noted without `--profile`.
+        assert!(!profiling().report(&resolve).contains("start-up"));
+        let quiet = Profiler::disabled();
+        quiet.note_startup("driver", Duration::from_millis(1));
+        assert!(!quiet.report(&resolve).contains("start-up"));
     }
 
     #[test]

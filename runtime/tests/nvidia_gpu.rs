@@ -406,7 +406,7 @@ fn gpu_memory_properties() {
 #[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
 fn large_transfers_and_sections_round_trip() {
     let (mut c, _) = gpu_context();
-    // 5M f64 (40 MB): staged in 8 MiB chunks, the last one partial.
+    // 5M f64 (40 MB): staged in 32 MiB chunks, the last one partial; the section (24 MB) too.
     let n = 5_000_000;
     let x = new_array(ELEM_F64, &[n]).unwrap();
     unsafe {

@@ -7,6 +7,9 @@
 //!   (`data`, `len`, `dims`), which kernels receive (jit-ptx's kernel ABI).
 //! - Queues are CUDA streams (one per async queue, made on first use, plus one for synchronous
 //!   work); `wait(q) async(r)` is an event recorded on `q` that `r` waits for.
+//! - Transfers of 16 MiB and more go through two page-locked staging buffers used in turn
+//!   (`Staging`), so that copying between the array and one buffer (on all cores) overlaps the
+//!   DMA of the other; smaller ones are plain asynchronous copies.
 //! - Modules are loaded once per PTX text (cached by content); a PTX the driver rejects is
 //!   reported with the driver's JIT log.
 //! - Device errors: every kernel shares one error record in page-locked host memory mapped
@@ -41,14 +44,19 @@ use crate::queue::QueueId;
 /// shape[6].
 const ERROR_RECORD: usize = 80;
 
+/// How long loading and initializing the driver took (set by `gpu_count`).
+static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
+
 /// How many GPUs the driver reports (0 without a driver).
 pub fn gpu_count() -> usize {
     static COUNT: OnceLock<usize> = OnceLock::new();
     *COUNT.get_or_init(|| {
+        let start = Instant::now();
         // SAFETY: only looks for the library.
         if !unsafe { sys::is_culib_present() } || result::init().is_err() {
             return 0;
         }
+        let _ = DRIVER_START.set(start.elapsed());
         result::device::get_count().map_or(0, |n| n.max(0) as usize)
     })
 }
@@ -79,6 +87,148 @@ pub(crate) struct CudaMemory {
     sync: sys::CUstream,
     queues: HashMap<QueueId, sys::CUstream>,
     profiler: Arc<Profiler>,
+    /// Page-locked staging buffers for large transfers (made on first use).
+    staging: Option<Staging>,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for (b, &e) in self.events.iter().enumerate() {
+            // SAFETY: this device's events, destroyed once.
+            unsafe {
+                if self.busy[b] {
+                    let _ = result::event::synchronize(e);
+                }
+                let _ = result::event::destroy(e);
+            }
+        }
+    }
+}
+
+/// Runs of at least this many bytes go through the staging buffers (smaller ones take about
+/// a millisecond as they are, less than making the buffers costs the first time).
+const STAGED_FROM: usize = 16 << 20;
+/// The size of each of the two staging buffers.
+const STAGING_CHUNK: usize = 32 << 20;
+
+/// Copies `src` into `dst` on the host's cores, a megabyte each: one thread's copy is
+/// slower than the DMA it feeds.
+fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 20;
+    dst.par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Two page-locked buffers used in turn, so that copying one chunk between the array and a
+/// buffer (on all cores) overlaps the DMA of the other (the driver's own staging of pageable
+/// memory copies on one thread).
+/// Each buffer's event marks when the GPU is done with it.
+struct Staging {
+    buffers: [Pinned; 2],
+    events: [sys::CUevent; 2],
+    /// A buffer whose event was recorded and not yet waited for.
+    busy: [bool; 2],
+}
+
+impl Staging {
+    fn new() -> Result<Staging, RunErrorKind> {
+        let event = || {
+            result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(|e| driver_error("making an event", e))
+        };
+        Ok(Staging {
+            buffers: [
+                Pinned::staging(STAGING_CHUNK)?,
+                Pinned::staging(STAGING_CHUNK)?,
+            ],
+            events: [event()?, event()?],
+            busy: [false; 2],
+        })
+    }
+
+    /// Waits until the GPU is done with buffer `b`.
+    fn wait(&mut self, b: usize) -> Result<(), RunErrorKind> {
+        if std::mem::take(&mut self.busy[b]) {
+            // SAFETY: an event of this device.
+            unsafe { result::event::synchronize(self.events[b]) }
+                .map_err(|e| driver_error("copying data", e))?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, b: usize, stream: sys::CUstream) -> Result<(), RunErrorKind> {
+        // SAFETY: an event and a stream of this device.
+        unsafe { result::event::record(self.events[b], stream) }
+            .map_err(|e| driver_error("copying data", e))?;
+        self.busy[b] = true;
+        Ok(())
+    }
+
+    /// Host to device through the buffers.
+    ///
+    /// # Safety
+    /// `dev` has room for `host`.
+    unsafe fn upload(
+        &mut self,
+        host: &[u8],
+        dev: sys::CUdeviceptr,
+        stream: sys::CUstream,
+    ) -> Result<(), RunErrorKind> {
+        for (k, chunk) in host.chunks(STAGING_CHUNK).enumerate() {
+            let b = k % 2;
+            self.wait(b)?;
+            let buf = std::slice::from_raw_parts_mut(self.buffers[b].host, chunk.len());
+            parallel_copy(buf, chunk);
+            let at = dev + (k * STAGING_CHUNK) as u64;
+            result::memcpy_htod_async(at, buf, stream)
+                .map_err(|e| driver_error("copying data", e))?;
+            self.record(b, stream)?;
+        }
+        Ok(())
+    }
+
+    /// Device to host through the buffers: chunk `k + 1`'s DMA runs while chunk `k` is copied
+    /// out.
+    ///
+    /// # Safety
+    /// `dev` holds at least `host.len()` bytes.
+    unsafe fn download(
+        &mut self,
+        host: &mut [u8],
+        dev: sys::CUdeviceptr,
+        stream: sys::CUstream,
+    ) -> Result<(), RunErrorKind> {
+        let total = host.len();
+        let chunks = total.div_ceil(STAGING_CHUNK);
+        let len = |k: usize| STAGING_CHUNK.min(total - k * STAGING_CHUNK);
+        let issue = |st: &mut Staging, k: usize| -> Result<(), RunErrorKind> {
+            let b = k % 2;
+            st.wait(b)?;
+            let buf = std::slice::from_raw_parts_mut(st.buffers[b].host, len(k));
+            let at = dev + (k * STAGING_CHUNK) as u64;
+            result::memcpy_dtoh_async(buf, at, stream)
+                .map_err(|e| driver_error("copying data", e))?;
+            st.record(b, stream)
+        };
+        if chunks > 0 {
+            issue(self, 0)?;
+        }
+        for k in 0..chunks {
+            if k + 1 < chunks {
+                issue(self, k + 1)?;
+            }
+            let b = k % 2;
+            self.wait(b)?;
+            let buf = std::slice::from_raw_parts(self.buffers[b].host, len(k));
+            parallel_copy(
+                &mut host[k * STAGING_CHUNK..k * STAGING_CHUNK + len(k)],
+                buf,
+            );
+        }
+        Ok(())
+    }
 }
 
 impl CudaMemory {
@@ -181,12 +331,25 @@ impl Memory for CudaMemory {
             let (o, n) = (offset as usize * size, len as usize * size);
             let h = std::slice::from_raw_parts_mut((*host).data.add(o), n);
             let d = copy.data + o as u64;
-            let done = if upload {
-                result::memcpy_htod_async(d, h, stream)
+            if n >= STAGED_FROM {
+                if self.staging.is_none() {
+                    self.staging = Some(Staging::new()?);
+                }
+                if let Some(st) = self.staging.as_mut() {
+                    if upload {
+                        st.upload(h, d, stream)?;
+                    } else {
+                        st.download(h, d, stream)?;
+                    }
+                }
             } else {
-                result::memcpy_dtoh_async(h, d, stream)
-            };
-            done.map_err(|e| driver_error("copying data", e))?;
+                let done = if upload {
+                    result::memcpy_htod_async(d, h, stream)
+                } else {
+                    result::memcpy_dtoh_async(h, d, stream)
+                };
+                done.map_err(|e| driver_error("copying data", e))?;
+            }
             bytes += n as u64;
         }
         self.finish_sync(q)?;
@@ -274,6 +437,12 @@ pub struct Nvidia {
 impl Nvidia {
     pub(crate) fn new(num: usize, profiler: Arc<Profiler>) -> Result<Nvidia, RunErrorKind> {
         let fail = |e| driver_error(&format!("opening nvidia:{num}"), e);
+        let start = Instant::now();
+        if num == 0 {
+            if let Some(&took) = DRIVER_START.get() {
+                profiler.note_startup("driver", took);
+            }
+        }
         // SAFETY: the driver was found and initialized (`gpu_count`); the primary context is
         // retained for the life of the process.
         unsafe {
@@ -289,12 +458,14 @@ impl Nvidia {
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let error = Pinned::new(ERROR_RECORD)?;
             let scratch = Pinned::new(64 * 1024)?;
+            profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
                     num,
                     sync,
                     queues: HashMap::new(),
                     profiler,
+                    staging: None,
                 }),
                 modules: HashMap::new(),
                 functions: HashMap::new(),
@@ -377,7 +548,13 @@ impl Nvidia {
         let module = match self.modules.get(&key) {
             Some(&m) => m,
             None => {
+                let start = Instant::now();
                 let m = load_module(&k.ptx)?;
+                let what = format!("nvidia:{} PTX JIT", self.data.memory.num);
+                self.data
+                    .memory
+                    .profiler
+                    .note_startup(what, start.elapsed());
                 self.modules.insert(key, m);
                 m
             }
@@ -431,12 +608,12 @@ impl Nvidia {
             .gang_loop
             .as_ref()
             .and_then(|g| unsafe { g.trip_count(args, &desc.params) });
-        let (mut grid, block) = Self::shape(desc, sizes, |threads| {
-            let wave = sms * loaded.resident_blocks(threads, kernel.shared_bytes);
-            let per_gang = match &desc.gang_loop {
-                Some(g) if g.threads => threads,
-                _ => 1,
-            };
+        let (mut grid, block) = Self::shape(desc, sizes, |workers, vector| {
+            let wave = sms * loaded.resident_blocks(workers * vector, kernel.shared_bytes);
+            let per_gang = desc
+                .gang_loop
+                .as_ref()
+                .map_or(1, |g| g.per_gang(workers, vector));
             // Each block of a reduction leaves a partial result that the host combines: no
             // more blocks than a wave.
             let gangs = default_gangs(wave, trip, per_gang);
@@ -540,13 +717,12 @@ impl Nvidia {
     }
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
-    /// of one thread for `serial`, and as many blocks of 128 threads as are resident on the
-    /// GPU at once (kernels loop over their iterations, so any grid is correct, and one full
-    /// wave leaves no multiprocessor idle while a partial second wave runs).
+    /// of one thread for `serial`, blocks of 128 threads, and `default_gangs(workers, vector)`
+    /// blocks (kernels loop over their iterations, so any grid is correct).
     fn shape(
         desc: &RegionDesc,
         sizes: &[i64; 9],
-        resident_blocks: impl FnOnce(u32) -> u32,
+        default_gangs: impl FnOnce(u32, u32) -> u32,
     ) -> ((u32, u32, u32), (u32, u32, u32)) {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
@@ -557,7 +733,7 @@ impl Nvidia {
         let workers = given(sizes[1], 32).unwrap_or(1);
         let vector = given(sizes[2], 1024 / workers).unwrap_or(128);
         let gangs = given(sizes[0], i32::MAX as u32)
-            .unwrap_or_else(|| resident_blocks(vector * workers).max(1));
+            .unwrap_or_else(|| default_gangs(workers, vector).max(1));
         ((gangs, 1, 1), (vector, workers, 1))
     }
 
@@ -754,14 +930,22 @@ struct Pinned {
 }
 
 impl Pinned {
+    /// Page-locked memory the GPU can address, zeroed.
     fn new(bytes: usize) -> Result<Pinned, RunErrorKind> {
+        let p = Pinned::staging(bytes)?;
+        // SAFETY: `bytes` bytes were allocated.
+        unsafe { std::ptr::write_bytes(p.host, 0, bytes) };
+        Ok(p)
+    }
+
+    /// Page-locked memory the GPU can address, as the allocator left it (staging buffers
+    /// are written before they are read).
+    fn staging(bytes: usize) -> Result<Pinned, RunErrorKind> {
         let what = "allocating page-locked memory";
-        // SAFETY: a fresh allocation, zeroed before use; its device address comes from the
-        // driver.
+        // SAFETY: a fresh allocation; its device address comes from the driver.
         unsafe {
             let host = result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP)
                 .map_err(|e| driver_error(what, e))? as *mut u8;
-            std::ptr::write_bytes(host, 0, bytes);
             let mut dev = 0;
             let r = sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0);
             if r != sys::CUresult::CUDA_SUCCESS {
