@@ -13,7 +13,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::GpuKernel;
+use acc_runtime::launch::{CopyLevel, GpuKernel, GpuPrivateArray};
 use acc_runtime::profile::SiteStats;
 
 use crate::error::Error;
@@ -303,6 +303,19 @@ impl Engine {
                         .globals
                         .iter()
                         .filter_map(|v| self.slots.get(v).copied())
+                        .collect(),
+                    private_arrays: k
+                        .private_arrays
+                        .iter()
+                        .map(|p| GpuPrivateArray {
+                            param: p.param,
+                            rank: p.rank,
+                            level: match p.level {
+                                acc_jit_ptx::CopyLevel::Gang => CopyLevel::Gang,
+                                acc_jit_ptx::CopyLevel::Worker => CopyLevel::Worker,
+                                acc_jit_ptx::CopyLevel::Vector => CopyLevel::Vector,
+                            },
+                        })
                         .collect(),
                 }),
                 None => Err(ptx

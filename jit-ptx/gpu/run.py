@@ -101,10 +101,14 @@ class Case:
         k = self.kernel(region)
         if k["one_gang"]:
             grid = min(grid, 2)
-        values, keep, slots = [], {}, []
+        values, keep, slots, keep_scratch = [], {}, [], []
         for p in k["params"]:
             v = args[p["name"]]
-            if p["pass"] == "array":
+            if p["pass"] == "private_array":
+                # Not read by the kernel: its copies come from the scratch below.
+                values.append(np.uint64(0))
+                slots.append(np.uint64(0))
+            elif p["pass"] in ("array", "firstprivate_array"):
                 data = cp.asarray(np.ascontiguousarray(v))
                 dims = list(v.shape) + [1] * (6 - v.ndim)
                 hdr = cp.asarray(np.array([data.data.ptr, v.size] + dims, dtype=np.int64))
@@ -122,12 +126,25 @@ class Case:
         # Global scalars that routines read: their slots after the error record (the
         # harness names them `global:NAME` in `args`).
         gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
+        # Private arrays: per launch, one copy per block, row or thread (by the array's
+        # level) of the original's shape, every copy `stride` bytes (its size rounded up to
+        # 16), filled with garbage; the kernel takes the copies' base and the extents.
+        pvals = []
+        for pa in k.get("private", []):
+            v = np.asarray(args[k["params"][pa["param"]]["name"]])
+            stride = (v.size * pa["elem_bytes"] + 15) // 16 * 16
+            per_block = {"gang": 1, "worker": block[1], "vector": block[0] * block[1]}
+            copies = grid * per_block[pa["level"]]
+            scratch = cp.full(max(1, copies * stride), 0xA5, dtype=np.uint8)
+            keep_scratch.append(scratch)
+            pvals += [np.uint64(scratch.data.ptr)] + [np.uint64(d) for d in v.shape]
         f = self.module.get_function(k["name"])
         params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-                                  np.uint64(error.data.ptr)) + gvals
+                                  np.uint64(error.data.ptr)) + gvals + tuple(pvals)
 
         def launch():
             f((grid, 1, 1), (block[0], block[1], 1), params)
+            launch.scratch = keep_scratch  # alive as long as the launcher
 
         def collect():
             return self.collect(k, args, grid, keep, results, partials, error)
@@ -584,6 +601,50 @@ def case_math():
         check(f"math {name} f32 (max {worst} ulp)", e is None and worst <= 1, e)
 
 
+def case_private():
+    c = Case("private")
+    n, m = 100, 16
+    w = np.array([1, 2, 3, 4], np.int64)
+    flags = np.array([1, 0, 1], np.uint8)
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"w": w, "out": np.zeros(n, np.int64), "n": n}, grid, block)
+        want = np.array([11 + (11 if i % 4 == 0 else w[i % 4]) for i in range(n)])
+        check(f"firstprivate gang copies {tag}", e is None and np.array_equal(out["out"], want)
+              and np.array_equal(out["w"], w), (e, out["out"][:8], out["w"]))
+        out, _, e = c.run(1, {"t": np.zeros(m, np.int64), "out2": np.zeros((n, m), np.int64),
+                              "n": n, "m": m}, grid, block)
+        i, j = np.indices((n, m))
+        check(f"private gang copy shared by vector loops {tag}",
+              e is None and np.array_equal(out["out2"], i * 100 + m - 1 - j), e)
+        out, _, e = c.run(2, {"u": np.zeros(m), "out3": np.zeros((n, m)), "n": n, "m": m},
+                          grid, block)
+        check(f"private gang-loop copy {tag}",
+              e is None and np.array_equal(out["out3"], 2.0 * i + 0.5 * (m - 1)), e)
+        out, _, e = c.run(3, {"v": np.zeros(m, np.int32), "out4": np.zeros(n, np.int32),
+                              "n": n, "m": m}, grid, block)
+        check(f"private worker-loop copy {tag}",
+              e is None and np.array_equal(out["out4"], 16 * np.arange(n) + 120), e)
+        out, _, e = c.run(4, {"r": np.zeros((2, 3), np.int64), "out5": np.zeros(n, np.int64),
+                              "n": n}, grid, block)
+        check(f"private vector-loop copy, rank 2 {tag}",
+              e is None and np.array_equal(out["out5"], 20 * np.arange(n) + 5), e)
+        out, _, e = c.run(5, {"p": np.zeros(2, np.int32), "out6": np.zeros((n, 4), np.int32),
+                              "n": n}, grid, block)
+        i4, j4 = np.indices((n, 4))
+        check(f"private seq-loop copy in a vector loop {tag}",
+              e is None and np.array_equal(out["out6"], 10 * i4 + j4), e)
+        out, _, e = c.run(6, {"flags": flags, "out7": np.zeros(n, np.int32), "n": n}, grid,
+                          block)
+        check(f"firstprivate bool array {tag}", e is None and
+              np.array_equal(out["out7"], np.ones(n, np.int32)) and
+              np.array_equal(out["flags"], flags), (e, out["out7"][:6]))
+        _, _, e = c.run(7, {"q": np.zeros(3), "out8": np.zeros(n), "n": n}, grid, block)
+        check(f"bounds error on a private array {tag}", e is not None and e["kind"] == 1 and
+              e["what"] == "q" and e["index"] == 3 and e["shape"] == [3], e)
+    each_shape(go)
+
+
 def timed(c, region, args, grid, block, runs=20):
     """Mean kernel time in ms over `runs` launches (after a warm-up), by CUDA events."""
     launch, collect = c.prepare(region, args, grid, block)
@@ -625,7 +686,7 @@ def case_perf():
 
 for case in [case_saxpy, case_reduce, case_jacobi, case_collapse, case_levels, case_semantics,
              case_errors, case_atomics, case_routines, case_kernels, case_printf, case_math,
-             case_perf]:
+             case_private, case_perf]:
     try:
         case()
     except Exception as ex:  # a case that cannot run is a failure, not a crash of the rest

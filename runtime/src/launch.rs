@@ -105,6 +105,42 @@ pub struct GpuKernel {
     /// The globals' slots (`ctx.globals[slot]`) whose values the kernel takes after its ABI
     /// parameters (global scalars its routines read).
     pub globals: Vec<u32>,
+    /// Its private arrays, in parameter order: the launch allocates their copies and passes
+    /// each one's base and extents after the globals (jit-ptx's kernel ABI).
+    pub private_arrays: Vec<GpuPrivateArray>,
+}
+
+/// A private array of a GPU kernel (jit-ptx's `PrivateArray`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuPrivateArray {
+    /// The region parameter.
+    pub param: usize,
+    /// Its rank: the kernel takes that many extents after the copies' base.
+    pub rank: u32,
+    /// How many blocks, rows or threads share a copy.
+    pub level: CopyLevel,
+}
+
+/// Which threads of a launch share a private array's copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyLevel {
+    /// One copy per block.
+    Gang,
+    /// One per row of a block (`blockDim.y` per block).
+    Worker,
+    /// One per thread.
+    Vector,
+}
+
+impl CopyLevel {
+    /// Copies a block of `block_x * block_y` threads needs.
+    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
+        match self {
+            CopyLevel::Gang => 1,
+            CopyLevel::Worker => u64::from(block_y),
+            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
+        }
+    }
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.

@@ -162,6 +162,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),
+        private_arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc
