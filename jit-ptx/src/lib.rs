@@ -67,12 +67,13 @@
 //! `worker` and `vector` ones in the caller's threads, one variant per caller mode (`call`).
 //! `print` and `printf` go through CUDA's `vprintf` (`print`). Math: PTX instructions where
 //! they are exact (`sqrt.rn`, `abs`, `min`/`max`, `floor`/`ceil`/`trunc`, `copysign`, `fma`,
-//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan sinh cosh tanh hypot
-//! fmod` and float `%` from the module's math library (`math`), within 2 ulp.
+//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2
+//! sinh cosh tanh hypot fmod pow cbrt` and float `%` from the module's math library (`math`),
+//! within 2 ulp (`examples/math_ulp.rs` and `gpu/math_ulp.py` measure them on a GPU).
 //!
 //! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
-//! `FirstPrivateArray`), `asin acos atan atan2 pow cbrt` on the device, `print` of a float,
-//! and the other constructs [`PtxModule::unsupported`] names.
+//! `FirstPrivateArray`), `print` of a float, and the other constructs
+//! [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;
