@@ -189,20 +189,82 @@ fn functions() -> Vec<Fun> {
             bound: 1,
             ..unary!("sqrt", sqrt, &[4.0, 1e-310])
         },
-        unary!("exp", exp, &[709.782712893384, 709.79, -745.1332191019412, -745.14, -708.4]),
-        unary!("exp2", exp2, &[1023.99, 1024.0, -1074.0, -1075.0, -1022.5, 0.5]),
-        unary!("expm1", exp_m1, &[709.78, 1e-20, -40.0, 0.6931471805599453, -37.5]),
-        unary!("log", ln, &[1e-310, 0.9999999999999999, 1.0000000000000002, 10.0]),
+        unary!(
+            "exp",
+            exp,
+            &[
+                709.782712893384,
+                709.79,
+                -745.1332191019412,
+                -745.14,
+                -708.4
+            ]
+        ),
+        unary!(
+            "exp2",
+            exp2,
+            &[1023.99, 1024.0, -1074.0, -1075.0, -1022.5, 0.5]
+        ),
+        unary!(
+            "expm1",
+            exp_m1,
+            &[709.78, 1e-20, -40.0, std::f64::consts::LN_2, -37.5]
+        ),
+        unary!(
+            "log",
+            ln,
+            &[1e-310, 0.9999999999999999, 1.0000000000000002, 10.0]
+        ),
         unary!("log2", log2, &[1e-310, 1024.0, 0.9999999999999999, 8.0]),
         unary!("log10", log10, &[1e-310, 1000.0, 1e22, 0.9999999999999999]),
         unary!("log1p", ln_1p, &[-0.9999999999999999, 1e-20, -1e-20, 1e300]),
-        unary!("sin", sin, &[PIO2, 3.141592653589793, 1e22, 6381956970095103.0 * 2.0e240, 355.0]),
-        unary!("cos", cos, &[PIO2, 3.141592653589793, 1e22, 1.5e300, 103993.0]),
-        unary!("tan", tan, &[PIO2, 3.141592653589793, 1e22, 1.5e300, 0.7853981633974483]),
-        unary!("asin", asin, &[0.975, 0.9999999999999999, 1e-300, 0.5000000000000001]),
-        unary!("acos", acos, &[0.975, 0.9999999999999999, -0.9999999999999999, 1e-300]),
-        unary!("atan", atan, &[0.4375, 0.6875, 1.1875, 2.4375, 7.378697629483821e19]),
-        unary!("sinh", sinh, &[710.4758600739439, 710.48, 22.0, 1e-300, 0.9999999999999999]),
+        unary!(
+            "sin",
+            sin,
+            &[
+                PIO2,
+                std::f64::consts::PI,
+                1e22,
+                6381956970095103.0 * 2.0e240,
+                355.0
+            ]
+        ),
+        unary!(
+            "cos",
+            cos,
+            &[PIO2, std::f64::consts::PI, 1e22, 1.5e300, 103993.0]
+        ),
+        unary!(
+            "tan",
+            tan,
+            &[
+                PIO2,
+                std::f64::consts::PI,
+                1e22,
+                1.5e300,
+                std::f64::consts::FRAC_PI_4
+            ]
+        ),
+        unary!(
+            "asin",
+            asin,
+            &[0.975, 0.9999999999999999, 1e-300, 0.5000000000000001]
+        ),
+        unary!(
+            "acos",
+            acos,
+            &[0.975, 0.9999999999999999, -0.9999999999999999, 1e-300]
+        ),
+        unary!(
+            "atan",
+            atan,
+            &[0.4375, 0.6875, 1.1875, 2.4375, 7.378697629483821e19]
+        ),
+        unary!(
+            "sinh",
+            sinh,
+            &[710.4758600739439, 710.48, 22.0, 1e-300, 0.9999999999999999]
+        ),
         unary!("cosh", cosh, &[710.4758600739439, 710.48, 22.0, 1e-300]),
         unary!("tanh", tanh, &[22.0, 19.0, 1e-300, 2.7755575615628914e-17]),
         unary!("cbrt", cbrt, &[27.0, 1e-310, 8e300, -64.0]),
@@ -262,7 +324,11 @@ fn segments(f: &str, f32: bool) -> Vec<(u32, Gen, Gen)> {
         "sin" | "cos" | "tan" => {
             s.push((3, Uniform(-10.0, 10.0), Int(0, 0)));
             s.push((3, LogU(-30, 30, true), Int(0, 0)));
-            let p = if f32 { Pio2f(10_000, 16) } else { Pio2(1_000_000, 64) };
+            let p = if f32 {
+                Pio2f(10_000, 16)
+            } else {
+                Pio2(1_000_000, 64)
+            };
             s.push((3, p, Int(0, 0)));
             s.push((3, LogU(20, emax, true), Int(0, 0)));
         }
@@ -298,7 +364,11 @@ fn segments(f: &str, f32: bool) -> Vec<(u32, Gen, Gen)> {
         "pow" => {
             s.push((2, LogU(emin, emax, false), Uniform(-100.0, 100.0)));
             s.push((2, Uniform(-50.0, 50.0), Int(-1000, 1000)));
-            let y = if f32 { LogU(0, 30, true) } else { LogU(0, 70, true) };
+            let y = if f32 {
+                LogU(0, 30, true)
+            } else {
+                LogU(0, 70, true)
+            };
             s.push((2, near1, y));
             let edge = if f32 {
                 PowEdge(32, -155.0, 130.0)
@@ -448,7 +518,10 @@ fn main() {
     for t in ["64", "32"] {
         for f in &funs {
             let (ins, call) = if f.arity == 2 {
-                (format!("x{t}, z{t}"), format!("{}(x{t}[i], z{t}[i])", f.name))
+                (
+                    format!("x{t}, z{t}"),
+                    format!("{}(x{t}[i], z{t}[i])", f.name),
+                )
             } else {
                 (format!("x{t}"), format!("{}(x{t}[i])", f.name))
             };
@@ -469,7 +542,10 @@ fn main() {
     };
     let ptx = emit_module(&module, &PtxOptions::default());
     if !ptx.unsupported.is_empty() || ptx.kernels.len() != entries.len() {
-        eprintln!("not every function compiles for the device: {:?}", ptx.unsupported);
+        eprintln!(
+            "not every function compiles for the device: {:?}",
+            ptx.unsupported
+        );
         std::process::exit(1);
     }
     std::fs::write(format!("{out}/math_ulp.ptx"), &ptx.text).expect("write");

@@ -40,7 +40,8 @@ impl Rng {
     fn log_uniform(&mut self, lo: i32, hi: i32) -> f64 {
         let e = lo + (self.next() % (hi - lo) as u64) as i32;
         let m = 1.0 + self.unit();
-        let v = m * 2f64.powi(e.clamp(-1022, 1023)) * 2f64.powi((e - e.clamp(-1022, 1023)).max(-60));
+        let v =
+            m * 2f64.powi(e.clamp(-1022, 1023)) * 2f64.powi((e - e.clamp(-1022, 1023)).max(-60));
         if self.next() & 1 == 1 {
             -v
         } else {
@@ -315,8 +316,21 @@ fn pow_and_cbrt_are_within_bounds_of_the_host() {
     );
     let mut pairs: Vec<(f64, f64)> = Vec::new();
     let mut edges = EDGES.to_vec();
-    edges.extend([0.5, 4.0, -4.0, 1e10, -1e10, 2f64.powi(53) + 2.0, 2f64.powi(53) - 1.0]);
-    edges.extend([2f64.powi(31), 2f64.powi(64), 1.0 + 2f64.powi(-21), 1.0 - 2f64.powi(-22)]);
+    edges.extend([
+        0.5,
+        4.0,
+        -4.0,
+        1e10,
+        -1e10,
+        2f64.powi(53) + 2.0,
+        2f64.powi(53) - 1.0,
+    ]);
+    edges.extend([
+        2f64.powi(31),
+        2f64.powi(64),
+        1.0 + 2f64.powi(-21),
+        1.0 - 2f64.powi(-22),
+    ]);
     for &a in &edges {
         for &b in &edges {
             pairs.push((a, b));
@@ -325,7 +339,10 @@ fn pow_and_cbrt_are_within_bounds_of_the_host() {
     for i in 0..n {
         pairs.push(match i % 6 {
             0 => (rng.bits(), rng.bits()),
-            1 => (rng.log_uniform(-1074, 1024).abs(), rng.uniform(-100.0, 100.0)),
+            1 => (
+                rng.log_uniform(-1074, 1024).abs(),
+                rng.uniform(-100.0, 100.0),
+            ),
             2 => (
                 rng.uniform(-50.0, 50.0),
                 (rng.next() % 2001) as f64 - 1000.0,

@@ -32,11 +32,11 @@
 //!   `accuracy`) evaluates them on the host with the same roundings: within 1 ulp of the
 //!   host's functions on millions of inputs, in both precisions, with the same special values.
 
+#[cfg(test)]
+mod accuracy;
 mod inverse;
 mod ops;
 mod power;
-#[cfg(test)]
-mod accuracy;
 
 use acc_lang::builtins::Builtin;
 use acc_lang::ir::ScalarType;

@@ -47,8 +47,8 @@ pub(crate) trait Ops {
     /// `p ? a : b`.
     fn sel(&mut self, p: Self::P, a: Self::F, b: Self::F) -> Self::F;
 
-    fn bits(&mut self, a: Self::F) -> Self::U;
-    fn from_bits(&mut self, a: Self::U) -> Self::F;
+    fn bits_of(&mut self, a: Self::F) -> Self::U;
+    fn float_of(&mut self, a: Self::U) -> Self::F;
     fn uk(&mut self, v: u64) -> Self::U;
     fn uand(&mut self, a: Self::U, b: Self::U) -> Self::U;
     fn uor(&mut self, a: Self::U, b: Self::U) -> Self::U;
@@ -100,10 +100,10 @@ pub(crate) trait OpsExt: Ops {
     /// `a` with the low 32 bits of its representation cleared (fdlibm's `SET_LOW_WORD(a, 0)`):
     /// a value of 21 significant bits, whose products with another such value are exact.
     fn high_part(&mut self, a: Self::F) -> Self::F {
-        let b = self.bits(a);
+        let b = self.bits_of(a);
         let m = self.uk(0xffff_ffff_0000_0000);
         let h = self.uand(b, m);
-        self.from_bits(h)
+        self.float_of(h)
     }
 
     /// `c[n] x^n + … + c[0]` by Horner's rule with `fma`.
@@ -122,7 +122,7 @@ pub(crate) trait OpsExt: Ops {
         let e = self.add(n, bias);
         let e = self.to_u(e);
         let b = self.ushl(e, 52);
-        self.from_bits(b)
+        self.float_of(b)
     }
 
     /// `p 2^n` for an integral `n` in `[-2044, 2046]`, in two steps (`2^floor(n/2)`, then the
@@ -199,7 +199,7 @@ impl Ops for Fx<'_, '_> {
         p
     }
     fn sign_bit(&mut self, a: Reg) -> Reg {
-        let b = Ops::bits(self, a);
+        let b = Ops::bits_of(self, a);
         let p = self.fresh(Class::Pred);
         self.ins(format!("setp.lt.s64 {p}, {b}, 0"));
         p
@@ -219,10 +219,10 @@ impl Ops for Fx<'_, '_> {
         d
     }
 
-    fn bits(&mut self, a: Reg) -> Reg {
+    fn bits_of(&mut self, a: Reg) -> Reg {
         self.int_op("mov.b64", &[a])
     }
-    fn from_bits(&mut self, a: Reg) -> Reg {
+    fn float_of(&mut self, a: Reg) -> Reg {
         let d = self.fresh(Class::F64);
         self.ins(format!("mov.b64 {d}, {a}"));
         d
@@ -369,10 +369,10 @@ impl Ops for Eval {
             b
         }
     }
-    fn bits(&mut self, a: f64) -> u64 {
+    fn bits_of(&mut self, a: f64) -> u64 {
         a.to_bits()
     }
-    fn from_bits(&mut self, a: u64) -> f64 {
+    fn float_of(&mut self, a: u64) -> f64 {
         f64::from_bits(a)
     }
     fn uk(&mut self, v: u64) -> u64 {

@@ -45,6 +45,19 @@ const CP_L: u64 = 0xBE3E2FE0145B01F5;
 const IVLN2: u64 = 0x3FF71547652B82FE;
 const INV_LN2_TAIL: f64 = 2.0355273740931033e-17;
 
+/// fdlibm's `cbrt` polynomial `P0..P4` (1.87595182427177009643, …).
+const CBRT_P: [u64; 5] = [
+    0x3FFE03E60F61E692,
+    0xBFFE28E092F02420,
+    0x3FF9F1604A49D6C2,
+    0xBFE844CBBEE751D9,
+    0x3FC2B000D4E4EDD7,
+];
+
+fn consts(bits: &[u64]) -> Vec<f64> {
+    bits.iter().map(|&b| f64::from_bits(b)).collect()
+}
+
 /// `log2 |x|` as `(t1, t2)`, `t1` a 21-bit head, for finite nonzero `x`: fdlibm's general
 /// path.
 fn log2_general<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
@@ -52,7 +65,7 @@ fn log2_general<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
     let two53 = o.k(2f64.powi(53));
     let scaled = o.mul(ax, two53);
     let ax = o.sel(sub, scaled, ax);
-    let b = o.bits(ax);
+    let b = o.bits_of(ax);
     let e = o.ushr(b, 52);
     let mmask = o.uk(0x000F_FFFF_FFFF_FFFF);
     let m = o.uand(b, mmask);
@@ -77,7 +90,7 @@ fn log2_general<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
     let (ex0, ex1) = (o.uk(0x3FF0_0000_0000_0000), o.uk(0x3FE0_0000_0000_0000));
     let ex = o.usel(halve, ex1, ex0);
     let mb = o.uor(m, ex);
-    let ax = o.from_bits(mb);
+    let ax = o.float_of(mb);
     let bp = o.sel_k(k1, 1.5, 1.0);
     let dp_h = o.sel_k(k1, f64::from_bits(DP_H1), 0.0);
     let dp_l = o.sel_k(k1, f64::from_bits(DP_L1), 0.0);
@@ -98,7 +111,7 @@ fn log2_general<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
     let kb = o.usel(k1, kb1, kb0);
     let th = o.uadd(th, kb);
     let th = o.ushl(th, 32);
-    let t_h = o.from_bits(th);
+    let t_h = o.float_of(th);
     let tb = o.sub(t_h, bp);
     let t_l = o.sub(ax, tb);
     let a = o.mul(s_h, t_h);
@@ -108,8 +121,7 @@ fn log2_general<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
     let s_l = o.mul(v, a);
     // log(ax) in units of 2/(3 ln2).
     let s2 = o.mul(ss, ss);
-    let l: Vec<f64> = L.iter().map(|&b| f64::from_bits(b)).collect();
-    let poly = o.horner(s2, &l);
+    let poly = o.horner(s2, &consts(&L));
     let s4 = o.mul(s2, s2);
     let r = o.mul(s4, poly);
     let sh_ss = o.add(s_h, ss);
@@ -155,7 +167,7 @@ fn log2_near_one<O: Ops>(o: &mut O, ax: O::F) -> (O::F, O::F) {
     let t = o.sub(ax, one);
     let c = o.k(0.25);
     let a = o.mul(t, c);
-    let third = o.k(0.333_333_333_333_333_3);
+    let third = o.kb(0x3FD5_5555_5555_5555);
     let a = o.sub(third, a);
     let a = o.mul(t, a);
     let half = o.k(0.5);
@@ -196,8 +208,7 @@ fn exp2_dd<O: Ops>(o: &mut O, p_h: O::F, p_l: O::F) -> O::F {
     let d = o.sub(z, u);
     let w = o.sub(v, d);
     let t = o.mul(z, z);
-    let p: Vec<f64> = P.iter().map(|&b| f64::from_bits(b)).collect();
-    let poly = o.horner(t, &p);
+    let poly = o.horner(t, &consts(&P));
     let poly = o.mul(t, poly);
     let t1 = o.sub(z, poly);
     let num = o.mul(z, t1);
@@ -334,7 +345,7 @@ pub(crate) fn cbrt<O: Ops>(o: &mut O, x: O::F) -> O::F {
     let s54 = o.k(2f64.powi(54));
     let scaled = o.mul(a, s54);
     let a_s = o.sel(sub, scaled, a);
-    let b = o.bits(a_s);
+    let b = o.bits_of(a_s);
     let hx = o.ushr(b, 32);
     let three = o.uk(3);
     let third = o.udiv(hx, three);
@@ -342,32 +353,25 @@ pub(crate) fn cbrt<O: Ops>(o: &mut O, x: O::F) -> O::F {
     let bias = o.usel(sub, b2, b1);
     let th = o.uadd(third, bias);
     let th = o.ushl(th, 32);
-    let t = o.from_bits(th);
+    let t = o.float_of(th);
     // A polynomial step: t to about 23 bits.
     let tt = o.mul(t, t);
     let ta = o.div(t, a);
     let r = o.mul(tt, ta);
-    let p = o.horner(
-        r,
-        &[
-            1.875_951_824_271_770_1,
-            -1.884_979_795_433_771_7,
-            1.621_429_720_105_354_5,
-        ],
-    );
-    let q = o.horner(r, &[-0.758_397_934_778_766_0, 0.145_996_192_886_612_45]);
+    let p = o.horner(r, &consts(&CBRT_P[..3]));
+    let q = o.horner(r, &consts(&CBRT_P[3..]));
     let rr = o.mul(r, r);
     let rrr = o.mul(rr, r);
     let q = o.mul(rrr, q);
     let pq = o.add(p, q);
     let t = o.mul(t, pq);
     // Rounded away from zero to 23 bits: t^2 is then exact.
-    let tb = o.bits(t);
+    let tb = o.bits_of(t);
     let c = o.uk(0x8000_0000);
     let tb = o.uadd(tb, c);
     let mask = o.uk(0xFFFF_FFFF_C000_0000);
     let tb = o.uand(tb, mask);
-    let t = o.from_bits(tb);
+    let t = o.float_of(tb);
     // One Newton step: t + t (a/t^2 - t) / (2t + a/t^2).
     let s = o.mul(t, t);
     let r = o.div(a, s);
