@@ -484,11 +484,20 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.cx.uses_row_barrier = true;
         self.row_barriers_used = true;
         let err = self.sp.err;
+        // A row of one whole warp, the common case, without the call.
+        let one_warp = self.fresh(Class::Pred);
+        let (soft, done) = (self.label("rowbar"), self.label("rowbardone"));
+        self.ins(format!("setp.ne.u32 {one_warp}, {}, 32", self.sp.ntx));
+        self.ins(format!("@{one_warp} bra {soft}"));
+        self.ins("bar.warp.sync -1");
+        self.ins(format!("bra {done}"));
+        self.place(&soft);
         self.code.push_str("\t{\n");
         self.ins(".param .b64 rb_err");
         self.ins(format!("st.param.b64 [rb_err], {err}"));
         self.ins("call acc_row_barrier, (rb_err)");
         self.code.push_str("\t}\n");
+        self.place(&done);
     }
 
     /// The address of slot `index` (a u32 register) of the shared scratch buffer.

@@ -86,21 +86,34 @@ impl Fx<'_, '_> {
         lo: Reg,
         hi: Reg,
     ) -> Result<Reg> {
-        // Keep `var + c` exact in 64 bits (and, for an `i32` variable, within `i32`).
         let ok = self.fresh(Class::Pred);
-        let p = self.fresh(Class::Pred);
-        self.ins(format!("setp.lt.s64 {ok}, {hi}, {}", 1i64 << 62));
-        self.ins(format!("setp.gt.s64 {p}, {lo}, {}", -(1i64 << 62)));
-        self.ins(format!("and.pred {ok}, {ok}, {p}"));
+        let offsets = hoisted
+            .iter()
+            .flat_map(|h| &h.indices)
+            .any(|i| matches!(i, Index::Affine(c) if *c != 0));
+        if offsets {
+            // Keep `var + c` exact in 64 bits (and, for an `i32` variable, within `i32`).
+            let p = self.fresh(Class::Pred);
+            self.ins(format!("setp.lt.s64 {ok}, {hi}, {}", 1i64 << 62));
+            self.ins(format!("setp.gt.s64 {p}, {lo}, {}", -(1i64 << 62)));
+            self.ins(format!("and.pred {ok}, {ok}, {p}"));
+        } else {
+            self.ins(format!("setp.eq.u32 {ok}, 0, 0"));
+        }
         for h in bounds::distinct(hoisted) {
             let a = self.array(h.array)?;
             for (index, dim) in h.indices.iter().zip(a.dims.clone()) {
                 let fits = self.fresh(Class::Pred);
                 match index {
                     Index::Affine(c) => {
-                        let (low, high) = (self.fresh(Class::B64), self.fresh(Class::B64));
-                        self.ins(format!("add.s64 {low}, {lo}, {c}"));
-                        self.ins(format!("add.s64 {high}, {hi}, {c}"));
+                        let (low, high) = if *c == 0 {
+                            (lo, hi)
+                        } else {
+                            let (low, high) = (self.fresh(Class::B64), self.fresh(Class::B64));
+                            self.ins(format!("add.s64 {low}, {lo}, {c}"));
+                            self.ins(format!("add.s64 {high}, {hi}, {c}"));
+                            (low, high)
+                        };
                         self.ins(format!("setp.ge.s64 {fits}, {low}, 0"));
                         self.ins(format!("setp.lt.and.s64 {fits}, {high}, {dim}, {fits}"));
                         if t == ScalarType::I32 {

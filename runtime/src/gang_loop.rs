@@ -28,9 +28,11 @@ pub struct GangLoop {
     pub end: TripExpr,
     pub step: i64,
     pub inclusive: bool,
-    /// The loop is also shared among a gang's threads (`gang vector`, `gang worker`): a gang
-    /// takes a block's worth of its iterations at a time, not one.
-    pub threads: bool,
+    /// The loop is also shared among a gang's workers (`gang worker`): a gang takes one
+    /// iteration per worker at a time.
+    pub worker: bool,
+    /// The loop is also shared among vector lanes (`gang vector`): one per lane.
+    pub vector: bool,
 }
 
 impl TripExpr {
@@ -66,6 +68,13 @@ impl TripExpr {
 }
 
 impl GangLoop {
+    /// How many iterations a gang of `workers` rows of `vector` lanes takes at a time.
+    pub fn per_gang(&self, workers: u32, vector: u32) -> u32 {
+        let w = if self.worker { workers } else { 1 };
+        let v = if self.vector { vector } else { 1 };
+        w.saturating_mul(v).max(1)
+    }
+
     /// How many iterations the loop has for these arguments.
     ///
     /// # Safety
@@ -113,7 +122,8 @@ mod tests {
                 end,
                 step,
                 inclusive,
-                threads: false,
+                worker: false,
+                vector: false,
             }
             .trip_count(&args, &elems)
         };

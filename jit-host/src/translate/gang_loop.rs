@@ -31,7 +31,8 @@ pub(super) fn gang_loop(r: &Region) -> Option<GangLoop> {
         end: formula.expr(&f.end)?,
         step: (step > 0).then_some(step)?,
         inclusive: f.inclusive,
-        threads: f.schedule.worker || f.schedule.vector,
+        worker: f.schedule.worker,
+        vector: f.schedule.vector,
     })
 }
 
@@ -109,7 +110,10 @@ mod tests {
         .expect("a formula");
         assert_eq!(g.start, TripExpr::Const(0));
         assert!(matches!(g.end, TripExpr::Len(_)), "{g:?}");
-        assert_eq!((g.step, g.inclusive, g.threads), (1, false, true));
+        assert_eq!(
+            (g.step, g.inclusive, g.worker, g.vector),
+            (1, false, false, true)
+        );
     }
 
     #[test]
@@ -120,7 +124,7 @@ mod tests {
         )
         .expect("a formula");
         assert!(matches!(g.end, TripExpr::Sub(..)), "{g:?}");
-        assert!(g.inclusive && !g.threads);
+        assert!(g.inclusive && !g.worker && !g.vector);
     }
 
     #[test]

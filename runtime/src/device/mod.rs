@@ -180,7 +180,8 @@ pub struct Devices {
     /// GPUs opened so far, by number.
     nvidia: Vec<Option<Nvidia>>,
     profiler: Arc<Profiler>,
-    /// A notice for the user, set when the requested device is not available (`--info`).
+    /// A notice for the user, set when the requested device, or without a request a GPU, is
+    /// not available (`--info`).
     pub notice: Option<String>,
 }
 
@@ -199,11 +200,10 @@ impl Devices {
         };
         let (kind, num) = (d.opts.kind, d.opts.num);
         match kind {
-            None if gpu_count() > 0 => d.kind = DeviceKind::Nvidia,
-            None => {}
-            Some(DeviceKind::Nvidia) if gpu_count() == 0 => {
+            None | Some(DeviceKind::Nvidia) if gpu_count() == 0 => {
                 d.notice = Some("no NVIDIA GPU or CUDA driver found: running on multicore".into())
             }
+            None => d.kind = DeviceKind::Nvidia,
             Some(k) if d.select(k, num).is_err() => {
                 d.notice = Some(format!(
                     "there is no {} device {num}: running on {} device 0",

@@ -608,12 +608,12 @@ impl Nvidia {
             .gang_loop
             .as_ref()
             .and_then(|g| unsafe { g.trip_count(args, &desc.params) });
-        let (mut grid, block) = Self::shape(desc, sizes, |threads| {
-            let wave = sms * loaded.resident_blocks(threads, kernel.shared_bytes);
-            let per_gang = match &desc.gang_loop {
-                Some(g) if g.threads => threads,
-                _ => 1,
-            };
+        let (mut grid, block) = Self::shape(desc, sizes, |workers, vector| {
+            let wave = sms * loaded.resident_blocks(workers * vector, kernel.shared_bytes);
+            let per_gang = desc
+                .gang_loop
+                .as_ref()
+                .map_or(1, |g| g.per_gang(workers, vector));
             // Each block of a reduction leaves a partial result that the host combines: no
             // more blocks than a wave.
             let gangs = default_gangs(wave, trip, per_gang);
@@ -692,13 +692,12 @@ impl Nvidia {
     }
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
-    /// of one thread for `serial`, and as many blocks of 128 threads as are resident on the
-    /// GPU at once (kernels loop over their iterations, so any grid is correct, and one full
-    /// wave leaves no multiprocessor idle while a partial second wave runs).
+    /// of one thread for `serial`, blocks of 128 threads, and `default_gangs(workers, vector)`
+    /// blocks (kernels loop over their iterations, so any grid is correct).
     fn shape(
         desc: &RegionDesc,
         sizes: &[i64; 9],
-        resident_blocks: impl FnOnce(u32) -> u32,
+        default_gangs: impl FnOnce(u32, u32) -> u32,
     ) -> ((u32, u32, u32), (u32, u32, u32)) {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
@@ -709,7 +708,7 @@ impl Nvidia {
         let workers = given(sizes[1], 32).unwrap_or(1);
         let vector = given(sizes[2], 1024 / workers).unwrap_or(128);
         let gangs = given(sizes[0], i32::MAX as u32)
-            .unwrap_or_else(|| resident_blocks(vector * workers).max(1));
+            .unwrap_or_else(|| default_gangs(workers, vector).max(1));
         ((gangs, 1, 1), (vector, workers, 1))
     }
 
