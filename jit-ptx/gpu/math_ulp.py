@@ -12,6 +12,8 @@ GPU side:
 
     python3 jit-ptx/gpu/math_ulp.py OUT
 
+(`OUT = target/math_ulp` keeps the files out of git, for carrying them to a GPU machine.)
+
 `math_ulp.rs` writes the kernels (`math_ulp.ptx`), the recipes of the random inputs, which
 this script regenerates (a checksum catches any difference), and the host's results (Rust's
 `f64`/`f32` methods, as `stdlib/src/math.rs` calls them) as 16-bit keys that give the exact
