@@ -599,6 +599,72 @@ def case_math():
                                                                 float(zf[i]))), np.float32)
                     for i in range(n))
         check(f"math {name} f32 (max {worst} ulp)", e is None and worst <= 1, e)
+    # asin acos atan cbrt (f64: regions 31-34, f32: 37-40), atan2 pow (35-36, 41-42).
+    ranges2 = {"asin": (-1.2, 1.2), "acos": (-1.2, 1.2), "atan": (-25, 25, True),
+               "cbrt": (-745, 709, True)}
+    for k, name in enumerate(["asin", "acos", "atan", "cbrt"]):
+        x = inputs(*ranges2[name])
+        out, _, e = c.run(31 + k, {"x": x, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference2(name, x[i]), np.float64) for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf = x.astype(np.float32)
+        out, _, e = c.run(37 + k, {"xf": xf, "yf": np.zeros(n, np.float32), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference2(name, float(xf[i]))),
+                             np.float32) for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+    for k, name in enumerate(["atan2", "pow"]):
+        if name == "atan2":
+            x = inputs(-25, 25, True)
+            zz = inputs(-25, 25, True)[::-1].copy()
+        else:
+            x = inputs(-4, 4, True)
+            zz = r.uniform(-60, 60, n)
+            zz[1::2] = np.round(zz[1::2])
+            zz[: len(special)] = special[::-1]
+        out, _, e = c.run(35 + k, {"x": x, "z": zz, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference2(name, x[i], zz[i]), np.float64)
+                    for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf, zf = x.astype(np.float32), zz.astype(np.float32)
+        out, _, e = c.run(41 + k, {"xf": xf, "zf": zf, "yf": np.zeros(n, np.float32), "n": n},
+                          64, (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference2(name, float(xf[i]),
+                                                                 float(zf[i]))), np.float32)
+                    for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+
+
+def reference2(name, a, b=None):
+    """The correctly rounded asin acos atan cbrt atan2 pow (mpmath at 200 bits), with C99's
+    special values (numpy's and Python's C library functions)."""
+    import mpmath
+    if name in ("atan2", "pow"):
+        fa, fb = np.float64(a), np.float64(b)
+        with np.errstate(all="ignore"):
+            c99 = float(np.arctan2(fa, fb) if name == "atan2" else np.power(fa, fb))
+        if not all(math.isfinite(t) and t != 0 for t in (a, b)) or (name == "pow" and (
+                a < 0 and b != math.floor(b))) or not math.isfinite(c99) or c99 == 0:
+            return c99
+        if name == "atan2":
+            return float(mpmath.atan2(mpmath.mpf(a), mpmath.mpf(b)))
+        v = mpmath.power(mpmath.mpf(abs(a)), mpmath.mpf(b))
+        odd = a < 0 and b == math.floor(b) and int(b) % 2 == 1
+        return -float(v) if odd else float(v)
+    if math.isnan(a):
+        return a
+    if name == "cbrt":
+        if a == 0 or math.isinf(a):
+            return a
+        return math.copysign(float(mpmath.cbrt(mpmath.mpf(abs(a)))), a)
+    if name == "atan":
+        if math.isinf(a):
+            return math.copysign(math.pi / 2, a)
+        return a if a == 0 else float(mpmath.atan(mpmath.mpf(a)))
+    if abs(a) > 1:
+        return float("nan")
+    if name == "asin":
+        return a if a == 0 else float(mpmath.asin(mpmath.mpf(a)))
+    return float(mpmath.acos(mpmath.mpf(a)))
 
 
 def case_private():

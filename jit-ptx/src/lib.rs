@@ -84,15 +84,16 @@
 //! `worker` and `vector` ones in the caller's threads, one variant per caller mode (`call`).
 //! `print` and `printf` go through CUDA's `vprintf` (`print`). Math: PTX instructions where
 //! they are exact (`sqrt.rn`, `abs`, `min`/`max`, `floor`/`ceil`/`trunc`, `copysign`, `fma`,
-//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan sinh cosh tanh hypot
-//! fmod` and float `%` from the module's math library (`math`), within 2 ulp.
+//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2
+//! sinh cosh tanh hypot fmod pow cbrt` and float `%` from the module's math library (`math`),
+//! within 2 ulp (`examples/math_ulp.rs` and `gpu/math_ulp.py` measure them on a GPU).
 //!
 //! Private arrays (`private`): see `private` for who shares a copy (a construct's: the gang;
 //! a loop's: the threads that run one iteration together).
 //!
 //! Not compiled yet (the region runs on the host): a private array passed to a routine or
-//! assigned to another variable, `asin acos atan atan2 pow cbrt` on the device, `print` of a
-//! float, and the other constructs [`PtxModule::unsupported`] names.
+//! assigned to another variable, `print` of a float, and the other constructs
+//! [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;
