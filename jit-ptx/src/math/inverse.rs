@@ -145,6 +145,11 @@ pub(crate) fn atan2<O: Ops>(o: &mut O, y: O::F, x: O::F) -> O::F {
     let one = o.k(1.0);
     let d = o.fma(q, q, one);
     let corr = o.div(e, d);
+    // A subnormal quotient is already atan's value rounded, and its correction, rounded to
+    // the subnormal grid, would only spoil it.
+    let subnormal = o.lt_k(q, 2f64.powi(-1021));
+    let zero = o.k(0.0);
+    let corr = o.sel(subnormal, zero, corr);
     let at = o.call(MathFn::Atan, q);
     let z = o.add(at, corr);
     // Quadrant: x < 0 gives pi - z.

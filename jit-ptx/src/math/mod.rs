@@ -530,7 +530,11 @@ impl Fx<'_, '_> {
         let under = self.cmp("lt", x, mn);
         let v = self.sel(under, m1, v);
         let nan = self.is_nan(x);
-        self.sel(nan, x, v)
+        let v = self.sel(nan, x, v);
+        // expm1(+-0) = +-0.
+        let zero = self.d(0.0);
+        let is_zero = self.cmp("eq", x, zero);
+        self.sel(is_zero, x, v)
     }
 
     /// fdlibm's reduction of a positive finite `x = 2^k (1 + f)`, `sqrt(2)/2 <= 1 + f <
