@@ -22,7 +22,8 @@
 
 use acc_lang::analysis::{Levels, LoopInfo, Schedule};
 use acc_lang::hir::VarId;
-use acc_lang::ir::{Block, Expr, ExprKind, LocalId, Pass, PrintArg, Region, Stmt, Ty};
+use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
+use acc_lang::ir::{Expr, ExprKind, LocalId, Pass, Region, Stmt, Ty};
 
 use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
 use crate::ptx::{elem_size, Class, Reg};
@@ -141,100 +142,27 @@ struct Walk {
     escapes: bool,
 }
 
-impl Walk {
-    fn block(&mut self, stmts: &Block) {
-        for s in stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+impl<'a> Visitor<'a> for Walk {
+    fn stmt(&mut self, s: &'a Stmt) {
         match s {
-            Stmt::Set(_, e) => {
-                // `b = a` would make `b` the private array under another name.
-                match &e.kind {
-                    ExprKind::Local(x) if *x == self.local => self.escapes = true,
-                    _ => self.expr(e),
-                }
+            // `b = a` would make `b` the private array under another name.
+            Stmt::Set(_, e) if matches!(e.kind, ExprKind::Local(x) if x == self.local) => {
+                self.escapes = true
             }
-            Stmt::SetGlobal(_, e)
-            | Stmt::Eval(e)
-            | Stmt::Retain(e)
-            | Stmt::Release(e)
-            | Stmt::Return(Some(e)) => self.expr(e),
-            Stmt::Store {
-                array,
-                indices,
-                value,
-                ..
-            } => {
-                self.expr(array);
-                indices.iter().for_each(|i| self.expr(i));
-                self.expr(value);
-            }
-            Stmt::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                self.block(els);
-            }
-            Stmt::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            Stmt::For(f) => {
-                self.expr(&f.start);
-                self.expr(&f.end);
-                self.expr(&f.step);
-                self.block(&f.body);
-            }
-            Stmt::Print(args) => {
-                for a in args {
-                    if let PrintArg::Value(e) = a {
-                        self.expr(e);
-                    }
-                }
-            }
-            Stmt::Printf(_, args) => args.iter().for_each(|a| self.expr(a)),
-            Stmt::Assert { cond, .. } => self.expr(cond),
-            Stmt::Atomic(s) => self.stmt(s),
-            Stmt::Block(b) => self.block(b),
-            Stmt::DataRegion { body, .. } => self.block(body),
-            Stmt::Wait { queues, .. } => queues.iter().for_each(|q| self.expr(q)),
-            Stmt::Break | Stmt::Continue | Stmt::Return(None) | Stmt::Launch(_) | Stmt::Data(_) => {
-            }
+            _ => walk_stmt(self, s),
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Call(_, args) => {
-                for a in args {
-                    if matches!(a.kind, ExprKind::Local(l) if l == self.local) {
-                        self.escapes = true;
-                    }
-                    self.expr(a);
-                }
+    fn expr(&mut self, e: &'a Expr) {
+        if let ExprKind::Call(_, args) = &e.kind {
+            if args
+                .iter()
+                .any(|a| matches!(a.kind, ExprKind::Local(l) if l == self.local))
+            {
+                self.escapes = true;
             }
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => self.expr(x),
-            ExprKind::Binary(_, a, b, _) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Load { array, indices, .. } => {
-                self.expr(array);
-                indices.iter().for_each(|i| self.expr(i));
-            }
-            ExprKind::Builtin(_, args)
-            | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().for_each(|a| self.expr(a)),
-            ExprKind::Section { array, ranges } => {
-                self.expr(array);
-                for r in ranges {
-                    r.start.iter().chain(&r.count).for_each(|x| self.expr(x));
-                }
-            }
-            ExprKind::Const(_) | ExprKind::Global(_) | ExprKind::Local(_) => {}
         }
+        walk_expr(self, e);
     }
 }
 
