@@ -41,14 +41,16 @@
 //! - `out`: the device address of the output buffer that `print` and `printf` append records
 //!   to (0 is allowed for a kernel without [`Kernel::prints`]), in page-locked host memory
 //!   mapped into the GPU: a 32-byte header `{ cursor: u64 @0, lost: u64 @8, capacity: u64 @16,
-//!   unused @24 }`, then `capacity` bytes of records from byte 32. The runtime sets `cursor`
-//!   and `lost` to 0 and `capacity` before the kernels that use it run, and reads the records
-//!   once their stream is synchronized (so records need no publishing order). A record is 8-byte
-//!   slots: a header slot, `id | n << 32` (`id` the print statement's [`DevicePrint`] id, `n`
-//!   the number of value slots), then the `n` values. A printing thread reserves its record
-//!   with one `atom.global.add.u64` of its size on `cursor` (a byte offset from byte 32); a
-//!   record that does not end within `capacity` is not written and adds 1 to `lost` (the cursor
-//!   keeps passing the end, so every later record is lost too: what fits is a prefix).
+//!   end: u64 @24 }`, then `capacity` bytes of records from byte 32. The runtime sets `cursor`
+//!   and `lost` to 0 and `capacity` and `end` to the capacity before the kernels that use it
+//!   run, and reads the records once their stream is synchronized (so records need no
+//!   publishing order). A record is 8-byte slots: a header slot, `id | n << 32` (`id` the print
+//!   statement's [`DevicePrint`] id, `n` the number of value slots), then the `n` values. A
+//!   printing thread reserves its record with one `atom.global.add.u64` of its size on `cursor`
+//!   (a byte offset from byte 32); a record that does not end within `capacity` is not written:
+//!   it adds 1 to `lost` and lowers `end` to its offset (`atom.min`). The cursor keeps passing
+//!   the end, so every later record is lost too: the records that fit are the bytes before
+//!   `min(cursor, end)`.
 //!   The slots are those of [`DevicePrint`]: `print`'s values in the slot form above (`bool`
 //!   0 or 1, `i32` sign-extended, `f32` its bits in the low 4 bytes), `printf`'s arguments as
 //!   the host's `acc_printf` takes them (integers sign-extended to 64 bits, `bool` 0 or 1,

@@ -7,7 +7,8 @@
 //! synchronized and writes them with the host's own formatting, so device output is the
 //! host's text for every type (a float's shortest round-trip form included). Nothing orders
 //! the stores of a record: the runtime never reads a buffer while a kernel that writes it runs.
-//! A record that does not fit adds 1 to the buffer's `lost` count instead.
+//! A record that does not fit adds 1 to the buffer's `lost` count instead, and lowers its `end`
+//! to where the record would have started (so the records that fit end there).
 //!
 //! Where the threads of a block or row run the code redundantly, only the leader prints: a gang
 //! prints once (LANGUAGE.md 7.1). Records of one thread keep its order; the order between
@@ -22,7 +23,7 @@ use crate::fx::{unsupported, Fx, Result};
 use crate::ptx::{Class, Reg};
 use crate::{DevicePrint, PrintPiece};
 
-/// Bytes of the output buffer's header (cursor, lost, capacity, unused) before its records.
+/// Bytes of the output buffer's header (cursor, lost, capacity, end) before its records.
 const OUT_HEADER: u32 = 32;
 
 /// Appends `text` to `print`'s pieces, joining it with a text piece before it.
@@ -145,6 +146,7 @@ impl Fx<'_, '_> {
         self.ins(format!("bra {skip}"));
         self.place(&lost);
         self.ins(format!("red.global.add.u64 [{out}+8], 1"));
+        self.ins(format!("red.global.min.u64 [{out}+24], {at}"));
         self.place(&skip);
     }
 }
