@@ -157,7 +157,9 @@ mod tests {
     use acc_lang::ir::ScalarType::*;
     use acc_lang::span::SourceFile;
 
-    use crate::{emit_module, emit_module_numbered, DevicePrint, PrintPiece, PtxModule, PtxOptions};
+    use crate::{
+        emit_module, emit_module_numbered, DevicePrint, PrintPiece, PtxModule, PtxOptions,
+    };
 
     fn emit(text: &str, first_print: u32) -> PtxModule {
         let m = acc_lang::lower_source(&SourceFile::new("test.acc", text))
@@ -252,7 +254,9 @@ for i in 0..8 {
             0,
         );
         assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
-        assert!(m.text.contains("show(.param .b64 err, .param .b64 out, .param .f64 a0)"));
+        assert!(m
+            .text
+            .contains("show(.param .b64 err, .param .b64 out, .param .f64 a0)"));
         assert!(m.text.contains("quiet(.param .b64 err, .param .f64 a0)"));
         assert!(m.text.contains("st.param.b64 [c_out], "));
         let prints: Vec<bool> = m.kernels.iter().map(|k| k.prints).collect();

@@ -13,8 +13,7 @@ use acc_runtime::device::{
     gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC, SECTION_ABSENT,
 };
 use acc_runtime::launch::{
-    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc,
-    RegionDesc,
+    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc,
 };
 use acc_runtime::{Context, HostState, Outcome, RunErrorKind, SharedBuffer};
 

@@ -163,7 +163,11 @@ pub unsafe extern "C" fn acc_printf(
 /// compiled code passes them: integers sign-extended to 64 bits, floats as `f64` bits, `%c` a
 /// code point, `%s` something that `string` turns into its text (jit-host passes the address
 /// of a `StrRef`; device code folds strings into the format and has no `%s`).
-pub fn printf_text(pieces: &[FormatPiece], slots: &[u64], string: impl Fn(u64) -> String) -> String {
+pub fn printf_text(
+    pieces: &[FormatPiece],
+    slots: &[u64],
+    string: impl Fn(u64) -> String,
+) -> String {
     let specs = pieces.iter().filter_map(|p| match p {
         FormatPiece::Spec(s) => Some(s),
         FormatPiece::Text(_) => None,
@@ -282,12 +286,23 @@ mod tests {
 
     #[test]
     fn scalars_from_slots_read_as_print_writes_them() {
-        let f64s = [0.1, -0.0, 1e16, f64::NAN, f64::INFINITY, -f64::INFINITY, 2.5e-7];
+        let f64s = [
+            0.1,
+            -0.0,
+            1e16,
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            2.5e-7,
+        ];
         let texts: Vec<String> = f64s
             .iter()
             .map(|x| scalar_text(ScalarType::F64, x.to_bits()))
             .collect();
-        assert_eq!(texts, ["0.1", "-0.0", "1e16", "nan", "inf", "-inf", "2.5e-7"]);
+        assert_eq!(
+            texts,
+            ["0.1", "-0.0", "1e16", "nan", "inf", "-inf", "2.5e-7"]
+        );
         let f32s = [0.1f32, 16777216.0, -0.0];
         let texts: Vec<String> = f32s
             .iter()
@@ -297,8 +312,14 @@ mod tests {
         // An i32 slot holds the value sign-extended (device records) or zero-extended: both
         // read back as the i32.
         assert_eq!(scalar_text(ScalarType::I32, (-7i64) as u64), "-7");
-        assert_eq!(scalar_text(ScalarType::I32, u64::from((-7i32) as u32)), "-7");
-        assert_eq!(scalar_text(ScalarType::I64, i64::MIN as u64), "-9223372036854775808");
+        assert_eq!(
+            scalar_text(ScalarType::I32, u64::from((-7i32) as u32)),
+            "-7"
+        );
+        assert_eq!(
+            scalar_text(ScalarType::I64, i64::MIN as u64),
+            "-9223372036854775808"
+        );
         assert_eq!(scalar_text(ScalarType::Bool, 1), "true");
         assert_eq!(scalar_text(ScalarType::Bool, 0), "false");
     }

@@ -216,7 +216,10 @@ mod tests {
         // Only the bytes before the cursor count.
         let d = decode(header(24, 0, 1024, 1024), &words, &Two);
         assert_eq!(d.text, "-5 0.5\n");
-        assert_eq!(decode(header(0, 0, 1024, 1024), &words, &Two), Decoded::default());
+        assert_eq!(
+            decode(header(0, 0, 1024, 1024), &words, &Two),
+            Decoded::default()
+        );
     }
 
     #[test]
@@ -227,7 +230,10 @@ mod tests {
         words.extend(record(1, &[1]));
         words.extend([0; 6]);
         let d = decode(header(88, 2, 40, 40), &words, &Two);
-        assert_eq!((d.text.as_str(), d.lost, d.bad), ("1 2.0\nn = true\n", 2, None));
+        assert_eq!(
+            (d.text.as_str(), d.lost, d.bad),
+            ("1 2.0\nn = true\n", 2, None)
+        );
         // A first lost record that started before the capacity ends the records there.
         let d = decode(header(88, 2, 40, 24), &words, &Two);
         assert_eq!((d.text.as_str(), d.lost), ("1 2.0\n", 2));
@@ -240,7 +246,9 @@ mod tests {
         words.extend(record(1, &[0]));
         let d = decode(header(8 * words.len(), 0, 1024, 1024), &words, &Two);
         assert_eq!(d.text, "n = true\n");
-        assert!(d.bad.is_some_and(|b| b.contains("record 9 with 2 values at byte 48")));
+        assert!(d
+            .bad
+            .is_some_and(|b| b.contains("record 9 with 2 values at byte 48")));
         // A record whose values run past the records that fit is not read either.
         let words = record(0, &[1, 2]);
         let d = decode(header(16, 0, 1024, 1024), &words, &Two);
