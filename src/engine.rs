@@ -13,7 +13,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{DevicePrints, GpuKernel};
+use acc_runtime::launch::{CopyLevel, DevicePrints, GpuKernel, GpuPrivateArray};
 use acc_runtime::profile::SiteStats;
 
 use crate::device_print::PrintTable;
@@ -312,6 +312,19 @@ impl Engine {
                         .filter_map(|v| self.slots.get(v).copied())
                         .collect(),
                     prints: k.prints.then(|| prints.clone()),
+                    private_arrays: k
+                        .private_arrays
+                        .iter()
+                        .map(|p| GpuPrivateArray {
+                            param: p.param,
+                            rank: p.rank,
+                            level: match p.level {
+                                acc_jit_ptx::CopyLevel::Gang => CopyLevel::Gang,
+                                acc_jit_ptx::CopyLevel::Worker => CopyLevel::Worker,
+                                acc_jit_ptx::CopyLevel::Vector => CopyLevel::Vector,
+                            },
+                        })
+                        .collect(),
                 }),
                 None => Err(ptx
                     .unsupported

@@ -70,6 +70,7 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         "acc_rt_retain" | "acc_rt_release" => ext(&[Ptr], None, false),
         "acc_rt_bounds_error" => ext(&[Ptr, U32, Ptr, U32, I64], None, true),
         "acc_rt_div_zero" => ext(&[Ptr, U32], None, true),
+        "acc_rt_error_site" => ext(&[Ptr, U32], None, false),
         "acc_rt_assert_fail" => ext(&[Ptr, U32, Ptr, I64], None, true),
         "acc_rt_exit" => ext(&[Ptr, I32], None, true),
         "acc_rt_size" => ext(&[Ptr, U32, Ptr, I64], Some(I64), true),
@@ -97,6 +98,7 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         "acc_copyin" | "acc_create" | "acc_copyout" | "acc_delete" | "acc_update_device"
         | "acc_update_self" => ext(&[Ptr, Ptr], None, true),
         "acc_get_property" => ext(&[Ptr, I32, I32, I32], Some(I64), true),
+        "acc_memcpy_d2d" => ext(&[Ptr, Ptr, Ptr, I32, I32], None, true),
         // Directives (runtime/src/device/entry.rs).
         "acc_rt_launch" => ext(
             &[Ptr, Ptr, Ptr, Ptr, U32, Ptr, Bool, I64, Ptr, I32, U32],

@@ -2,7 +2,7 @@
 //! parameters, for the GPU harness `jit-ptx/gpu/run.py`:
 //! `cargo run -p acc-jit-ptx --example gpu_cases -- jit-ptx/gpu/cases OUT_DIR`.
 
-use acc_jit_ptx::{emit_module, DevicePrint, PrintPiece, PtxOptions};
+use acc_jit_ptx::{emit_module, CopyLevel, DevicePrint, PrintPiece, PtxOptions};
 use acc_lang::builtins::{FormatArg, FormatPiece};
 use acc_lang::ir::{Pass, Ty};
 use acc_lang::span::SourceFile;
@@ -129,14 +129,30 @@ fn main() {
                     format!("\"{name}\"")
                 })
                 .collect();
+            let private: Vec<String> = k
+                .private_arrays
+                .iter()
+                .map(|p| {
+                    let level = match p.level {
+                        CopyLevel::Gang => "gang",
+                        CopyLevel::Worker => "worker",
+                        CopyLevel::Vector => "vector",
+                    };
+                    format!(
+                        "{{\"param\": {}, \"rank\": {}, \"elem_bytes\": {}, \"level\": \"{level}\", \"first\": {}}}",
+                        p.param, p.rank, p.elem_bytes, p.first
+                    )
+                })
+                .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"prints\": {}}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"prints\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
                 params.join(", "),
                 reds.join(", "),
                 globals.join(", "),
+                private.join(", "),
                 k.prints
             ));
         }

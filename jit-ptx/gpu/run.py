@@ -104,10 +104,14 @@ class Case:
         k = self.kernel(region)
         if k["one_gang"]:
             grid = min(grid, 2)
-        values, keep, slots = [], {}, []
+        values, keep, slots, keep_scratch = [], {}, [], []
         for p in k["params"]:
             v = args[p["name"]]
-            if p["pass"] == "array":
+            if p["pass"] == "private_array":
+                # Not read by the kernel: its copies come from the scratch below.
+                values.append(np.uint64(0))
+                slots.append(np.uint64(0))
+            elif p["pass"] in ("array", "firstprivate_array"):
                 data = cp.asarray(np.ascontiguousarray(v))
                 dims = list(v.shape) + [1] * (6 - v.ndim)
                 hdr = cp.asarray(np.array([data.data.ptr, v.size] + dims, dtype=np.int64))
@@ -132,13 +136,27 @@ class Case:
         # Global scalars that routines read: their slots after the error record (the
         # harness names them `global:NAME` in `args`).
         gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
+        # Private arrays: per launch, one copy per block, row or thread (by the array's
+        # level) of the original's shape, every copy `stride` bytes (its size rounded up to
+        # 16), filled with garbage; the kernel takes the copies' base and the extents.
+        pvals = []
+        for pa in k.get("private", []):
+            v = np.asarray(args[k["params"][pa["param"]]["name"]])
+            stride = (v.size * pa["elem_bytes"] + 15) // 16 * 16
+            per_block = {"gang": 1, "worker": block[1], "vector": block[0] * block[1]}
+            copies = grid * per_block[pa["level"]]
+            scratch = cp.full(max(1, copies * stride), 0xA5, dtype=np.uint8)
+            keep_scratch.append(scratch)
+            pvals += [np.uint64(scratch.data.ptr)] + [np.uint64(d) for d in v.shape]
         f = self.module.get_function(k["name"])
         params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
                                   np.uint64(error.data.ptr),
-                                  np.uint64(0 if out is None else out.data.ptr)) + gvals
+                                  np.uint64(0 if out is None else out.data.ptr)) + gvals + \
+            tuple(pvals)
 
         def launch():
             f((grid, 1, 1), (block[0], block[1], 1), params)
+            launch.scratch = keep_scratch  # alive as long as the launcher
 
         def collect():
             self.records, self.lost, self.cursor = self.read_records(out)
@@ -645,6 +663,116 @@ def case_math():
                                                                 float(zf[i]))), np.float32)
                     for i in range(n))
         check(f"math {name} f32 (max {worst} ulp)", e is None and worst <= 1, e)
+    # asin acos atan cbrt (f64: regions 31-34, f32: 37-40), atan2 pow (35-36, 41-42).
+    ranges2 = {"asin": (-1.2, 1.2), "acos": (-1.2, 1.2), "atan": (-25, 25, True),
+               "cbrt": (-745, 709, True)}
+    for k, name in enumerate(["asin", "acos", "atan", "cbrt"]):
+        x = inputs(*ranges2[name])
+        out, _, e = c.run(31 + k, {"x": x, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference2(name, x[i]), np.float64) for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf = x.astype(np.float32)
+        out, _, e = c.run(37 + k, {"xf": xf, "yf": np.zeros(n, np.float32), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference2(name, float(xf[i]))),
+                             np.float32) for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+    for k, name in enumerate(["atan2", "pow"]):
+        if name == "atan2":
+            x = inputs(-25, 25, True)
+            zz = inputs(-25, 25, True)[::-1].copy()
+        else:
+            x = inputs(-4, 4, True)
+            zz = r.uniform(-60, 60, n)
+            zz[1::2] = np.round(zz[1::2])
+            zz[: len(special)] = special[::-1]
+        out, _, e = c.run(35 + k, {"x": x, "z": zz, "y": np.zeros(n), "n": n}, 64, (128, 1))
+        worst = max(ulp_diff(out["y"][i], reference2(name, x[i], zz[i]), np.float64)
+                    for i in range(n))
+        check(f"math {name} f64 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+        xf, zf = x.astype(np.float32), zz.astype(np.float32)
+        out, _, e = c.run(41 + k, {"xf": xf, "zf": zf, "yf": np.zeros(n, np.float32), "n": n},
+                          64, (128, 1))
+        worst = max(ulp_diff(out["yf"][i], np.float32(reference2(name, float(xf[i]),
+                                                                 float(zf[i]))), np.float32)
+                    for i in range(n))
+        check(f"math {name} f32 within 2 ulp (max {worst})", e is None and worst <= 2, e)
+
+
+def reference2(name, a, b=None):
+    """The correctly rounded asin acos atan cbrt atan2 pow (mpmath at 200 bits), with C99's
+    special values (numpy's and Python's C library functions)."""
+    import mpmath
+    if name in ("atan2", "pow"):
+        fa, fb = np.float64(a), np.float64(b)
+        with np.errstate(all="ignore"):
+            c99 = float(np.arctan2(fa, fb) if name == "atan2" else np.power(fa, fb))
+        if not all(math.isfinite(t) and t != 0 for t in (a, b)) or (name == "pow" and (
+                a < 0 and b != math.floor(b))) or not math.isfinite(c99) or c99 == 0:
+            return c99
+        if name == "atan2":
+            return float(mpmath.atan2(mpmath.mpf(a), mpmath.mpf(b)))
+        v = mpmath.power(mpmath.mpf(abs(a)), mpmath.mpf(b))
+        odd = a < 0 and b == math.floor(b) and int(b) % 2 == 1
+        return -float(v) if odd else float(v)
+    if math.isnan(a):
+        return a
+    if name == "cbrt":
+        if a == 0 or math.isinf(a):
+            return a
+        return math.copysign(float(mpmath.cbrt(mpmath.mpf(abs(a)))), a)
+    if name == "atan":
+        if math.isinf(a):
+            return math.copysign(math.pi / 2, a)
+        return a if a == 0 else float(mpmath.atan(mpmath.mpf(a)))
+    if abs(a) > 1:
+        return float("nan")
+    if name == "asin":
+        return a if a == 0 else float(mpmath.asin(mpmath.mpf(a)))
+    return float(mpmath.acos(mpmath.mpf(a)))
+
+
+def case_private():
+    c = Case("private")
+    n, m = 100, 16
+    w = np.array([1, 2, 3, 4], np.int64)
+    flags = np.array([1, 0, 1], np.uint8)
+
+    def go(grid, block, tag):
+        out, _, e = c.run(0, {"w": w, "out": np.zeros(n, np.int64), "n": n}, grid, block)
+        want = np.array([11 + (11 if i % 4 == 0 else w[i % 4]) for i in range(n)])
+        check(f"firstprivate gang copies {tag}", e is None and np.array_equal(out["out"], want)
+              and np.array_equal(out["w"], w), (e, out["out"][:8], out["w"]))
+        out, _, e = c.run(1, {"t": np.zeros(m, np.int64), "out2": np.zeros((n, m), np.int64),
+                              "n": n, "m": m}, grid, block)
+        i, j = np.indices((n, m))
+        check(f"private gang copy shared by vector loops {tag}",
+              e is None and np.array_equal(out["out2"], i * 100 + m - 1 - j), e)
+        out, _, e = c.run(2, {"u": np.zeros(m), "out3": np.zeros((n, m)), "n": n, "m": m},
+                          grid, block)
+        check(f"private gang-loop copy {tag}",
+              e is None and np.array_equal(out["out3"], 2.0 * i + 0.5 * (m - 1)), e)
+        out, _, e = c.run(3, {"v": np.zeros(m, np.int32), "out4": np.zeros(n, np.int32),
+                              "n": n, "m": m}, grid, block)
+        check(f"private worker-loop copy {tag}",
+              e is None and np.array_equal(out["out4"], 16 * np.arange(n) + 120), e)
+        out, _, e = c.run(4, {"r": np.zeros((2, 3), np.int64), "out5": np.zeros(n, np.int64),
+                              "n": n}, grid, block)
+        check(f"private vector-loop copy, rank 2 {tag}",
+              e is None and np.array_equal(out["out5"], 20 * np.arange(n) + 5), e)
+        out, _, e = c.run(5, {"p": np.zeros(2, np.int32), "out6": np.zeros((n, 4), np.int32),
+                              "n": n}, grid, block)
+        i4, j4 = np.indices((n, 4))
+        check(f"private seq-loop copy in a vector loop {tag}",
+              e is None and np.array_equal(out["out6"], 10 * i4 + j4), e)
+        out, _, e = c.run(6, {"flags": flags, "out7": np.zeros(n, np.int32), "n": n}, grid,
+                          block)
+        check(f"firstprivate bool array {tag}", e is None and
+              np.array_equal(out["out7"], np.ones(n, np.int32)) and
+              np.array_equal(out["flags"], flags), (e, out["out7"][:6]))
+        _, _, e = c.run(7, {"q": np.zeros(3), "out8": np.zeros(n), "n": n}, grid, block)
+        check(f"bounds error on a private array {tag}", e is not None and e["kind"] == 1 and
+              e["what"] == "q" and e["index"] == 3 and e["shape"] == [3], e)
+    each_shape(go)
 
 
 def timed(c, region, args, grid, block, runs=20):
@@ -688,7 +816,7 @@ def case_perf():
 
 for case in [case_saxpy, case_reduce, case_jacobi, case_collapse, case_levels, case_semantics,
              case_errors, case_atomics, case_routines, case_kernels, case_printf, case_math,
-             case_perf]:
+             case_private, case_perf]:
     try:
         case()
     except Exception as ex:  # a case that cannot run is a failure, not a crash of the rest

@@ -53,14 +53,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     if r.params.len() > r.locals.len() {
         return unsupported("a region with more parameters than locals");
     }
-    for p in &r.params {
-        if matches!(p.pass, Pass::PrivateArray | Pass::FirstPrivateArray) {
-            return unsupported(format!(
-                "private array `{}` (gang-private arrays are not made on the device yet)",
-                p.name
-            ));
-        }
-    }
+    let private_arrays = crate::private::plan(r)?;
     let single = one_gang(r);
     let globals = cx.body_globals(&r.body)?;
     let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
@@ -86,6 +79,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     fx.read_special(if single { Gangs::One } else { Gangs::Hardware });
 
     // Parameters from their slots; other locals start at zero, as on the host.
+    let mut copies = Vec::new();
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
@@ -100,6 +94,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             (Some(Pass::Array), Val::Array(a)) => {
                 fx.ins(format!("mov.b64 {}, {}", a.hdr, slots[i]));
                 fx.load_header(&a);
+            }
+            (Some(Pass::PrivateArray | Pass::FirstPrivateArray), Val::Array(a)) => {
+                let Some(&p) = private_arrays.iter().find(|p| p.param == i) else {
+                    return unsupported(format!("private array `{}` without a plan", l.name));
+                };
+                copies.push(fx.private_copy(&a, slots[i], p));
             }
             (None | Some(Pass::Private), Val::Scalar(d, s)) => fx.set_zero(d, s),
             (None, Val::Array(_)) => {}
@@ -143,12 +143,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     fx.ins("ret");
     let body = std::mem::take(&mut fx.code);
 
-    let init = if fx.row_barriers_used {
+    // After the one-gang exit: every thread of the block takes part.
+    fx.first_private_copies(&copies);
+    if fx.row_barriers_used {
         zero_row_barriers(&mut fx);
-        std::mem::take(&mut fx.code)
-    } else {
-        String::new()
-    };
+    }
+    let init = std::mem::take(&mut fx.code);
 
     let mut params: Vec<String> = (0..r.params.len())
         .map(|i| format!("\t.param .u64 p{i}"))
@@ -158,6 +158,10 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     params.push("\t.param .u64 error".into());
     params.push("\t.param .u64 out".into());
     params.extend((0..globals.len()).map(|k| format!("\t.param .u64 g{k}")));
+    for p in &private_arrays {
+        params.push(format!("\t.param .u64 s{}", p.param));
+        params.extend((0..p.rank).map(|k| format!("\t.param .u64 s{}_d{k}", p.param)));
+    }
     let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
     text += &format!(".visible .entry {name}(\n{}\n)\n{{\n", params.join(",\n"));
     text += &fx.declarations();
@@ -175,6 +179,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             one_gang: single,
             globals,
             prints: fx.prints,
+            private_arrays,
         },
         text,
     ))

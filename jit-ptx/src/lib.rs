@@ -58,6 +58,23 @@
 //! - `g{k}`, after `out`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
 //!   global scalar that a routine called by the kernel reads (a routine sees a global's value
 //!   at region entry, LANGUAGE.md 7.9).
+//! - For each entry of [`Kernel::private_arrays`], in parameter order, after the `g{k}`:
+//!   `s{i}` (`i` the parameter's index), the device address of the launch's copies of that
+//!   private array, then `s{i}_d{k}` for `k` in `0..rank`, the original's extents. The
+//!   runtime allocates, per launch, `copies * stride` bytes for it, where `stride` is the
+//!   array's bytes (`len * elem_bytes`, `len` the product of the extents) rounded up to 16
+//!   ([`private_copy_stride`]) and `copies` follows the entry's [`CopyLevel`]: `gridDim.x`
+//!   (`Gang`), `gridDim.x * blockDim.y` (`Worker`) or `gridDim.x * blockDim.x * blockDim.y`
+//!   (`Vector`). The copy of block `b`'s gang, row `y` or thread `t` (`t = y * blockDim.x +
+//!   x`) is number `b`, `b * blockDim.y + y` or `b * blockDim.x * blockDim.y + t`, at `s{i} +
+//!   number * stride` (a one-gang kernel uses copy 0, `b` being 0 for it). A copy's contents
+//!   start undefined, except for `firstprivate` arrays (`PrivateArray::first`, always
+//!   `Gang`): the parameter's `p{i}` is then the original's device header (the region's
+//!   `copyin` data op makes it present), whose data the block's threads copy into the block's
+//!   copy before the body runs. For a `private` array `p{i}` is not read (the runtime passes
+//!   the original's header when it has one, else 0). The copies live until the kernel is
+//!   done; nothing carries over between launches. Any grid remains correct, so the runtime
+//!   may launch fewer blocks to keep the copies small.
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, no dynamic
 //! shared memory ([`Kernel::shared_bytes`] is 0: the kernels declare their shared memory
@@ -86,12 +103,16 @@
 //! with the host's formatting code (`print`): device output reads exactly as host output.
 //! Math: PTX instructions where
 //! they are exact (`sqrt.rn`, `abs`, `min`/`max`, `floor`/`ceil`/`trunc`, `copysign`, `fma`,
-//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan sinh cosh tanh hypot
-//! fmod` and float `%` from the module's math library (`math`), within 2 ulp.
+//! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2
+//! sinh cosh tanh hypot fmod pow cbrt` and float `%` from the module's math library (`math`),
+//! within 2 ulp (`examples/math_ulp.rs` and `gpu/math_ulp.py` measure them on a GPU).
 //!
-//! Not compiled yet (the region runs on the host): private arrays (`Pass::PrivateArray`,
-//! `FirstPrivateArray`), `asin acos atan atan2 pow cbrt` on the device, `print` of an array,
-//! and the other constructs [`PtxModule::unsupported`] names.
+//! Private arrays (`private`): see `private` for who shares a copy (a construct's: the gang;
+//! a loop's: the threads that run one iteration together).
+//!
+//! Not compiled yet (the region runs on the host): a private array passed to a routine or
+//! assigned to another variable, `print` of an array, and the other constructs
+//! [`PtxModule::unsupported`] names.
 
 mod atomic;
 mod call;
@@ -101,6 +122,7 @@ mod kernel;
 mod math;
 mod module;
 mod print;
+mod private;
 mod ptx;
 mod reduce;
 mod schedule;
@@ -194,6 +216,55 @@ pub struct Kernel {
     /// The kernel (or a routine it calls) has `print` or `printf` statements: it needs an
     /// output buffer (its `out` parameter).
     pub prints: bool,
+    /// Its private arrays (`Pass::PrivateArray`, `FirstPrivateArray`), in parameter order:
+    /// after the `g{k}`, the kernel takes `s{i}` and `s{i}_d{k}` for each (see the ABI).
+    pub private_arrays: Vec<PrivateArray>,
+}
+
+/// A private array parameter of a kernel: the copies the launch must provide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrivateArray {
+    /// The region parameter (`Region::params[param]`).
+    pub param: usize,
+    /// The array's rank: the kernel takes that many extents `s{i}_d{k}`.
+    pub rank: u32,
+    /// Bytes of one element.
+    pub elem_bytes: u32,
+    /// Who gets a copy of its own.
+    pub level: CopyLevel,
+    /// `firstprivate`: each copy starts as the original (whose device header is `p{i}`).
+    pub first: bool,
+}
+
+/// Which threads share a private array's copy: those that run the code using it together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyLevel {
+    /// One copy per block (`gridDim.x` copies): a construct's private arrays, and a loop's
+    /// where the loop body runs gang-redundantly (a gang loop, or a `seq` loop outside worker
+    /// and vector loops).
+    Gang,
+    /// One per row of a block (`gridDim.x * blockDim.y`): a worker loop's.
+    Worker,
+    /// One per thread (`gridDim.x * blockDim.x * blockDim.y`): a vector loop's, or a `seq`
+    /// loop's inside one.
+    Vector,
+}
+
+impl CopyLevel {
+    /// How many copies a block of `block_x * block_y` threads needs.
+    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
+        match self {
+            CopyLevel::Gang => 1,
+            CopyLevel::Worker => u64::from(block_y),
+            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
+        }
+    }
+}
+
+/// The bytes between consecutive copies of a private array of `len` elements of
+/// `elem_bytes` each: its size rounded up to a multiple of 16.
+pub fn private_copy_stride(len: u64, elem_bytes: u32) -> u64 {
+    (len.saturating_mul(u64::from(elem_bytes))).saturating_add(15) & !15
 }
 
 /// Why a region or routine could not be generated.

@@ -71,3 +71,31 @@ fn every_emitted_module_assembles() {
         failures.join("\n")
     );
 }
+
+/// The GPU harness's cases (`jit-ptx/gpu/cases`): every region compiles for the device (the
+/// harness runs them all) and the PTX assembles.
+#[test]
+fn gpu_cases_compile_and_assemble() {
+    common::ptxas();
+    let dir = common::workspace().join("jit-ptx/gpu/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the cases directory exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "acc"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let module = common::lower(&name, &text).expect("the case compiles");
+        let ptx = emit_module(&module, &PtxOptions::default());
+        if name == "math" && !ptx.unsupported.is_empty() {
+            failures.push(format!("{name}: not on the device: {:?}", ptx.unsupported));
+        }
+        if let Err(e) = common::assemble(&format!("case-{name}"), &ptx.text) {
+            failures.push(format!("{name}:\n{e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

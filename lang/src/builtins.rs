@@ -40,7 +40,7 @@ pub enum Shape {
     FloatTest,
     /// A data routine taking an array or a section (`acc_copyin(a[0:n])`); result bool or void.
     DataRoutine(Option<ScalarType>),
-    /// Checked by hand: `size reshape linspace iota print printf assert param`.
+    /// Checked by hand: `size reshape linspace iota print printf assert param acc_memcpy_d2d`.
     Special,
 }
 
@@ -180,6 +180,8 @@ builtins! {
         "acc_set_default_async(q: i32)";
     AccGetDefaultAsync = "acc_get_default_async": Shape::Fixed(&[], Some(I32)),
         "acc_get_default_async() -> i32";
+    AccMemcpyD2d = "acc_memcpy_d2d": Shape::Special,
+        "acc_memcpy_d2d(dst: T[…], src: T[…], dst_num: i32, src_num: i32)";
 }
 
 impl Builtin {

@@ -183,6 +183,15 @@ pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHead
     }
 }
 
+/// Gives the error just recorded without a site (by a library function, which does not
+/// know where it was called from) the site of the call that failed.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_error_site(ctx: *mut Ctx, site: u32) {
+    crate::host::locate_error(ctx, site);
+}
+
 /// A string argument (`ptr`, `len`) of compiled code; invalid UTF-8 is replaced.
 ///
 /// # Safety
@@ -205,6 +214,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_assert_fail", acc_rt_assert_fail as *const u8),
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),
+        ("acc_rt_error_site", acc_rt_error_site as *const u8),
     ];
     all.extend(crate::device::entry::symbols());
     all

@@ -159,6 +159,16 @@ pub unsafe fn host_state<'a>(ctx: *mut Ctx) -> &'a mut HostState {
     &mut *((*ctx).host as *mut HostState)
 }
 
+/// Gives the recorded error, if it names no site, `site`.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe fn locate_error(ctx: *mut Ctx, site: u32) {
+    if let Some(e) = host_state(ctx).error.as_mut() {
+        e.site.get_or_insert(site);
+    }
+}
+
 /// Records a run-time error and sets `STATUS_ERROR`, unless the run already stopped (the first
 /// error, or `exit`, wins).
 ///

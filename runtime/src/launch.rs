@@ -108,6 +108,9 @@ pub struct GpuKernel {
     /// For a kernel with `print` or `printf` statements: the text of their output records
     /// (the kernel takes an output buffer). `None`: it prints nothing.
     pub prints: Option<std::sync::Arc<dyn DevicePrints>>,
+    /// Its private arrays, in parameter order: the launch allocates their copies and passes
+    /// each one's base and extents after the globals (jit-ptx's kernel ABI).
+    pub private_arrays: Vec<GpuPrivateArray>,
 }
 
 /// The text of device output records (jit-ptx's kernel ABI: a record is a print statement's
@@ -117,6 +120,39 @@ pub trait DevicePrints: Send + Sync + std::fmt::Debug {
     /// The output of print statement `id` with these slot values; `None` when there is no
     /// such statement or it takes another number of slots.
     fn text(&self, id: u32, slots: &[u64]) -> Option<String>;
+}
+
+/// A private array of a GPU kernel (jit-ptx's `PrivateArray`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuPrivateArray {
+    /// The region parameter.
+    pub param: usize,
+    /// Its rank: the kernel takes that many extents after the copies' base.
+    pub rank: u32,
+    /// How many blocks, rows or threads share a copy.
+    pub level: CopyLevel,
+}
+
+/// Which threads of a launch share a private array's copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyLevel {
+    /// One copy per block.
+    Gang,
+    /// One per row of a block (`blockDim.y` per block).
+    Worker,
+    /// One per thread.
+    Vector,
+}
+
+impl CopyLevel {
+    /// Copies a block of `block_x * block_y` threads needs.
+    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
+        match self {
+            CopyLevel::Gang => 1,
+            CopyLevel::Worker => u64::from(block_y),
+            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
+        }
+    }
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.

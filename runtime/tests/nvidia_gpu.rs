@@ -196,6 +196,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         strings: Vec::new().into(),
         globals: Vec::new(),
         prints: None,
+        private_arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc
@@ -536,6 +537,7 @@ fn print_records_become_output_at_synchronization() {
         strings: Vec::new().into(),
         globals: Vec::new(),
         prints: Some(std::sync::Arc::new(BlockPrint)),
+        private_arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     unsafe {

@@ -2,7 +2,7 @@
 //! `Devices` (the current device, presence, queues). A data routine's argument is a data-op
 //! record that compiled code fills for the array or section (`acc_runtime::device::ops`).
 
-use acc_runtime::abi::Ctx;
+use acc_runtime::abi::{ArrayHeader, Ctx};
 use acc_runtime::device::ops::DataOpArg;
 use acc_runtime::device::{
     DeviceKind, ASYNC_SYNC, DEVICE_DEFAULT, DEVICE_HOST, DEVICE_MULTICORE, DEVICE_NOT_HOST,
@@ -222,13 +222,33 @@ pub unsafe extern "C" fn acc_get_default_async(ctx: *mut Ctx) -> i32 {
     host_state(ctx).default_async()
 }
 
+/// `acc_memcpy_d2d(dst, src, dst_num, src_num)`: `src`'s copy on device `src_num` into
+/// `dst`'s copy on device `dst_num`, both of the current type.
+///
+/// # Safety
+/// `ctx` is a live context; `dst` and `src` are live arrays.
+pub unsafe extern "C" fn acc_memcpy_d2d(
+    ctx: *mut Ctx,
+    dst: *mut ArrayHeader,
+    src: *mut ArrayHeader,
+    dst_num: i32,
+    src_num: i32,
+) {
+    if let Err(e) = host_state(ctx)
+        .devices()
+        .memcpy_d2d(dst, src, dst_num, src_num)
+    {
+        fail(ctx, e, None);
+    }
+}
+
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     symbol_list![
         acc_get_num_devices acc_get_device_type acc_set_device_type acc_set_device_num
         acc_get_device_num acc_on_device acc_is_present
         acc_copyin acc_create acc_copyout acc_delete acc_update_device acc_update_self
         acc_wait acc_wait_all acc_wait_async acc_async_test acc_async_test_all
-        acc_get_property acc_set_default_async acc_get_default_async
+        acc_get_property acc_set_default_async acc_get_default_async acc_memcpy_d2d
     ]
 }
 

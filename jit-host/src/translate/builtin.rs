@@ -42,6 +42,19 @@ impl Tx<'_, '_> {
         ty: Ty,
         site: Option<SiteId>,
     ) -> Result<Option<Value>, JitError> {
+        let outer = std::mem::replace(&mut self.call_site, site);
+        let v = self.builtin_call(b, args, ty, site);
+        self.call_site = outer;
+        v
+    }
+
+    fn builtin_call(
+        &mut self,
+        b: Builtin,
+        args: &[Expr],
+        ty: Ty,
+        site: Option<SiteId>,
+    ) -> Result<Option<Value>, JitError> {
         use Builtin::*;
         let ctx = self.ctx;
         let v = match b {

@@ -199,6 +199,8 @@ pub(crate) struct Tx<'a, 'f> {
     cached_globals: HashMap<ir::GlobalId, Value>,
     /// Accesses whose bounds an enclosing loop's pre-check has proven (`bounds`).
     proven: HashSet<usize>,
+    /// The site of the checked built-in being called, which its failures report.
+    call_site: Option<ir::SiteId>,
     /// How many versioned loops enclose the code being translated.
     version_depth: u32,
     /// In an inlined body: where its `return` goes (`inline`).
@@ -259,6 +261,7 @@ pub(crate) fn translate(
         users: HashMap::new(),
         cached_globals: HashMap::new(),
         proven: HashSet::new(),
+        call_site: None,
         version_depth: 0,
         inline_exit: None,
         inline_depth: 0,
@@ -412,7 +415,26 @@ impl<'a, 'f> Tx<'a, 'f> {
             CTX_STATUS_OFFSET,
         );
         let ok = self.b.create_block();
-        self.b.ins().brif(status, self.fail, &[], ok, &[]);
+        match self.call_site {
+            // A library function does not know where it was called from: the failure path
+            // tells the error.
+            Some(site) => {
+                let locate = self.b.create_block();
+                self.b.ins().brif(status, locate, &[], ok, &[]);
+                self.b.switch_to_block(locate);
+                let site = self.iconst(types::I32, i64::from(site.0));
+                let ctx = self.ctx;
+                if let Some(ext) = externs::lookup("acc_rt_error_site") {
+                    if let Ok(f) = self.import("acc_rt_error_site", &ext) {
+                        self.b.ins().call(f, &[ctx, site]);
+                    }
+                }
+                self.b.ins().jump(self.fail, &[]);
+            }
+            None => {
+                self.b.ins().brif(status, self.fail, &[], ok, &[]);
+            }
+        }
         self.b.switch_to_block(ok);
     }
 

@@ -643,6 +643,36 @@ impl Cx<'_> {
                 let d = self.integer(&args[1], "the dimension of `size`", Some(ScalarType::I64));
                 Some((vec![a?.0, d], Type::I64))
             }
+            Builtin::AccMemcpyD2d => {
+                if !self.arity(b, args, span, 4, 4) {
+                    return None;
+                }
+                let dst = self.array_arg(b, &args[0]);
+                let src = self.array_arg(b, &args[1]);
+                let nums = [
+                    (&args[2], "the destination device"),
+                    (&args[3], "the source device"),
+                ]
+                .map(|(a, what)| self.integer(a, what, Some(ScalarType::I32)));
+                let ((dst, de, _), (src, se, _)) = (dst?, src?);
+                if de != se {
+                    self.error(
+                        Diagnostic::error(
+                            format!(
+                                "`acc_memcpy_d2d` copies between arrays of one element type, \
+                                 found {} and {}",
+                                dst.ty, src.ty
+                            ),
+                            src.span,
+                            format!("this is {}", src.ty),
+                        )
+                        .with_label(dst.span, format!("the destination is {}", dst.ty)),
+                    );
+                    return None;
+                }
+                let [dn, sn] = nums;
+                Some((vec![dst, src, dn, sn], Type::Void))
+            }
             Builtin::Reshape => {
                 if !self.arity(b, args, span, 2, 7) {
                     return None;

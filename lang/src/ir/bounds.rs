@@ -12,7 +12,8 @@
 
 use std::collections::HashSet;
 
-use super::{BinOp, Block, Expr, ExprKind, GlobalId, LocalId, Place, PrintArg, ScalarType, Stmt};
+use super::visit::{walk_expr, walk_stmt, Visitor};
+use super::{BinOp, Block, Expr, ExprKind, GlobalId, LocalId, Place, ScalarType, Stmt};
 use crate::hir::Const;
 
 /// How deep versioned loops may nest (each level doubles the code of the loops inside).
@@ -210,89 +211,33 @@ impl<'a> Finder<'a, '_> {
             _ => false,
         }
     }
+}
 
-    fn block(&mut self, b: &'a Block) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
+impl<'a> Visitor<'a> for Finder<'a, '_> {
     fn stmt(&mut self, s: &'a Stmt) {
-        match s {
-            Stmt::Set(_, e)
-            | Stmt::SetGlobal(_, e)
-            | Stmt::Eval(e)
-            | Stmt::Retain(e)
-            | Stmt::Release(e)
-            | Stmt::Assert { cond: e, .. } => self.expr(e),
-            Stmt::Store {
-                array,
-                indices,
-                value,
-                site,
-            } => {
-                self.expr(array);
-                indices.iter().for_each(|e| self.expr(e));
-                self.expr(value);
-                if site.is_some() {
-                    self.access(array, indices);
-                }
-            }
-            Stmt::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                self.block(els);
-            }
-            Stmt::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            Stmt::For(f) => {
-                self.expr(&f.start);
-                self.expr(&f.end);
-                self.expr(&f.step);
-                self.block(&f.body);
-            }
-            Stmt::Return(Some(e)) => self.expr(e),
-            Stmt::Print(args) => {
-                for a in args {
-                    if let PrintArg::Value(e) = a {
-                        self.expr(e);
-                    }
-                }
-            }
-            Stmt::Printf(_, args) => args.iter().for_each(|e| self.expr(e)),
-            Stmt::DataRegion { body, .. } | Stmt::Block(body) => self.block(body),
-            Stmt::Atomic(s) => self.stmt(s),
-            _ => {}
+        walk_stmt(self, s);
+        if let Stmt::Store {
+            array,
+            indices,
+            site: Some(_),
+            ..
+        } = s
+        {
+            self.access(array, indices);
         }
     }
 
     fn expr(&mut self, e: &'a Expr) {
+        walk_expr(self, e);
         match &e.kind {
             ExprKind::Local(l) => {
                 self.reads.insert(*l);
             }
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => self.expr(x),
-            ExprKind::Binary(_, l, r, _) => {
-                self.expr(l);
-                self.expr(r);
-            }
             ExprKind::Load {
                 array,
                 indices,
-                site,
-            } => {
-                self.expr(array);
-                indices.iter().for_each(|e| self.expr(e));
-                if site.is_some() {
-                    self.access(array, indices);
-                }
-            }
-            ExprKind::Call(_, args)
-            | ExprKind::Builtin(_, args)
-            | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().for_each(|e| self.expr(e)),
+                site: Some(_),
+            } => self.access(array, indices),
             _ => {}
         }
     }

@@ -46,6 +46,7 @@
 pub mod atomic;
 pub mod bounds;
 mod print;
+pub mod visit;
 
 use crate::analysis::{LoopInfo, RegionId};
 use crate::builtins::{Builtin, FormatPiece};

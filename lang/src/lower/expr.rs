@@ -64,6 +64,12 @@ pub(super) fn can_fail(b: Builtin) -> bool {
             | AccUpdateDevice
             | AccUpdateSelf
             | AccIsPresent
+            | AccMemcpyD2d
+            | AccSetDeviceType
+            | AccSetDeviceNum
+            | AccWait
+            | AccWaitAsync
+            | AccAsyncTest
     )
 }
 

@@ -134,6 +134,14 @@ impl Emulated {
         }
     }
 
+    /// The device copy of `a`, if present.
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn copy_of(&self, a: *mut ArrayHeader) -> Option<*mut ArrayHeader> {
+        self.data.copy_of(a).map(|h| h.0)
+    }
+
     pub(crate) fn present_arrays(&self) -> usize {
         self.data.present_arrays()
     }

@@ -23,6 +23,7 @@ mod emulated;
 pub mod entry;
 mod nvidia;
 pub mod ops;
+mod peer;
 
 use std::sync::Arc;
 

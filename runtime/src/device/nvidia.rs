@@ -416,6 +416,59 @@ impl Loaded {
     }
 }
 
+/// A GPU's side of a copy between GPUs.
+#[derive(Clone, Copy)]
+pub(crate) struct Endpoint {
+    context: sys::CUcontext,
+    stream: sys::CUstream,
+}
+
+/// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
+/// each has been given synchronously, and waits for it. Peer access between two GPUs is
+/// asked for first (refused or already granted: the driver copies anyway).
+pub(crate) fn peer_copy(
+    to_end: Endpoint,
+    to: sys::CUdeviceptr,
+    from_end: Endpoint,
+    from: sys::CUdeviceptr,
+    bytes: usize,
+) -> Result<(), RunErrorKind> {
+    let fail = |e| driver_error("copying between GPUs", e);
+    // SAFETY: both contexts are primary contexts held for the process; the addresses are
+    // device copies of `bytes` bytes at least (the caller checked the lengths).
+    unsafe {
+        result::stream::synchronize(to_end.stream).map_err(fail)?;
+        result::ctx::set_current(from_end.context).map_err(fail)?;
+        result::stream::synchronize(from_end.stream).map_err(fail)?;
+        if to_end.context == from_end.context {
+            let r = sys::cuMemcpyDtoDAsync_v2(to, from, bytes, from_end.stream);
+            result_of(r).map_err(fail)?;
+        } else {
+            let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
+            result::ctx::set_current(to_end.context).map_err(fail)?;
+            let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
+            result::ctx::set_current(from_end.context).map_err(fail)?;
+            let r = sys::cuMemcpyPeerAsync(
+                to,
+                to_end.context,
+                from,
+                from_end.context,
+                bytes,
+                from_end.stream,
+            );
+            result_of(r).map_err(fail)?;
+        }
+        result::stream::synchronize(from_end.stream).map_err(fail)
+    }
+}
+
+fn result_of(r: sys::CUresult) -> Result<(), result::DriverError> {
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(result::DriverError(e)),
+    }
+}
+
 /// One GPU.
 pub struct Nvidia {
     data: Discrete<CudaMemory>,
@@ -487,6 +540,22 @@ impl Nvidia {
 
     pub(crate) fn present_arrays(&self) -> usize {
         self.data.present_arrays()
+    }
+
+    /// The device address of `a`'s copy, if present.
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn device_address(&self, a: *mut ArrayHeader) -> Option<sys::CUdeviceptr> {
+        self.data.copy_of(a).map(|c| c.data)
+    }
+
+    /// This GPU's context and synchronous stream, for a copy between GPUs.
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            context: self.context,
+            stream: self.data.memory.sync,
+        }
     }
 
     /// Makes this GPU's context the host thread's current one.
@@ -642,6 +711,9 @@ impl Nvidia {
                     let host = args[i] as usize as *mut ArrayHeader;
                     match self.data.copy_of(host) {
                         Some(c) => c.header,
+                        // A private array's copies come from the scratch below; the kernel
+                        // reads the original only for `firstprivate`, which copies it in.
+                        None if p.pass == ParamPass::PrivateArray => 0,
                         None => {
                             let message = "an array that is not on the GPU (`no_create` of \
                                            absent data runs only on devices that share host \
@@ -658,6 +730,12 @@ impl Nvidia {
             grid = (1, 1, 1);
         }
         let stream = self.data.memory.stream(q).map_err(at)?;
+        let private = private_layout(kernel, args, block);
+        if private.per_block > 0 {
+            let free = result::mem_get_info().map_or(0, |(free, _)| free as u64);
+            let explicit = sizes[0] != super::SECTION_ABSENT && !kernel.one_gang;
+            grid.0 = fit_grid(private.per_block, grid.0, explicit, free).map_err(at)?;
+        }
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
         let out = match &kernel.prints {
             Some(prints) => self.output.buffer(stream, prints).map_err(at)?,
@@ -667,13 +745,29 @@ impl Nvidia {
         for &slot in &kernel.globals {
             values.push(*(*ctx).globals.add(slot as usize));
         }
+        // The private arrays' copies: one allocation, freed in stream order after the kernel.
+        let copies = if private.per_block > 0 {
+            let bytes = private.per_block * u64::from(grid.0);
+            let what = format!("allocating {bytes} bytes of private arrays");
+            let base = result::malloc_async(stream, bytes as usize)
+                .map_err(|e| at(driver_error(&what, e)))?;
+            Some(base)
+        } else {
+            None
+        };
+        private.values(copies.unwrap_or(0), grid.0, &mut values);
         let mut params: Vec<*mut c_void> = values
             .iter_mut()
             .map(|v| v as *mut u64 as *mut c_void)
             .collect();
         let start = Instant::now();
-        result::launch_kernel(f, grid, block, kernel.shared_bytes, stream, &mut params)
-            .map_err(|e| at(driver_error("launching a kernel", e)))?;
+        let launched =
+            result::launch_kernel(f, grid, block, kernel.shared_bytes, stream, &mut params);
+        if let Some(base) = copies {
+            // Stream-ordered: the memory goes once the kernel is done.
+            let _ = result::free_async(base, stream);
+        }
+        launched.map_err(|e| at(driver_error("launching a kernel", e)))?;
         let place = self.data.memory.place(site, q);
         let launched = EventKind::Launch {
             gangs: grid.0,
@@ -1025,6 +1119,98 @@ impl Scratch {
     }
 }
 
+/// Most device memory a launch's private arrays may take when the grid is the runtime's
+/// choice (it launches fewer blocks rather than more memory).
+const PRIVATE_DEFAULT_LIMIT: u64 = 1 << 30;
+
+/// Where a launch's private arrays' copies go (jit-ptx's kernel ABI): array `j` of
+/// `kernel.private_arrays` has `per_block[j]` bytes per block (its copies per block times
+/// its copy stride), the arrays one after another in one allocation of `per_block * grid`.
+struct PrivateLayout {
+    /// Bytes per block of all the arrays.
+    per_block: u64,
+    /// Per array: bytes per block and the original's extents.
+    arrays: Vec<(u64, Vec<u64>)>,
+}
+
+impl PrivateLayout {
+    /// The kernel's values for the arrays, after the globals: each one's copies' base and
+    /// its extents.
+    fn values(&self, base: sys::CUdeviceptr, grid: u32, values: &mut Vec<u64>) {
+        let mut at = base;
+        for (bytes, dims) in &self.arrays {
+            values.push(at);
+            values.extend(dims);
+            at += bytes * u64::from(grid);
+        }
+    }
+}
+
+/// The copy stride of a private array: its bytes rounded up to 16 (jit-ptx's
+/// `private_copy_stride`).
+fn private_stride(len: u64, elem_bytes: u64) -> u64 {
+    len.saturating_mul(elem_bytes).saturating_add(15) & !15
+}
+
+/// # Safety
+/// The private arrays' slots of `args` hold live headers.
+unsafe fn private_layout(
+    kernel: &GpuKernel,
+    args: &[u64],
+    block: (u32, u32, u32),
+) -> PrivateLayout {
+    let mut layout = PrivateLayout {
+        per_block: 0,
+        arrays: Vec::with_capacity(kernel.private_arrays.len()),
+    };
+    for p in &kernel.private_arrays {
+        let host = args[p.param] as usize as *const ArrayHeader;
+        let size = array::elem_size((*host).elem).unwrap_or(1) as u64;
+        let stride = private_stride((*host).len.max(0) as u64, size);
+        let bytes = stride.saturating_mul(p.level.per_block(block.0, block.1));
+        let all = (*host).dims;
+        let dims = all[..(p.rank as usize).min(MAX_RANK)]
+            .iter()
+            .map(|&d| d as u64)
+            .collect();
+        layout.per_block = layout.per_block.saturating_add(bytes);
+        layout.arrays.push((bytes, dims));
+    }
+    layout
+}
+
+/// The grid for private arrays of `per_block` bytes per block, with `free` bytes of device
+/// memory: the given `num_gangs` (`explicit`) when its copies fit in half the free memory,
+/// else an error; the runtime's grid, fewer blocks where the copies would take more than
+/// half the free memory or `PRIVATE_DEFAULT_LIMIT` (any grid is correct); an error when even
+/// one block's copies do not fit.
+fn fit_grid(per_block: u64, grid: u32, explicit: bool, free: u64) -> Result<u32, RunErrorKind> {
+    let half = free / 2;
+    let fail =
+        |blocks: u64| {
+            let message =
+                format!(
+            "the private arrays of {blocks} gang(s) need {} bytes of GPU memory, more than \
+             half of the {free} bytes free{}",
+            per_block.saturating_mul(blocks),
+            if blocks > 1 { "; try fewer gangs (`num_gangs`)" } else { "" }
+        );
+            RunErrorKind::Device { message }
+        };
+    if per_block > half {
+        return Err(fail(1));
+    }
+    if explicit {
+        return match per_block.checked_mul(u64::from(grid)) {
+            Some(total) if total <= half => Ok(grid),
+            _ => Err(fail(u64::from(grid))),
+        };
+    }
+    let limit = half.min(PRIVATE_DEFAULT_LIMIT);
+    let fits = (limit / per_block.max(1)).clamp(1, u64::from(u32::MAX)) as u32;
+    Ok(grid.min(fits))
+}
+
 /// Loads a PTX module; the driver's JIT log is the error when it rejects the text.
 fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
     let text = CString::new(ptx).map_err(|_| RunErrorKind::Internal {
@@ -1061,7 +1247,29 @@ fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
 
 #[cfg(test)]
 mod grid_tests {
-    use super::default_gangs;
+    use super::{default_gangs, fit_grid, private_stride};
+
+    #[test]
+    fn private_arrays_shrink_the_default_grid_and_refuse_what_cannot_fit() {
+        let gib = 1u64 << 30;
+        // Copies of 1 KiB per block, 8 GiB free: the runtime's 1000 blocks fit.
+        assert_eq!(fit_grid(1024, 1000, false, 8 * gib).unwrap(), 1000);
+        // 1 MiB per block: at most 1 GiB of copies, so 1024 blocks of 5000.
+        assert_eq!(fit_grid(1 << 20, 5000, false, 8 * gib).unwrap(), 1024);
+        // With 1 GiB free, half of it.
+        assert_eq!(fit_grid(1 << 20, 5000, false, gib).unwrap(), 512);
+        // An explicit `num_gangs` is kept when it fits, refused when it does not.
+        assert_eq!(fit_grid(1 << 20, 5000, true, 16 * gib).unwrap(), 5000);
+        assert!(fit_grid(1 << 20, 5000, true, gib).is_err());
+        // One block's copies larger than half the free memory: an error.
+        assert!(fit_grid(gib, 1, false, gib).is_err());
+        assert!(fit_grid(gib, 1, false, 3 * gib).is_ok());
+        // The copy stride: bytes rounded up to 16.
+        assert_eq!(private_stride(3, 8), 32);
+        assert_eq!(private_stride(4, 4), 16);
+        assert_eq!(private_stride(0, 8), 0);
+        assert_eq!(private_stride(5, 1), 16);
+    }
 
     #[test]
     fn the_default_grid_fits_the_gang_loop() {

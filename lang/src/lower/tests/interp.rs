@@ -498,7 +498,7 @@ impl Interp<'_> {
             let i = i.i64();
             if i < 0 || i >= *d {
                 if checked {
-                    return error(format!("index out of bounds: {i} in {:?}", arr.dims));
+                    return error(format!("index out of bounds: index {i} in {:?}", arr.dims));
                 }
                 return bug("unchecked access out of bounds");
             }
@@ -786,6 +786,20 @@ impl Interp<'_> {
             AccIsPresent => {
                 self.arr(f(0))?;
                 V::B(true)
+            }
+            AccMemcpyD2d => {
+                // One host device: the arrays are their own copies.
+                let dst = self.arr(f(0))?.data.clone();
+                let src = self.arr(f(1))?.data.clone();
+                let (dl, sl) = (dst.borrow().len(), src.borrow().len());
+                if dl != sl {
+                    return error(format!(
+                        "`acc_memcpy_d2d`: the arrays differ in length ({dl} and {sl})"
+                    ));
+                }
+                let values = src.borrow().clone();
+                *dst.borrow_mut() = values;
+                V::Unit
             }
             AccGetNumDevices => V::I32(1),
             AccGetDeviceType => V::I32(2),
