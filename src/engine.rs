@@ -13,9 +13,10 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{CopyLevel, GpuKernel, GpuPrivateArray};
+use acc_runtime::launch::{CopyLevel, DevicePrints, GpuKernel, GpuPrivateArray};
 use acc_runtime::profile::SiteStats;
 
+use crate::device_print::PrintTable;
 use crate::error::Error;
 
 /// What `Engine::emit` shows.
@@ -54,6 +55,8 @@ pub struct Engine {
     /// The last source compiled, kept to run it again without compiling while nothing else was
     /// compiled in between (an embedder running one script in a loop): memory stays flat.
     last: Option<LastScript>,
+    /// Every print statement of device code compiled so far, which formats the GPU's output.
+    device_prints: Arc<PrintTable>,
 }
 
 struct LastScript {
@@ -91,6 +94,7 @@ impl Engine {
             print_values: false,
             unchecked: false,
             last: None,
+            device_prints: Arc::default(),
         })
     }
 
@@ -286,7 +290,10 @@ impl Engine {
             return;
         }
         let start = std::time::Instant::now();
-        let ptx = acc_jit_ptx::emit_module(module, &self.ptx_options());
+        let prints = &self.device_prints;
+        let ptx = acc_jit_ptx::emit_module_numbered(module, &self.ptx_options(), prints.next_id());
+        prints.extend(ptx.prints);
+        let prints: Arc<dyn DevicePrints> = prints.clone();
         let profiler = self.context.host().devices().profiler().clone();
         profiler.note_startup("PTX generation", start.elapsed());
         let text: Arc<str> = ptx.text.into();
@@ -304,6 +311,7 @@ impl Engine {
                         .iter()
                         .filter_map(|v| self.slots.get(v).copied())
                         .collect(),
+                    prints: k.prints.then(|| prints.clone()),
                     private_arrays: k
                         .private_arrays
                         .iter()

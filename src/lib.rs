@@ -10,6 +10,7 @@
 //! engine.run("b.acc", "print(twice(x))").unwrap(); // 4
 //! ```
 
+mod device_print;
 mod engine;
 mod error;
 

@@ -2,7 +2,8 @@
 //! parameters, for the GPU harness `jit-ptx/gpu/run.py`:
 //! `cargo run -p acc-jit-ptx --example gpu_cases -- jit-ptx/gpu/cases OUT_DIR`.
 
-use acc_jit_ptx::{emit_module, CopyLevel, PtxOptions};
+use acc_jit_ptx::{emit_module, CopyLevel, DevicePrint, PrintPiece, PtxOptions};
+use acc_lang::builtins::{FormatArg, FormatPiece};
 use acc_lang::ir::{Pass, Ty};
 use acc_lang::span::SourceFile;
 
@@ -22,6 +23,45 @@ fn pass_name(p: Pass) -> &'static str {
         Pass::PrivateArray => "private_array",
         Pass::FirstPrivateArray => "firstprivate_array",
     }
+}
+
+/// A print statement's description (print id = its index; the module is numbered from 0):
+/// `{"kind": "print" | "printf", "text": what it prints with `{}` for each value, "slots":
+/// [the type of each value slot: a scalar type's name for `print`, "int" or "float" for
+/// `printf`]}`.
+fn print_json(p: &DevicePrint) -> String {
+    let (kind, mut text, mut slots) = ("print", String::new(), Vec::new());
+    let kind = match p {
+        DevicePrint::Print(pieces) => {
+            for piece in pieces {
+                match piece {
+                    PrintPiece::Text(t) => text += t,
+                    PrintPiece::Value(s) => {
+                        text += "{}";
+                        slots.push(format!("\"{}\"", s.name()));
+                    }
+                }
+            }
+            kind
+        }
+        DevicePrint::Printf(pieces) => {
+            for piece in pieces {
+                match piece {
+                    FormatPiece::Text(t) => text += t,
+                    FormatPiece::Spec(s) => {
+                        text += "{}";
+                        let float = matches!(s.arg(), FormatArg::Float);
+                        slots.push(if float { "\"float\"" } else { "\"int\"" }.to_string());
+                    }
+                }
+            }
+            "printf"
+        }
+    };
+    format!(
+        "{{\"kind\": \"{kind}\", \"text\": {text:?}, \"slots\": [{}]}}",
+        slots.join(", ")
+    )
 }
 
 fn main() {
@@ -105,14 +145,15 @@ fn main() {
                 })
                 .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}]}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"prints\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
                 params.join(", "),
                 reds.join(", "),
                 globals.join(", "),
-                private.join(", ")
+                private.join(", "),
+                k.prints
             ));
         }
         let unsupported: Vec<String> = ptx
@@ -126,13 +167,15 @@ fn main() {
             .enumerate()
             .map(|(i, s)| format!("[{}, {:?}]", module.first_site as usize + i, s.what))
             .collect();
+        let prints: Vec<String> = ptx.prints.iter().map(print_json).collect();
         std::fs::write(
             format!("{out}/{name}.json"),
             format!(
-                "{{\"kernels\": [{}], \"unsupported\": [{}], \"sites\": [{}]}}\n",
+                "{{\"kernels\": [{}], \"unsupported\": [{}], \"sites\": [{}], \"prints\": [{}]}}\n",
                 kernels.join(",\n"),
                 unsupported.join(", "),
-                sites.join(", ")
+                sites.join(", "),
+                prints.join(",\n")
             ),
         )
         .expect("write");

@@ -80,6 +80,9 @@ class Case:
             self.meta = json.load(f)
         self.module = cp.RawModule(path=f"{DIR}/{name}.ptx")
         self.sites = {s: what for s, what in self.meta["sites"]}
+        self.prints = self.meta.get("prints", [])
+        self.out_capacity = 1 << 20
+        self.records, self.lost, self.cursor = [], 0, 0
 
     def kernel(self, region):
         for k in self.meta["kernels"]:
@@ -123,6 +126,13 @@ class Case:
         nred = len(k["reductions"])
         partials = cp.zeros(max(1, nred * grid), dtype=np.uint64)
         error = cp.zeros(10, dtype=np.uint64)
+        # The output buffer of print records: header {cursor, lost, capacity, end}, then
+        # `capacity` bytes (0, no buffer, for a kernel that does not print).
+        out = None
+        if k.get("prints"):
+            out = cp.zeros(4 + self.out_capacity // 8, dtype=np.uint64)
+            out[2] = self.out_capacity
+            out[3] = self.out_capacity
         # Global scalars that routines read: their slots after the error record (the
         # harness names them `global:NAME` in `args`).
         gvals = tuple(slot(*args["global:" + g]) for g in k.get("globals", []))
@@ -140,15 +150,34 @@ class Case:
             pvals += [np.uint64(scratch.data.ptr)] + [np.uint64(d) for d in v.shape]
         f = self.module.get_function(k["name"])
         params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-                                  np.uint64(error.data.ptr)) + gvals + tuple(pvals)
+                                  np.uint64(error.data.ptr),
+                                  np.uint64(0 if out is None else out.data.ptr)) + gvals + \
+            tuple(pvals)
 
         def launch():
             f((grid, 1, 1), (block[0], block[1], 1), params)
             launch.scratch = keep_scratch  # alive as long as the launcher
 
         def collect():
+            self.records, self.lost, self.cursor = self.read_records(out)
             return self.collect(k, args, grid, keep, results, partials, error)
         return launch, collect
+
+    def read_records(self, out):
+        """The print records of a launch as (print id, [slot values as uint64]), in buffer
+        order, the count of records that did not fit, and the final cursor."""
+        if out is None:
+            return [], 0, 0
+        words = out.get()
+        cursor, lost, end = int(words[0]), int(words[1]), int(words[3])
+        records, at = [], 4
+        end = 4 + min(cursor, end) // 8
+        while at < end:
+            header = int(words[at])
+            pid, n = header & 0xFFFFFFFF, header >> 32
+            records.append((pid, [np.uint64(w) for w in words[at + 1: at + 1 + n]]))
+            at += 1 + n
+        return records, lost, cursor
 
     def collect(self, k, args, grid, keep, results, partials, error):
         out = {name: d.get() for name, (d, _) in keep.items()}
@@ -471,11 +500,46 @@ def case_kernels():
 
 
 def case_printf():
+    """Print records: each statement's id, its slots' values and types, one record per gang
+    where threads run the code redundantly, and the count of records that did not fit."""
     c = Case("printf")
-    print("--- printf (expect i=0..3 lines once each, then serial 42 true 7 once) ---", flush=True)
+
+    def f64(bits):
+        return float(np.array([bits], np.uint64).view(np.float64)[0])
+
+    def described(pid, kind, text):
+        p = c.prints[pid] if pid < len(c.prints) else {}
+        return p.get("kind") == kind and p.get("text") == text
+
+    loop_text = "i={} v={} hex={} ok\n"
+    for grid, block in [(2, (32, 1)), (3, (7, 5)), (1, (1, 1))]:
+        tag = f"grid {grid} block {block}"
+        c.run(0, {"v": np.zeros(4), "n": 4}, grid, block)
+        got = sorted((int(s[0]), f64(s[1]), int(s[2])) for _, s in c.records)
+        check(f"printf records {tag}", got == [(i, float(i), i * 255) for i in range(4)] and
+              all(described(pid, "printf", loop_text) for pid, _ in c.records) and
+              c.lost == 0, (c.records, c.lost))
+        c.run(1, {}, grid, block)
+        check(f"print once per gang {tag}", len(c.records) == 1 and
+              described(c.records[0][0], "print", "serial {} {} {}\n") and
+              [int(x) for x in c.records[0][1]] == [42, 1, 7], c.records)
+    c.run(2, {"f": np.float32(0.1), "zero": 0.0}, 1, (1, 1))
+    ok = len(c.records) == 1
+    if ok:
+        s = c.records[0][1]
+        f32 = np.array([int(s[1]) & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
+        ok = (f64(s[0]) == 0.1 and f32 == np.float32(0.1) and int(s[1]) >> 32 == 0 and
+              int(s[2]) == 0x8000000000000000 and f64(s[3]) == 1e16 and math.isnan(f64(s[4]))
+              and f64(s[5]) == float("inf") and int(s[6]) == 0 and
+              c.prints[c.records[0][0]]["slots"] == ["f64", "f32", "f64", "f64", "f64", "f64",
+                                                      "bool"])
+    check("print of floats and bools", ok, c.records)
+    # A buffer with room for one record of the loop's (32 bytes): the other 3 are counted lost.
+    c.out_capacity = 40
     c.run(0, {"v": np.zeros(4), "n": 4}, 2, (32, 1))
-    c.run(1, {}, 1, (32, 2))
-    print("---", flush=True)
+    check("full output buffer", len(c.records) == 1 and len(c.records[0][1]) == 3 and
+          c.lost == 3 and c.cursor == 128, (c.records, c.lost, c.cursor))
+    c.out_capacity = 1 << 20
 
 
 def ulp_diff(a, b, dtype):

@@ -9,9 +9,10 @@
 //! row) and shares its loops' iterations among them like the caller's own code: it is
 //! generated once per mode it is called in (`_block` or `_row` after its name), in that mode.
 //!
-//! Signature: `.func (.param .T ret) NAME (.param .b64 err[, .param .b32 gang, .param .b32
-//! ngangs][, .param .b64 g0, …], .param .T a0, …)`: the error record's address; for the
-//! non-`seq` routines the caller's gang number and count (gang loops share iterations by
+//! Signature: `.func (.param .T ret) NAME (.param .b64 err[, .param .b64 out][, .param .b32
+//! gang, .param .b32 ngangs][, .param .b64 g0, …], .param .T a0, …)`: the error record's
+//! address; the output buffer's, for a routine that prints (itself or in a routine it calls);
+//! for the non-`seq` routines the caller's gang number and count (gang loops share iterations by
 //! them); the 8-byte slot value of each global scalar the routine (or a routine it calls)
 //! reads, in `VarId` order; then the parameters (a scalar in a register of its type, `bool`
 //! as a 0/1 `.b32`; an array as its device header's address, from which the routine loads the
@@ -53,6 +54,8 @@ pub(crate) struct FuncSig {
     pub globals: Vec<VarId>,
     /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
     pub row_barriers: bool,
+    /// It prints: it takes the output buffer's address (`out`).
+    pub prints: bool,
 }
 
 /// A routine's PTX name: `acc_fn_{id}_{name}` (the name reduced to `[A-Za-z0-9_]`), with
@@ -78,6 +81,9 @@ fn header(sig: &FuncSig) -> String {
         None => String::new(),
     };
     let mut params = vec![".param .b64 err".to_string()];
+    if sig.prints {
+        params.push(".param .b64 out".into());
+    }
     if sig.shared {
         params.push(".param .b32 gang".into());
         params.push(".param .b32 ngangs".into());
@@ -207,6 +213,7 @@ pub(crate) fn emit_function(
         shared,
         globals: globals.clone(),
         row_barriers: false,
+        prints: false,
     };
     let mut fx = Fx::new(cx, FnKind::Routine, mode);
     fx.ret = f.ret;
@@ -255,6 +262,7 @@ pub(crate) fn emit_function(
     fx.ins("ret");
     let sig = FuncSig {
         row_barriers: fx.row_barriers_used,
+        prints: fx.prints,
         ..sig
     };
     let text = format!(
@@ -283,6 +291,7 @@ impl Fx<'_, '_> {
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
         let sig = self.cx.function(id, self.mode)?;
         self.row_barriers_used |= sig.row_barriers;
+        self.prints |= sig.prints;
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));
         }
@@ -314,11 +323,22 @@ impl Fx<'_, '_> {
             .ret
             .and_then(|t| t.scalar())
             .map(|s| (self.fresh_of(s), s));
+        // The caller's own `out` parameter (it prints, through this call).
+        let out = sig.prints.then(|| {
+            let out = self.fresh(Class::B64);
+            self.ins(format!("ld.param.u64 {out}, [out]"));
+            out
+        });
         self.code.push_str("\t{\n");
         let mut names = vec!["c_err".to_string()];
         self.ins(".param .b64 c_err");
         let err = self.sp.err;
         let mut stores = vec![format!("st.param.b64 [c_err], {err}")];
+        if let Some(out) = out {
+            self.ins(".param .b64 c_out");
+            stores.push(format!("st.param.b64 [c_out], {out}"));
+            names.push("c_out".into());
+        }
         if sig.shared {
             self.ins(".param .b32 c_gang");
             self.ins(".param .b32 c_ngangs");

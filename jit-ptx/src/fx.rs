@@ -132,8 +132,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub ret: Option<Ty>,
     /// Whether the code uses row barriers (whose words the kernel must zero first).
     pub row_barriers_used: bool,
-    /// Bytes of the local buffer of `vprintf` arguments (the largest call's).
-    pub print_bytes: u32,
+    /// The code (or a routine it calls) prints: it reads the `out` parameter.
+    pub prints: bool,
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
     /// of the memory cell each lives in, shared by every thread of the launch.
     pub cells: Vec<(LocalId, Reg)>,
@@ -188,7 +188,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             end_label: "$Lend".into(),
             ret: None,
             row_barriers_used: false,
-            print_bytes: 0,
+            prints: false,
             cells: Vec::new(),
             globals: Vec::new(),
             entry_mode: mode,
@@ -201,16 +201,9 @@ impl<'c, 'm> Fx<'c, 'm> {
 
     // ---- text ------------------------------------------------------------------------------
 
-    /// The function's declarations: its registers and its `vprintf` buffer.
+    /// The function's declarations: its registers.
     pub(crate) fn declarations(&self) -> String {
-        let mut out = self.regs.declarations();
-        if self.print_bytes > 0 {
-            out += &format!(
-                "\t.local .align 8 .b8 acc_printbuf[{}];\n",
-                self.print_bytes
-            );
-        }
-        out
+        self.regs.declarations()
     }
 
     /// One instruction (without its `;`).

@@ -156,6 +156,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     params.push("\t.param .u64 results".into());
     params.push("\t.param .u64 partials".into());
     params.push("\t.param .u64 error".into());
+    params.push("\t.param .u64 out".into());
     params.extend((0..globals.len()).map(|k| format!("\t.param .u64 g{k}")));
     for p in &private_arrays {
         params.push(format!("\t.param .u64 s{}", p.param));
@@ -177,6 +178,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             reductions: r.reductions.len(),
             one_gang: single,
             globals,
+            prints: fx.prints,
             private_arrays,
         },
         text,

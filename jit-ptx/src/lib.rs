@@ -38,7 +38,24 @@
 //!   - 2, integer division or remainder by zero;
 //!   - 3, `assert` failed: `index` is the message's `StringId` (-1 without a message);
 //!   - 4, `size(a, d)` with `d` outside `0..rank`: `index` is `d`, `dim` the rank.
-//! - `g{k}`, after `error`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
+//! - `out`: the device address of the output buffer that `print` and `printf` append records
+//!   to (0 is allowed for a kernel without [`Kernel::prints`]), in page-locked host memory
+//!   mapped into the GPU: a 32-byte header `{ cursor: u64 @0, lost: u64 @8, capacity: u64 @16,
+//!   end: u64 @24 }`, then `capacity` bytes of records from byte 32. The runtime sets `cursor`
+//!   and `lost` to 0 and `capacity` and `end` to the capacity before the kernels that use it
+//!   run, and reads the records once their stream is synchronized (so records need no
+//!   publishing order). A record is 8-byte slots: a header slot, `id | n << 32` (`id` the print
+//!   statement's [`DevicePrint`] id, `n` the number of value slots), then the `n` values. A
+//!   printing thread reserves its record with one `atom.global.add.u64` of its size on `cursor`
+//!   (a byte offset from byte 32); a record that does not end within `capacity` is not written:
+//!   it adds 1 to `lost` and lowers `end` to its offset (`atom.min`). The cursor keeps passing
+//!   the end, so every later record is lost too: the records that fit are the bytes before
+//!   `min(cursor, end)`.
+//!   The slots are those of [`DevicePrint`]: `print`'s values in the slot form above (`bool`
+//!   0 or 1, `i32` sign-extended, `f32` its bits in the low 4 bytes), `printf`'s arguments as
+//!   the host's `acc_printf` takes them (integers sign-extended to 64 bits, `bool` 0 or 1,
+//!   floats converted to `f64`).
+//! - `g{k}`, after `out`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
 //!   global scalar that a routine called by the kernel reads (a routine sees a global's value
 //!   at region entry, LANGUAGE.md 7.9).
 //! - For each entry of [`Kernel::private_arrays`], in parameter order, after the `g{k}`:
@@ -82,7 +99,9 @@
 //!
 //! Routines: `seq` ones run in one thread (the leader, where threads share the code); `gang`,
 //! `worker` and `vector` ones in the caller's threads, one variant per caller mode (`call`).
-//! `print` and `printf` go through CUDA's `vprintf` (`print`). Math: PTX instructions where
+//! `print` and `printf` append records to the `out` buffer, which the runtime turns into text
+//! with the host's formatting code (`print`): device output reads exactly as host output.
+//! Math: PTX instructions where
 //! they are exact (`sqrt.rn`, `abs`, `min`/`max`, `floor`/`ceil`/`trunc`, `copysign`, `fma`,
 //! the classifications); `exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2
 //! sinh cosh tanh hypot fmod pow cbrt` and float `%` from the module's math library (`math`),
@@ -92,7 +111,7 @@
 //! a loop's: the threads that run one iteration together).
 //!
 //! Not compiled yet (the region runs on the host): a private array passed to a routine or
-//! assigned to another variable, `print` of a float, and the other constructs
+//! assigned to another variable, `print` of an array, and the other constructs
 //! [`PtxModule::unsupported`] names.
 
 mod atomic;
@@ -116,7 +135,8 @@ mod version;
 use std::fmt;
 
 use acc_lang::analysis::RegionId;
-use acc_lang::ir;
+use acc_lang::builtins::FormatPiece;
+use acc_lang::ir::{self, ScalarType};
 
 pub use schedule::{advance, decompose};
 
@@ -135,6 +155,47 @@ pub struct PtxModule {
     pub kernels: Vec<Kernel>,
     /// The regions that could not be generated, with the reason (run them on the host).
     pub unsupported: Vec<(RegionId, String)>,
+    /// The module's `print` and `printf` statements in device code: entry `i` describes the
+    /// records of print id `first_print + i` (see [`emit_module_numbered`]).
+    pub prints: Vec<DevicePrint>,
+}
+
+/// What the records of one `print` or `printf` statement of device code hold, so that the
+/// runtime can write them as the host would: each value takes one 8-byte slot of the record,
+/// in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DevicePrint {
+    /// `print(…)`: its text (the spaces between values and the final newline included) and
+    /// values, each value a slot in the kernel ABI's slot form.
+    Print(Vec<PrintPiece>),
+    /// `printf(format, …)`: the format (string arguments already folded into its text); each
+    /// conversion takes one slot as the host's `acc_printf` does (integers sign-extended to
+    /// 64 bits, floats as `f64`).
+    Printf(Vec<FormatPiece>),
+}
+
+/// A piece of a `print` statement's output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrintPiece {
+    Text(String),
+    /// The next slot, a value of this type.
+    Value(ScalarType),
+}
+
+impl DevicePrint {
+    /// The number of value slots of its records.
+    pub fn slots(&self) -> usize {
+        match self {
+            DevicePrint::Print(pieces) => pieces
+                .iter()
+                .filter(|p| matches!(p, PrintPiece::Value(_)))
+                .count(),
+            DevicePrint::Printf(pieces) => pieces
+                .iter()
+                .filter(|p| matches!(p, FormatPiece::Spec(_)))
+                .count(),
+        }
+    }
 }
 
 /// One kernel of a module.
@@ -149,9 +210,12 @@ pub struct Kernel {
     pub reductions: usize,
     /// The kernel works in block 0 only: launch one block.
     pub one_gang: bool,
-    /// The global scalars its routines read: after `error`, the kernel takes one `.u64`
+    /// The global scalars its routines read: after `out`, the kernel takes one `.u64`
     /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch.
     pub globals: Vec<acc_lang::hir::VarId>,
+    /// The kernel (or a routine it calls) has `print` or `printf` statements: it needs an
+    /// output buffer (its `out` parameter).
+    pub prints: bool,
     /// Its private arrays (`Pass::PrivateArray`, `FirstPrivateArray`), in parameter order:
     /// after the `g{k}`, the kernel takes `s{i}` and `s{i}_d{k}` for each (see the ABI).
     pub private_arrays: Vec<PrivateArray>,
@@ -219,7 +283,18 @@ impl fmt::Display for PtxError {
 
 impl std::error::Error for PtxError {}
 
-/// Generate the PTX of `module`'s compute regions.
+/// Generate the PTX of `module`'s compute regions (print ids from 0).
 pub fn emit_module(module: &ir::Module, options: &PtxOptions) -> PtxModule {
-    module::emit(module, options)
+    module::emit(module, options, 0)
+}
+
+/// Generate the PTX of `module`'s compute regions, numbering its print statements from
+/// `first_print`: modules whose kernels share an output buffer (the compiles of one engine)
+/// need distinct ids.
+pub fn emit_module_numbered(
+    module: &ir::Module,
+    options: &PtxOptions,
+    first_print: u32,
+) -> PtxModule {
+    module::emit(module, options, first_print)
 }

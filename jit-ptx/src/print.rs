@@ -1,55 +1,67 @@
-//! `print` and `printf` in device code, through CUDA's `vprintf(format, args)`: the format is
-//! a module-scope string; the arguments go in a local buffer of 8-byte slots (integers as
-//! `long long`, sign-extended, floats as `double`; a `%c` reads the low 4 bytes of its slot),
-//! so every conversion's argument sits at an 8-byte boundary as `vprintf` expects. Where the
-//! threads of a block or row run the code redundantly, only the leader prints: a gang prints
-//! once (LANGUAGE.md 7.1).
+//! `print` and `printf` in device code, as output records (the kernel ABI's `out` buffer).
 //!
-//! `print` of a float is not compiled: its shortest round-trip form (LANGUAGE.md 6) is not a
-//! `printf` conversion.
+//! Each statement gets a print id and a [`DevicePrint`] that says what its records hold; the
+//! code writes one record per execution: the printing thread reserves the record's bytes with
+//! one `atom.global.add` on the buffer's cursor, then stores the header slot (`id | n << 32`)
+//! and the `n` value slots. The runtime reads the records once the kernel's stream is
+//! synchronized and writes them with the host's own formatting, so device output is the
+//! host's text for every type (a float's shortest round-trip form included). Nothing orders
+//! the stores of a record: the runtime never reads a buffer while a kernel that writes it runs.
+//! A record that does not fit adds 1 to the buffer's `lost` count instead, and lowers its `end`
+//! to where the record would have started (so the records that fit end there).
+//!
+//! Where the threads of a block or row run the code redundantly, only the leader prints: a gang
+//! prints once (LANGUAGE.md 7.1). Records of one thread keep its order; the order between
+//! threads is the order in which they reserved.
+//!
+//! `print` of an array is not compiled (the region runs on the host).
 
 use acc_lang::builtins::FormatPiece;
 use acc_lang::ir::{Expr, FormatId, PrintArg, ScalarType, Ty};
 
 use crate::fx::{unsupported, Fx, Result};
 use crate::ptx::{Class, Reg};
+use crate::{DevicePrint, PrintPiece};
 
-/// What goes in one argument slot.
-enum Slot {
-    /// A 64-bit integer.
-    Int(Reg),
-    /// A double.
-    Float(Reg),
-    /// A generic address of a string.
-    Str(Reg),
-}
+/// Bytes of the output buffer's header (cursor, lost, capacity, end) before its records.
+const OUT_HEADER: u32 = 32;
 
-/// `text` as C format text (`%` doubled).
-fn literal(text: &str) -> String {
-    text.replace('%', "%%")
+/// Appends `text` to `print`'s pieces, joining it with a text piece before it.
+fn push_text(pieces: &mut Vec<PrintPiece>, text: &str) {
+    match pieces.last_mut() {
+        Some(PrintPiece::Text(t)) => t.push_str(text),
+        _ => pieces.push(PrintPiece::Text(text.to_string())),
+    }
 }
 
 impl Fx<'_, '_> {
     /// `print(values…)`: one space between values, then a newline.
     pub(crate) fn print(&mut self, args: &[PrintArg]) -> Result<()> {
-        let mut format = String::new();
+        let mut pieces = Vec::new();
         let mut slots = Vec::new();
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
-                format.push(' ');
+                push_text(&mut pieces, " ");
             }
             match a {
                 PrintArg::Str(s) => {
                     let Some(text) = self.cx.module.strings.get(s.0 as usize) else {
                         return unsupported("an unknown string");
                     };
-                    format += &literal(text);
+                    push_text(&mut pieces, text);
                 }
-                PrintArg::Value(e) => self.print_value(e, &mut format, &mut slots)?,
+                PrintArg::Value(e) => {
+                    if let Ty::Array { .. } = e.ty {
+                        return unsupported("`print` of an array in device code");
+                    }
+                    let (v, s) = self.scalar(e)?;
+                    slots.push(self.slot_bits(v, s));
+                    pieces.push(PrintPiece::Value(s));
+                }
             }
         }
-        format.push('\n');
-        self.vprintf(&format, &slots);
+        push_text(&mut pieces, "\n");
+        self.record(DevicePrint::Print(pieces), &slots);
         Ok(())
     }
 
@@ -59,124 +71,211 @@ impl Fx<'_, '_> {
         self.print(&args)
     }
 
-    fn print_value(&mut self, e: &Expr, format: &mut String, slots: &mut Vec<Slot>) -> Result<()> {
-        let s = match e.ty {
-            Ty::Scalar(s) => s,
-            Ty::Array { .. } => return unsupported("`print` of an array in device code"),
-        };
-        match s {
-            ScalarType::F32 | ScalarType::F64 => {
-                return unsupported(
-                    "`print` of a float in device code (its shortest form is not a printf \
-                     conversion; use printf)",
-                )
-            }
-            ScalarType::Bool => {
-                let (v, _) = self.scalar(e)?;
-                let yes = self.string_address("true");
-                let no = self.string_address("false");
-                let d = self.fresh(Class::B64);
-                self.ins(format!("selp.b64 {d}, {yes}, {no}, {v}"));
-                format.push_str("%s");
-                slots.push(Slot::Str(d));
-            }
-            ScalarType::I32 | ScalarType::I64 => {
-                let (v, s) = self.scalar(e)?;
-                let d = self.convert(v, s, ScalarType::I64);
-                format.push_str("%lld");
-                slots.push(Slot::Int(d));
-            }
-        }
-        Ok(())
-    }
-
-    /// `printf(format, values…)`.
+    /// `printf(format, values…)`: each argument in a slot as jit-host passes it to
+    /// `acc_printf` (by the argument's type: integers sign-extended, `bool` 0 or 1, floats as
+    /// `f64`).
     pub(crate) fn printf(&mut self, fmt: FormatId, args: &[Expr]) -> Result<()> {
         let Some(pieces) = self.cx.module.formats.get(fmt.0 as usize) else {
             return unsupported("an unknown format");
         };
-        let pieces = pieces.clone();
-        let mut format = String::new();
-        let mut slots = Vec::new();
-        let mut args = args.iter();
-        for piece in &pieces {
-            match piece {
-                FormatPiece::Text(t) => format += &literal(t),
-                FormatPiece::Spec(spec) => {
-                    let Some(arg) = args.next() else {
-                        return unsupported("a `printf` with too few arguments");
-                    };
-                    let (v, s) = self.scalar(arg)?;
-                    let mut conv = format!("%{}", spec.flags);
-                    if let Some(w) = spec.width {
-                        conv += &w.to_string();
-                    }
-                    if let Some(p) = spec.precision {
-                        conv += &format!(".{p}");
-                    }
-                    match spec.conv {
-                        'd' | 'i' | 'u' | 'x' => {
-                            conv += &format!("ll{}", spec.conv);
-                            slots.push(Slot::Int(self.convert(v, s, ScalarType::I64)));
-                        }
-                        'c' => {
-                            conv.push('c');
-                            slots.push(Slot::Int(self.convert(v, s, ScalarType::I64)));
-                        }
-                        'f' | 'e' | 'g' => {
-                            conv.push(spec.conv);
-                            slots.push(Slot::Float(self.convert(v, s, ScalarType::F64)));
-                        }
-                        c => return unsupported(format!("the `printf` conversion `%{c}`")),
-                    }
-                    format += &conv;
-                }
-            }
+        let print = DevicePrint::Printf(pieces.clone());
+        if print.slots() != args.len() {
+            return unsupported("a `printf` whose arguments do not match its conversions");
         }
-        self.vprintf(&format, &slots);
+        if pieces
+            .iter()
+            .any(|p| matches!(p, FormatPiece::Spec(s) if s.conv == 's'))
+        {
+            return unsupported("a `printf` `%s` of a value that is not a string literal");
+        }
+        let mut slots = Vec::with_capacity(args.len());
+        for a in args {
+            let (v, s) = self.scalar(a)?;
+            let slot = match s {
+                ScalarType::F32 | ScalarType::F64 => {
+                    let d = self.convert(v, s, ScalarType::F64);
+                    let bits = self.fresh(Class::B64);
+                    self.ins(format!("mov.b64 {bits}, {d}"));
+                    bits
+                }
+                _ => self.convert(v, s, ScalarType::I64),
+            };
+            slots.push(slot);
+        }
+        self.record(print, &slots);
         Ok(())
     }
 
-    /// The generic address of a module-scope string constant.
-    fn string_address(&mut self, text: &str) -> Reg {
-        let name = self.cx.string(text);
-        let a = self.fresh(Class::B64);
-        self.ins(format!("mov.u64 {a}, {name}"));
-        self.ins(format!("cvta.global.u64 {a}, {a}"));
-        a
-    }
-
-    /// Call `vprintf` (only the leader where threads run the code redundantly).
-    fn vprintf(&mut self, format: &str, slots: &[Slot]) {
-        self.cx.uses_vprintf = true;
-        self.print_bytes = self.print_bytes.max(8 * slots.len() as u32);
+    /// Append one record of `print` holding `slots` (64-bit registers) to the output buffer
+    /// (only the leader where threads run the code redundantly).
+    fn record(&mut self, print: DevicePrint, slots: &[Reg]) {
+        let id = self.cx.first_print + self.cx.prints.len() as u32;
+        self.cx.prints.push(print);
+        self.prints = true;
+        let bytes = 8 * (1 + slots.len() as u64);
+        let header = u64::from(id) | (slots.len() as u64) << 32;
+        self.comment(format!("print {id}: a record of {bytes} bytes"));
         let skip = self.label("noprint");
+        let lost = self.label("lost");
         if let Some(lead) = self.leader() {
             self.ins(format!("@!{lead} bra {skip}"));
         }
-        for (i, slot) in slots.iter().enumerate() {
-            let at = format!("[acc_printbuf+{}]", 8 * i);
-            match slot {
-                Slot::Int(r) | Slot::Str(r) => self.ins(format!("st.local.b64 {at}, {r}")),
-                Slot::Float(r) => self.ins(format!("st.local.f64 {at}, {r}")),
-            }
+        let out = self.fresh(Class::B64);
+        let none = self.fresh(Class::Pred);
+        self.ins(format!("ld.param.u64 {out}, [out]"));
+        self.ins(format!("setp.eq.u64 {none}, {out}, 0"));
+        self.ins(format!("@{none} bra {skip}"));
+        let (at, cap, end) = (
+            self.fresh(Class::B64),
+            self.fresh(Class::B64),
+            self.fresh(Class::B64),
+        );
+        self.ins(format!("atom.global.add.u64 {at}, [{out}], {bytes}"));
+        self.ins(format!("ld.global.u64 {cap}, [{out}+16]"));
+        self.ins(format!("add.u64 {end}, {at}, {bytes}"));
+        let full = self.fresh(Class::Pred);
+        self.ins(format!("setp.gt.u64 {full}, {end}, {cap}"));
+        self.ins(format!("@{full} bra {lost}"));
+        let rec = self.fresh(Class::B64);
+        self.ins(format!("add.u64 {rec}, {out}, {at}"));
+        self.ins(format!("st.global.u64 [{rec}+{OUT_HEADER}], {header}"));
+        for (i, r) in slots.iter().enumerate() {
+            let at = OUT_HEADER + 8 * (1 + i as u32);
+            self.ins(format!("st.global.u64 [{rec}+{at}], {r}"));
         }
-        let fmt = self.string_address(format);
-        let buf = self.fresh(Class::B64);
-        if slots.is_empty() {
-            self.ins(format!("mov.u64 {buf}, 0"));
-        } else {
-            self.ins(format!("mov.u64 {buf}, acc_printbuf"));
-            self.ins(format!("cvta.local.u64 {buf}, {buf}"));
-        }
-        self.code.push_str("\t{\n");
-        self.ins(".param .b64 v_fmt");
-        self.ins(".param .b64 v_args");
-        self.ins(".param .b32 v_ret");
-        self.ins(format!("st.param.b64 [v_fmt], {fmt}"));
-        self.ins(format!("st.param.b64 [v_args], {buf}"));
-        self.ins("call (v_ret), vprintf, (v_fmt, v_args)");
-        self.code.push_str("\t}\n");
+        self.ins(format!("bra {skip}"));
+        self.place(&lost);
+        self.ins(format!("red.global.add.u64 [{out}+8], 1"));
+        self.ins(format!("red.global.min.u64 [{out}+24], {at}"));
         self.place(&skip);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use acc_lang::builtins::FormatPiece;
+    use acc_lang::ir::ScalarType::*;
+    use acc_lang::span::SourceFile;
+
+    use crate::{
+        emit_module, emit_module_numbered, DevicePrint, PrintPiece, PtxModule, PtxOptions,
+    };
+
+    fn emit(text: &str, first_print: u32) -> PtxModule {
+        let m = acc_lang::lower_source(&SourceFile::new("test.acc", text))
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        emit_module_numbered(&m, &PtxOptions::default(), first_print)
+    }
+
+    fn text(t: &str) -> PrintPiece {
+        PrintPiece::Text(t.into())
+    }
+
+    #[test]
+    fn print_describes_its_text_and_the_type_of_each_value() {
+        let m = emit(
+            "let x = 0.1f32
+acc serial copyin(x) {
+    print(\"x =\", x, 1.0 / 3.0, true, 7i32, 8, \"%\")
+}
+",
+            0,
+        );
+        assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+        assert_eq!(
+            m.prints,
+            [DevicePrint::Print(vec![
+                text("x = "),
+                PrintPiece::Value(F32),
+                text(" "),
+                PrintPiece::Value(F64),
+                text(" "),
+                PrintPiece::Value(Bool),
+                text(" "),
+                PrintPiece::Value(I32),
+                text(" "),
+                PrintPiece::Value(I64),
+                text(" %\n"),
+            ])]
+        );
+        assert_eq!(m.prints[0].slots(), 5);
+        assert!(m.kernels[0].prints);
+        // One reservation of the header and 5 slots, the header slot `id | 5 << 32`.
+        assert!(m.text.contains("atom.global.add.u64 %rd"), "{}", m.text);
+        assert!(m.text.contains(", 48;"));
+        assert!(m.text.contains(&format!("+32], {};", 5u64 << 32)));
+        assert!(m.text.contains("red.global.add.u64"));
+        assert!(!m.text.contains("vprintf"));
+    }
+
+    #[test]
+    fn printf_keeps_its_format_and_ids_start_where_asked() {
+        let m = emit(
+            "let n = 4
+acc parallel loop
+for i in 0..n {
+    printf(\"%d %5.2f %s\\n\", i, 0.5, \"ok\")
+}
+",
+            7,
+        );
+        assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+        let Some(DevicePrint::Printf(pieces)) = m.prints.first() else {
+            panic!("{:?}", m.prints)
+        };
+        // `%s` of a literal is folded into the text: two conversions, two slots.
+        assert_eq!(m.prints[0].slots(), 2);
+        assert_eq!(pieces.last(), Some(&FormatPiece::Text(" ok\n".into())));
+        let header = 7u64 | 2 << 32;
+        assert!(m.text.contains(&format!("+32], {header};")), "{}", m.text);
+    }
+
+    #[test]
+    fn routines_that_print_take_the_buffer_and_their_callers_pass_it() {
+        let m = emit(
+            "acc routine seq
+fn show(x: f64) {
+    print(x)
+}
+acc routine seq
+fn quiet(x: f64) -> f64 {
+    return x * 2.0
+}
+let v = zeros(8)
+acc parallel loop copy(v)
+for i in 0..8 {
+    show(v[i])
+}
+acc parallel loop copy(v)
+for i in 0..8 {
+    v[i] = quiet(v[i])
+}
+",
+            0,
+        );
+        assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+        assert!(m
+            .text
+            .contains("show(.param .b64 err, .param .b64 out, .param .f64 a0)"));
+        assert!(m.text.contains("quiet(.param .b64 err, .param .f64 a0)"));
+        assert!(m.text.contains("st.param.b64 [c_out], "));
+        let prints: Vec<bool> = m.kernels.iter().map(|k| k.prints).collect();
+        assert_eq!(prints, [true, false]);
+        // Every kernel takes `out`, printing or not (the ABI is uniform).
+        assert_eq!(m.text.matches(".param .u64 out").count(), 2);
+    }
+
+    #[test]
+    fn print_of_an_array_runs_on_the_host() {
+        let m = emit_module(
+            &acc_lang::lower_source(&SourceFile::new(
+                "test.acc",
+                "let a = zeros(4)\nacc serial copyin(a) {\n    print(a)\n}\n",
+            ))
+            .unwrap(),
+            &PtxOptions::default(),
+        );
+        assert_eq!(m.unsupported.len(), 1);
+        assert!(m.unsupported[0].1.contains("`print` of an array"));
     }
 }

@@ -189,13 +189,6 @@ pub(crate) fn int_literal(v: i64, s: ScalarType) -> String {
     }
 }
 
-/// Bytes of a string as a PTX initializer list, NUL-terminated: `{104, 105, 0}`.
-pub(crate) fn byte_list(s: &str) -> String {
-    let mut bytes: Vec<String> = s.bytes().map(|b| b.to_string()).collect();
-    bytes.push("0".into());
-    format!("{{{}}}", bytes.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +230,5 @@ mod tests {
         assert_eq!(int_literal(-1, ScalarType::I32), "0xFFFFFFFF");
         assert_eq!(int_literal(i64::MIN, ScalarType::I64), "0x8000000000000000");
         assert_eq!(int_literal(42, ScalarType::I64), "42");
-        assert_eq!(byte_list("hi\n"), "{104, 105, 10, 0}");
     }
 }

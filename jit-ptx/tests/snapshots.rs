@@ -74,3 +74,17 @@ for i in 0..len(a) {
     );
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn device_print_records() {
+    let text = snapshot_of(
+        "snap_print",
+        "let x = 0.1f32
+acc parallel num_gangs(2) copyin(x) {
+    print(\"x\", x, -0.0, true)
+    printf(\"%5.2f|%x\\n\", x, 255)
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}

@@ -105,9 +105,21 @@ pub struct GpuKernel {
     /// The globals' slots (`ctx.globals[slot]`) whose values the kernel takes after its ABI
     /// parameters (global scalars its routines read).
     pub globals: Vec<u32>,
+    /// For a kernel with `print` or `printf` statements: the text of their output records
+    /// (the kernel takes an output buffer). `None`: it prints nothing.
+    pub prints: Option<std::sync::Arc<dyn DevicePrints>>,
     /// Its private arrays, in parameter order: the launch allocates their copies and passes
     /// each one's base and extents after the globals (jit-ptx's kernel ABI).
     pub private_arrays: Vec<GpuPrivateArray>,
+}
+
+/// The text of device output records (jit-ptx's kernel ABI: a record is a print statement's
+/// id and one 8-byte slot per value). The engine knows every print statement of its compiles
+/// by id and formats them with the host's own `print` and `printf` code.
+pub trait DevicePrints: Send + Sync + std::fmt::Debug {
+    /// The output of print statement `id` with these slot values; `None` when there is no
+    /// such statement or it takes another number of slots.
+    fn text(&self, id: u32, slots: &[u64]) -> Option<String>;
 }
 
 /// A private array of a GPU kernel (jit-ptx's `PrivateArray`).

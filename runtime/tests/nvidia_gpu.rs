@@ -13,7 +13,7 @@ use acc_runtime::device::{
     gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC, SECTION_ABSENT,
 };
 use acc_runtime::launch::{
-    ComputeKind, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc,
+    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc,
 };
 use acc_runtime::{Context, HostState, Outcome, RunErrorKind, SharedBuffer};
 
@@ -137,6 +137,39 @@ STORE:
 END:
     ret;
 }
+
+// Thread 0 of each block appends a print record `id 0 | 2 << 32`: its block number (i64) and
+// 0.1 (f64), to the output buffer (`out`: header {cursor, lost, capacity, end}, records from
+// byte 32).
+.visible .entry acc_region_3(.param .u64 results, .param .u64 partials, .param .u64 error,
+    .param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<12>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra END;
+    ld.param.u64 %rd1, [out];
+    atom.global.add.u64 %rd2, [%rd1], 24;
+    ld.global.u64 %rd3, [%rd1+16];
+    add.u64 %rd4, %rd2, 24;
+    setp.gt.u64 %p2, %rd4, %rd3;
+    @%p2 bra LOST;
+    add.u64 %rd5, %rd1, %rd2;
+    st.global.u64 [%rd5+32], 8589934592;
+    mov.u32 %r2, %ctaid.x;
+    cvt.u64.u32 %rd6, %r2;
+    st.global.u64 [%rd5+40], %rd6;
+    mov.b64 %rd7, 0d3FB999999999999A;
+    st.global.u64 [%rd5+48], %rd7;
+    bra END;
+LOST:
+    red.global.add.u64 [%rd1+8], 1;
+    red.global.min.u64 [%rd1+24], %rd2;
+END:
+    ret;
+}
 "#;
 
 fn gpu_context() -> (Context, SharedBuffer) {
@@ -162,6 +195,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),
+        prints: None,
         private_arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
@@ -469,5 +503,59 @@ fn large_transfers_and_sections_round_trip() {
         );
         assert_eq!((*ctx).status, STATUS_OK);
         release(x);
+    }
+}
+
+/// Print 0 of `acc_region_3`: `print("block", i64, f64)`, formatted as the host would.
+#[derive(Debug)]
+struct BlockPrint;
+
+impl DevicePrints for BlockPrint {
+    fn text(&self, id: u32, slots: &[u64]) -> Option<String> {
+        match (id, slots) {
+            (0, &[b, x]) => Some(format!("block {} {}\n", b as i64, f64::from_bits(x))),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
+fn print_records_become_output_at_synchronization() {
+    let (mut c, out) = gpu_context();
+    let desc = RegionDesc::new(ComputeKind::Parallel, "parallel", vec![], vec![]);
+    let sizes = {
+        let mut s = NO_SIZES;
+        s[0] = 3;
+        s
+    };
+    let kernel = GpuKernel {
+        ptx: PTX.into(),
+        name: "acc_region_3".into(),
+        shared_bytes: 0,
+        one_gang: false,
+        strings: Vec::new().into(),
+        globals: Vec::new(),
+        prints: Some(std::sync::Arc::new(BlockPrint)),
+        private_arrays: Vec::new(),
+    };
+    desc.gpu.kernel.set(Ok(kernel)).unwrap();
+    unsafe {
+        let ctx = c.ctx_ptr();
+        let mut args: [u64; 0] = [];
+        let mut l = launch(&desc, &mut args, &[], ASYNC_SYNC);
+        l.sizes = &sizes;
+        c.host().devices().launch(ctx, l, true);
+        assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
+        let mut lines: Vec<String> = out.contents().lines().map(String::from).collect();
+        lines.sort();
+        assert_eq!(lines, ["block 0 0.1", "block 1 0.1", "block 2 0.1"]);
+        // On an async queue, the output waits for the queue.
+        let mut l = launch(&desc, &mut args, &[], 1);
+        l.sizes = &sizes;
+        c.host().devices().launch(ctx, l, true);
+        c.host().devices().wait(ctx, &[1], false, ASYNC_SYNC, 4);
+        assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
+        assert_eq!(out.contents().lines().count(), 6, "{}", out.contents());
     }
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use acc_lang::builtins::{parse_format, FormatArg, FormatPiece};
+use acc_lang::ir::ScalarType;
 use acc_runtime::abi::{
     string_arg, ArrayHeader, Ctx, StrRef, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64,
 };
@@ -14,34 +15,46 @@ use acc_runtime::RunErrorKind;
 
 use crate::format::{self, Arg, ArrayElems};
 
+/// The text `print` writes for a scalar of type `ty` given in its 8-byte slot form (the value
+/// in the low bytes): what the `acc_print_*` functions write, and device output records hold.
+pub fn scalar_text(ty: ScalarType, slot: u64) -> String {
+    match ty {
+        ScalarType::Bool => format::bool_text(slot as u8 != 0).to_string(),
+        ScalarType::I32 => (slot as u32 as i32).to_string(),
+        ScalarType::I64 => (slot as i64).to_string(),
+        ScalarType::F32 => format::f32_text(f32::from_bits(slot as u32)),
+        ScalarType::F64 => format::f64_text(f64::from_bits(slot)),
+    }
+}
+
 /// # Safety
 /// `ctx` is a live context (so for every function of this module).
 pub unsafe extern "C" fn acc_print_bool(ctx: *mut Ctx, v: u8) {
-    host_state(ctx).write_str(format::bool_text(v != 0));
+    host_state(ctx).write_str(&scalar_text(ScalarType::Bool, u64::from(v)));
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i32(ctx: *mut Ctx, v: i32) {
-    host_state(ctx).write_str(&v.to_string());
+    host_state(ctx).write_str(&scalar_text(ScalarType::I32, v as u32 as u64));
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i64(ctx: *mut Ctx, v: i64) {
-    host_state(ctx).write_str(&v.to_string());
+    host_state(ctx).write_str(&scalar_text(ScalarType::I64, v as u64));
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f32(ctx: *mut Ctx, v: f32) {
-    host_state(ctx).write_str(&format::f32_text(v));
+    host_state(ctx).write_str(&scalar_text(ScalarType::F32, u64::from(v.to_bits())));
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f64(ctx: *mut Ctx, v: f64) {
-    host_state(ctx).write_str(&format::f64_text(v));
+    host_state(ctx).write_str(&scalar_text(ScalarType::F64, v.to_bits()));
 }
 
 /// # Safety
@@ -135,37 +148,47 @@ pub unsafe extern "C" fn acc_printf(
     } else {
         std::slice::from_raw_parts(args, nargs as usize)
     };
+    let string = |slot: u64| {
+        let s = slot as usize as *const StrRef;
+        if s.is_null() {
+            String::new()
+        } else {
+            string_arg((*s).ptr, (*s).len).into_owned()
+        }
+    };
+    host_state(ctx).write_str(&printf_text(&pieces, slots, string));
+}
+
+/// The text of `printf` with the format `pieces` and one 8-byte slot per conversion, as
+/// compiled code passes them: integers sign-extended to 64 bits, floats as `f64` bits, `%c` a
+/// code point, `%s` something that `string` turns into its text (jit-host passes the address
+/// of a `StrRef`; device code folds strings into the format and has no `%s`).
+pub fn printf_text(
+    pieces: &[FormatPiece],
+    slots: &[u64],
+    string: impl Fn(u64) -> String,
+) -> String {
     let specs = pieces.iter().filter_map(|p| match p {
         FormatPiece::Spec(s) => Some(s),
         FormatPiece::Text(_) => None,
     });
-    let mut strings = Vec::new();
-    let mut converted = Vec::with_capacity(slots.len());
-    for (spec, &slot) in specs.zip(slots) {
-        converted.push(match spec.arg() {
+    let strings: Vec<String> = specs
+        .clone()
+        .zip(slots)
+        .filter(|(spec, _)| spec.arg() == FormatArg::Str)
+        .map(|(_, &slot)| string(slot))
+        .collect();
+    let mut texts = strings.iter();
+    let converted: Vec<Arg> = specs
+        .zip(slots)
+        .map(|(spec, &slot)| match spec.arg() {
             FormatArg::Int => Arg::Int(slot as i64),
             FormatArg::Char => Arg::Char(slot as i64),
             FormatArg::Float => Arg::Float(f64::from_bits(slot)),
-            FormatArg::Str => {
-                let s = slot as usize as *const StrRef;
-                let text = if s.is_null() {
-                    "".into()
-                } else {
-                    string_arg((*s).ptr, (*s).len)
-                };
-                strings.push(text);
-                Arg::Str("")
-            }
-        });
-    }
-    // Point the `%s` arguments at their (possibly repaired) text.
-    let mut texts = strings.iter();
-    for arg in converted.iter_mut() {
-        if let Arg::Str(s) = arg {
-            *s = texts.next().map_or("", |t| t.as_ref());
-        }
-    }
-    host_state(ctx).write_str(&format::printf(&pieces, &converted));
+            FormatArg::Str => Arg::Str(texts.next().map_or("", |t| t.as_str())),
+        })
+        .collect();
+    format::printf(pieces, &converted)
 }
 
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
@@ -259,6 +282,54 @@ mod tests {
             )
         };
         t.output()
+    }
+
+    #[test]
+    fn scalars_from_slots_read_as_print_writes_them() {
+        let f64s = [
+            0.1,
+            -0.0,
+            1e16,
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            2.5e-7,
+        ];
+        let texts: Vec<String> = f64s
+            .iter()
+            .map(|x| scalar_text(ScalarType::F64, x.to_bits()))
+            .collect();
+        assert_eq!(
+            texts,
+            ["0.1", "-0.0", "1e16", "nan", "inf", "-inf", "2.5e-7"]
+        );
+        let f32s = [0.1f32, 16777216.0, -0.0];
+        let texts: Vec<String> = f32s
+            .iter()
+            .map(|x| scalar_text(ScalarType::F32, u64::from(x.to_bits())))
+            .collect();
+        assert_eq!(texts, ["0.1", "16777216.0", "-0.0"]);
+        // An i32 slot holds the value sign-extended (device records) or zero-extended: both
+        // read back as the i32.
+        assert_eq!(scalar_text(ScalarType::I32, (-7i64) as u64), "-7");
+        assert_eq!(
+            scalar_text(ScalarType::I32, u64::from((-7i32) as u32)),
+            "-7"
+        );
+        assert_eq!(
+            scalar_text(ScalarType::I64, i64::MIN as u64),
+            "-9223372036854775808"
+        );
+        assert_eq!(scalar_text(ScalarType::Bool, 1), "true");
+        assert_eq!(scalar_text(ScalarType::Bool, 0), "false");
+    }
+
+    #[test]
+    fn printf_text_takes_a_parsed_format_and_slots() {
+        let pieces = parse_format("%5.2f|%x|%c|%s|%%\n").unwrap();
+        let slots = [0.125f64.to_bits(), (-1i64) as u64, 'A' as u64, 9];
+        let text = super::printf_text(&pieces, &slots, |s| format!("<{s}>"));
+        assert_eq!(text, " 0.12|ffffffffffffffff|A|<9>|%\n");
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //!   DMA of the other; smaller ones are plain asynchronous copies.
 //! - Modules are loaded once per PTX text (cached by content); a PTX the driver rejects is
 //!   reported with the driver's JIT log.
+//! - Device `print` and `printf` write records to a per-stream output buffer that the host
+//!   turns into text when the stream is synchronized (`output`).
 //! - Device errors: every kernel shares one error record in page-locked host memory mapped
 //!   into the GPU (the first failing thread wins it); it is read at each synchronization point
 //!   and reported with its site. Results and reduction partials come back the same way. Out of device
@@ -39,6 +41,8 @@ use crate::launch::{self, ComputeKind, GpuKernel, ParamPass, RegionDesc};
 use crate::presence::Section;
 use crate::profile::{DeviceRef, EventKind, Place, Profiler};
 use crate::queue::QueueId;
+
+mod output;
 
 /// Bytes of the error record kernels fill (jit-ptx's ABI): status, site, kind, dim, index,
 /// shape[6].
@@ -485,6 +489,8 @@ pub struct Nvidia {
     /// The string literals of the last kernel launched (a device `assert` names its message
     /// by index; one compile's kernels share them).
     strings: Arc<[String]>,
+    /// The output buffers of kernels that print.
+    output: output::DeviceOutput,
 }
 
 impl Nvidia {
@@ -527,6 +533,7 @@ impl Nvidia {
                 multiprocessors: sms.max(1) as u32,
                 context: cx,
                 strings: Arc::from(Vec::new()),
+                output: output::DeviceOutput::default(),
             })
         }
     }
@@ -730,7 +737,11 @@ impl Nvidia {
             grid.0 = fit_grid(private.per_block, grid.0, explicit, free).map_err(at)?;
         }
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
-        values.extend([scratch.results, scratch.partials, self.error.dev]);
+        let out = match &kernel.prints {
+            Some(prints) => self.output.buffer(stream, prints).map_err(at)?,
+            None => 0,
+        };
+        values.extend([scratch.results, scratch.partials, self.error.dev, out]);
         for &slot in &kernel.globals {
             values.push(*(*ctx).globals.add(slot as usize));
         }
@@ -774,6 +785,7 @@ impl Nvidia {
                 .memory
                 .profiler
                 .record(place, launched, start, Instant::now());
+            self.output.drain(ctx, stream);
             self.check_error(ctx);
             scratch.results(desc, args, grid.0, &self.scratch);
         } else {
@@ -908,26 +920,23 @@ impl Nvidia {
         self.data.memory.stream(q)
     }
 
-    /// Blocks until queue `q` (or every queue) is done; errors of its kernels are reported.
+    /// Blocks until queue `q` (or every queue) is done; output and errors of its kernels are
+    /// reported (output queue by queue, in queue order).
     ///
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn wait(&mut self, ctx: *mut Ctx, q: Option<QueueId>) {
-        let streams: Vec<sys::CUstream> = match q {
-            Some(id) => self
-                .data
-                .memory
-                .queues
-                .get(&id)
-                .copied()
-                .into_iter()
-                .collect(),
-            None => self.data.memory.queues.values().copied().collect(),
+        let queues = &self.data.memory.queues;
+        let mut streams: Vec<(QueueId, sys::CUstream)> = match q {
+            Some(id) => queues.get(&id).map(|&s| (id, s)).into_iter().collect(),
+            None => queues.iter().map(|(&id, &s)| (id, s)).collect(),
         };
-        for s in streams {
+        streams.sort_by_key(|&(id, _)| id);
+        for (_, s) in streams {
             if let Err(e) = result::stream::synchronize(s) {
                 crate::host::fail(ctx, driver_error("waiting for a queue", e), None);
             }
+            self.output.drain(ctx, s);
         }
         self.check_error(ctx);
     }
