@@ -1,6 +1,9 @@
 //! Every region of the examples and of the conformance scripts that compile: the PTX they
-//! produce must assemble with `ptxas -arch=sm_90`. Prints how many regions were emitted and
-//! why the others were not (`cargo test -p acc-jit-ptx --test ptxas -- --nocapture`).
+//! produce must assemble with `ptxas -arch=sm_90`, and equal its snapshot
+//! (`tests/snapshots/suite/NAME.snap`; after a deliberate change of the emitter, review the
+//! differences with `cargo insta review` or accept them with `INSTA_UPDATE=always`). Prints
+//! how many regions were emitted and why the others were not
+//! (`cargo test -p acc-jit-ptx --test ptxas -- --nocapture`).
 
 mod common;
 
@@ -58,6 +61,15 @@ fn every_emitted_module_assembles() {
             let tag = if unchecked { "-unchecked" } else { "" };
             if let Err(e) = common::assemble(&format!("{name}{tag}"), &ptx.text) {
                 failures.push(format!("{name}{tag}:\n{e}"));
+            }
+            if !unchecked {
+                insta::with_settings!({
+                    snapshot_path => "snapshots/suite",
+                    prepend_module_to_snapshot => false,
+                    omit_expression => true,
+                }, {
+                    insta::assert_snapshot!(name.as_str(), ptx.text);
+                });
             }
         }
     }
