@@ -103,6 +103,17 @@ impl Fx<'_, '_> {
                 site,
             } => {
                 let a = self.array(array)?;
+                if let Some(stored) = self.forwarded(array, indices) {
+                    // A `bool` waits as the 0 or 1 its store writes.
+                    let v = if a.elem == ScalarType::Bool {
+                        let p = self.fresh(Class::Pred);
+                        self.ins(format!("setp.ne.u32 {p}, {stored}, 0"));
+                        p
+                    } else {
+                        stored
+                    };
+                    return Ok(Some(Val::Scalar(v, a.elem)));
+                }
                 let mut idx = Vec::with_capacity(indices.len());
                 for i in indices {
                     idx.push(self.index(i)?);

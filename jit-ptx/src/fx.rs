@@ -149,6 +149,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub version_depth: u32,
     /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
     pub later: Option<Vec<crate::unroll::LaterCheck>>,
+    /// While an unrolled copy of a thread loop's body is generated: its held-back stores.
+    pub deferred: Option<crate::unroll::Deferred>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -196,6 +198,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             proven: Default::default(),
             version_depth: 0,
             later: None,
+            deferred: None,
         }
     }
 

@@ -25,11 +25,12 @@
 //! them.
 
 use acc_lang::hir::Const;
-use acc_lang::ir::{Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
+use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
 
 use crate::fx::{unsupported, Fx, LoopTargets, Mode, Result, Val};
 use crate::ptx::{arith, Class, Reg};
 use crate::reduce::Group;
+use crate::version::Versions;
 
 /// How a shared loop's iteration numbers map to threads.
 #[derive(Clone, Copy, Debug)]
@@ -497,13 +498,6 @@ impl Fx<'_, '_> {
         let top = self.label("par");
         let latch = self.label("pnext");
         let exit = self.label("pend");
-        self.place(&top);
-        let done = self.fresh(Class::Pred);
-        self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
-        self.ins(format!("@{done} bra {exit}"));
-        for (b, &it) in bounds.iter().zip(&digits) {
-            self.set_loop_var(b, it)?;
-        }
         let outer_mode = self.mode;
         self.mode = part.body;
         self.loops.push(LoopTargets {
@@ -512,7 +506,23 @@ impl Fx<'_, '_> {
         });
         let depth = self.reductions.len();
         self.reductions.extend(reds.iter().copied());
-        let result = self.versioned(versions.as_ref(), |fx| fx.block(body));
+        let result = match bounds.as_slice() {
+            [b] if part.body == Mode::Thread => {
+                let v = versions.as_ref();
+                self.unrolled_thread_loop(b, body, [k, part.stride, total], v, &top)
+            }
+            _ => Ok(()),
+        };
+        self.place(&top);
+        let done = self.fresh(Class::Pred);
+        self.ins(format!("setp.ge.u64 {done}, {k}, {total}"));
+        self.ins(format!("@{done} bra {exit}"));
+        let result = result.and_then(|()| {
+            for (b, &it) in bounds.iter().zip(&digits) {
+                self.set_loop_var(b, it)?;
+            }
+            self.versioned(versions.as_ref(), |fx| fx.block(body))
+        });
         self.reductions.truncate(depth);
         self.loops.pop();
         self.mode = outer_mode;
@@ -554,6 +564,34 @@ impl Fx<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Before a thread loop `b` whose body is straight-line code (`unroll`): its unrolled
+    /// trips, where the body's checks are proven (`versions`) and the arrays whose accesses
+    /// it reorders are distinct; the ordinary loop (`ordinary`) otherwise, and for the rest.
+    /// `[k, stride, total]`: this thread's next iteration number, the distance to its next,
+    /// and the loop's iteration count.
+    fn unrolled_thread_loop(
+        &mut self,
+        b: &Bounds,
+        body: &Block,
+        [k, stride, total]: [Reg; 3],
+        versions: Option<&Versions>,
+        ordinary: &str,
+    ) -> Result<()> {
+        let Some(distinct) = self.assuming_proven(versions, |fx| fx.unrollable_shared(body)) else {
+            return Ok(());
+        };
+        self.unless_proven(versions, ordinary);
+        for (stored, read) in distinct {
+            let (s, r) = (self.array(stored)?.data, self.array(read)?.data);
+            let same = self.fresh(Class::Pred);
+            self.ins(format!("setp.eq.u64 {same}, {s}, {r}"));
+            self.ins(format!("@{same} bra {ordinary}"));
+        }
+        self.assuming_proven(versions, |fx| {
+            fx.unrolled_shared(body, k, stride, total, |fx, it| fx.set_loop_var(b, it))
+        })
     }
 
     /// Sets a loop's variable for its iteration number `it` (u64).

@@ -44,7 +44,8 @@ impl Fx<'_, '_> {
                 let addr = self.element_addr(&a, &idx, site)?;
                 let v = self.storable(v, s);
                 let g = self.guard();
-                self.ins(format!("{g}st.global.{} [{addr}], {v}", mem(s)));
+                let op = format!("{g}st.global.{} [{addr}]", mem(s));
+                self.store_or_defer(array, indices, op, v);
                 self.sync();
             }
             Stmt::Eval(e) => {

@@ -290,3 +290,50 @@ fn a_loop_with_a_branch_or_a_call_is_not_unrolled() {
     );
     assert!(!text.contains("_unrolled:"), "{text}");
 }
+
+/// The code of a thread loop's unrolled trips, from its head to its end label.
+fn unrolled_trips(text: &str) -> &str {
+    let trip = &text[text.find("_unrolled:").expect("unrolled trips")..];
+    &trip[..trip.find("_unrolledend:").expect("their end")]
+}
+
+#[test]
+fn a_straight_thread_loop_runs_unrolled_with_every_load_before_the_stores() {
+    let text = ptx("let x = zeros(1000)\nlet y = zeros(1000)\n\
+         acc parallel loop\nfor i in 0..1000 {\n  y[i] = 2.0 * x[i] + y[i]\n}\n");
+    let trips = unrolled_trips(&text);
+    let copies = crate::unroll::THREAD_UNROLL as usize;
+    assert_eq!(
+        trips.matches("ld.global.f64").count(),
+        2 * copies,
+        "{trips}"
+    );
+    assert_eq!(trips.matches("st.global.f64").count(), copies, "{trips}");
+    let last_load = trips.rfind("ld.global.f64").unwrap();
+    let first_store = trips.find("st.global.f64").unwrap();
+    assert!(last_load < first_store, "{trips}");
+    // `y` is read before it is stored: no pair of arrays to tell apart at run time.
+    assert!(!text.contains("setp.eq.u64"), "{text}");
+}
+
+#[test]
+fn an_element_stored_then_read_is_forwarded_and_other_names_are_told_apart() {
+    let text = ptx(
+        "let a = zeros(1000)\nlet b = zeros(1000)\nlet c = zeros(1000)\n\
+         acc parallel loop\nfor i in 0..1000 {\n  a[i] = 1.0\n  c[i] = a[i] + b[i]\n}\n",
+    );
+    let trips = unrolled_trips(&text);
+    // `a[i]` is not loaded again; `b` is read after the store to `a`, so the trips run only
+    // where `a` and `b` are different arrays (and `a` and `a` is no question).
+    let copies = crate::unroll::THREAD_UNROLL as usize;
+    assert_eq!(trips.matches("ld.global.f64").count(), copies, "{trips}");
+    let head = &text[..text.find("_unrolled:").unwrap()];
+    assert_eq!(head.matches("setp.eq.u64").count(), 1, "{head}");
+}
+
+#[test]
+fn a_thread_loop_reading_another_element_of_an_array_it_stores_is_not_unrolled() {
+    let text = ptx("let a = zeros(2000)\nlet b = zeros(1000)\n\
+         acc parallel loop\nfor i in 0..1000 {\n  a[i] = 1.0\n  b[i] = a[i + 1000]\n}\n");
+    assert!(!text.contains("_unrolled:"), "{text}");
+}

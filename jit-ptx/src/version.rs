@@ -132,6 +132,28 @@ impl Fx<'_, '_> {
         Ok(ok)
     }
 
+    /// What `f` does with the accesses whose checks `versions` hoists counted as proven.
+    pub(crate) fn assuming_proven<R>(
+        &mut self,
+        versions: Option<&Versions>,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let keys = versions.map(|v| v.keys.as_slice()).unwrap_or_default();
+        self.proven.extend(keys.iter().copied());
+        let r = f(self);
+        for k in keys {
+            self.proven.remove(k);
+        }
+        r
+    }
+
+    /// A branch to `label` unless `versions`' predicate holds (none without versions).
+    pub(crate) fn unless_proven(&mut self, versions: Option<&Versions>, label: &str) {
+        if let Some(v) = versions {
+            self.ins(format!("@!{} bra {label}", v.ok));
+        }
+    }
+
     /// Code that `emit` generates: twice if `versions` says so (the copy without the hoisted
     /// checks first, chosen by the predicate), else once.
     pub(crate) fn versioned(
@@ -145,12 +167,8 @@ impl Fx<'_, '_> {
         let checked = self.label("checked");
         let join = self.label("versioned");
         self.ins(format!("@!{} bra {checked}", v.ok));
-        self.proven.extend(v.keys.iter().copied());
         self.version_depth += 1;
-        let fast = emit(self);
-        for k in &v.keys {
-            self.proven.remove(k);
-        }
+        let fast = self.assuming_proven(Some(v), &mut emit);
         let slow = fast.and_then(|()| {
             self.ins(format!("bra {join}"));
             self.place(&checked);
