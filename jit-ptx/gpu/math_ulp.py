@@ -193,7 +193,7 @@ NUMPY = {"sqrt": np.sqrt, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "lo
 class Device:
     """The kernels of math_ulp.ptx, launched by the kernel ABI of acc-jit-ptx (its crate
     documentation): one 64-byte header per array, then the results, partials and error
-    record."""
+    record, and the output buffer of print records."""
 
     def __init__(self, out):
         import cupy as cp
@@ -217,9 +217,10 @@ class Device:
         f = self.module.get_function(entry["kernel"])
         block = 256
         grid = max(1, min(65535, (n + block - 1) // block))
+        # The last parameter is the output buffer of print records: none print here.
         f((grid, 1, 1), (block, 1, 1), tuple(params) + (
             np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-            np.uint64(error.data.ptr)))
+            np.uint64(error.data.ptr), np.uint64(0)))
         cp.cuda.runtime.deviceSynchronize()
         status = int(error.get()[0]) & 0xFFFFFFFF
         if status != 0:
