@@ -424,8 +424,9 @@ pub(crate) struct Endpoint {
 }
 
 /// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
-/// each has been given synchronously, and waits for it. Peer access between two GPUs is
-/// asked for first (refused or already granted: the driver copies anyway).
+/// each has been given synchronously, and waits for it. Peer access between two GPUs (their
+/// contexts' and their memory pools') is asked for first (refused or already granted: the
+/// driver copies anyway).
 pub(crate) fn peer_copy(
     to_end: Endpoint,
     to: sys::CUdeviceptr,
@@ -445,8 +446,12 @@ pub(crate) fn peer_copy(
             result_of(r).map_err(fail)?;
         } else {
             let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
+            let from_device = current_device().map_err(fail)?;
             result::ctx::set_current(to_end.context).map_err(fail)?;
             let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
+            let to_device = current_device().map_err(fail)?;
+            grant_pool_access(from_device, to_device);
+            grant_pool_access(to_device, from_device);
             result::ctx::set_current(from_end.context).map_err(fail)?;
             let r = sys::cuMemcpyPeerAsync(
                 to,
@@ -460,6 +465,51 @@ pub(crate) fn peer_copy(
         }
         result::stream::synchronize(from_end.stream).map_err(fail)
     }
+}
+
+/// The device of the current context.
+///
+/// # Safety
+/// A context is current.
+unsafe fn current_device() -> Result<sys::CUdevice, result::DriverError> {
+    let mut device = 0;
+    result_of(sys::cuCtxGetDevice(&mut device))?;
+    Ok(device)
+}
+
+/// Lets GPU `peer` reach the memory that GPU `owner`'s default pool hands out (what
+/// `malloc_async` allocates), once per pair, where the hardware allows it: copies between
+/// them then go over NVLink or PCIe directly (H200 pair: 363 GB/s) instead of through the
+/// host (38 GB/s). `cuCtxEnablePeerAccess` does not cover pool memory. Where access cannot
+/// be granted the driver still copies, through the host.
+///
+/// # Safety
+/// Both are valid device ordinals.
+unsafe fn grant_pool_access(owner: sys::CUdevice, peer: sys::CUdevice) {
+    static GRANTED: std::sync::Mutex<Vec<(sys::CUdevice, sys::CUdevice)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut granted = GRANTED.lock().unwrap_or_else(|e| e.into_inner());
+    if granted.contains(&(owner, peer)) {
+        return;
+    }
+    granted.push((owner, peer));
+    let mut can = 0;
+    if sys::cuDeviceCanAccessPeer(&mut can, peer, owner) != sys::CUresult::CUDA_SUCCESS || can == 0
+    {
+        return;
+    }
+    let mut pool = std::mem::MaybeUninit::uninit();
+    if sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), owner) != sys::CUresult::CUDA_SUCCESS {
+        return;
+    }
+    let desc = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: peer,
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    let _ = sys::cuMemPoolSetAccess(pool.assume_init(), &desc, 1);
 }
 
 fn result_of(r: sys::CUresult) -> Result<(), result::DriverError> {
