@@ -10,6 +10,7 @@ use acc_lang::builtins::{Builtin, BuiltinConst};
 use acc_lang::hir::Const;
 use acc_lang::ir::{BinOp, Expr, ExprKind, ScalarType, SiteId, Ty, UnOp};
 
+use crate::address::Address;
 use crate::fx::{unsupported, ArrayVal, FailKind, Fx, Result, Val};
 use crate::math::MathFn;
 use crate::ptx::{arith, bits, elem_size, f32_literal, f64_literal, int_literal, is_float, mem};
@@ -114,12 +115,16 @@ impl Fx<'_, '_> {
                     };
                     return Ok(Some(Val::Scalar(v, a.elem)));
                 }
-                let mut idx = Vec::with_capacity(indices.len());
-                for i in indices {
-                    idx.push(self.index(i)?);
-                }
-                let site = self.unproven(indices, *site);
-                let addr = self.element_addr(&a, &idx, site)?;
+                let addr = match self.checked_site(indices, *site) {
+                    None => self.unchecked_address(array, &a, indices)?,
+                    Some(site) => {
+                        let mut idx = Vec::with_capacity(indices.len());
+                        for i in indices {
+                            idx.push(self.index(i)?);
+                        }
+                        self.element_addr(&a, &idx, Some(site))?.into()
+                    }
+                };
                 Val::Scalar(self.load_element(addr, a.elem), a.elem)
             }
             ExprKind::Call(id, args) => return self.call(*id, args),
@@ -145,7 +150,8 @@ impl Fx<'_, '_> {
     }
 
     /// Load an element of type `s` from `addr`.
-    pub(crate) fn load_element(&mut self, addr: Reg, s: ScalarType) -> Reg {
+    pub(crate) fn load_element(&mut self, addr: impl Into<Address>, s: ScalarType) -> Reg {
+        let addr = addr.into();
         if s == ScalarType::Bool {
             let byte = self.fresh(Class::B32);
             self.ins(format!("ld.global.u8 {byte}, [{addr}]"));

@@ -151,6 +151,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub later: Option<Vec<crate::unroll::LaterCheck>>,
     /// While an unrolled copy of a thread loop's body is generated: its held-back stores.
     pub deferred: Option<crate::unroll::Deferred>,
+    /// Row starts of accesses, worked out before the loops that enclose them.
+    pub row_starts: Vec<crate::address::RowStarts>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -199,6 +201,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             version_depth: 0,
             later: None,
             deferred: None,
+            row_starts: Vec::new(),
         }
     }
 

@@ -114,6 +114,7 @@
 //! assigned to another variable, `print` of an array, and the other constructs
 //! [`PtxModule::unsupported`] names.
 
+mod address;
 mod atomic;
 mod call;
 mod expr;

@@ -506,12 +506,20 @@ impl Fx<'_, '_> {
         });
         let depth = self.reductions.len();
         self.reductions.extend(reds.iter().copied());
-        let result = match bounds.as_slice() {
-            [b] if part.body == Mode::Thread => {
+        // Row starts the loop does not change, then its unrolled trips (a single loop only).
+        let single = match bounds.as_slice() {
+            [b] => Some(b),
+            _ => None,
+        };
+        let result = match single {
+            Some(b) => self.hoist_row_starts(b.var, body).and_then(|()| {
+                if part.body != Mode::Thread {
+                    return Ok(());
+                }
                 let v = versions.as_ref();
                 self.unrolled_thread_loop(b, body, [k, part.stride, total], v, &top)
-            }
-            _ => Ok(()),
+            }),
+            None => Ok(()),
         };
         self.place(&top);
         let done = self.fresh(Class::Pred);
@@ -535,6 +543,9 @@ impl Fx<'_, '_> {
         }
         self.ins(format!("bra {top}"));
         self.place(&exit);
+        if single.is_some() {
+            self.end_row_starts();
+        }
         // The reductions over threads end with a barrier; without one, the threads that
         // shared the iterations wait for each other before the code after the loop reads what
         // they wrote (or the gang loop around waits, see `sole`).

@@ -30,18 +30,28 @@ impl Fx<'_, '_> {
                 value,
                 site,
             } => {
-                // The IR's order: array, indices, value, then the bounds check.
+                // The IR's order: array, indices, value, then the bounds check (an access
+                // without a check has its address worked out before the value).
                 let a = self.array(array)?;
+                let site = self.checked_site(indices, *site);
+                let unchecked = match site {
+                    None => Some(self.unchecked_address(array, &a, indices)?),
+                    Some(_) => None,
+                };
                 let mut idx = Vec::with_capacity(indices.len());
-                for i in indices {
-                    idx.push(self.index(i)?);
+                if unchecked.is_none() {
+                    for i in indices {
+                        idx.push(self.index(i)?);
+                    }
                 }
                 let (v, s) = self.scalar(value)?;
                 if s != a.elem {
                     return unsupported("a store of a value of another type than the array's");
                 }
-                let site = self.unproven(indices, *site);
-                let addr = self.element_addr(&a, &idx, site)?;
+                let addr = match unchecked {
+                    Some(addr) => addr,
+                    None => self.element_addr(&a, &idx, site)?.into(),
+                };
                 let v = self.storable(v, s);
                 let g = self.guard();
                 let op = format!("{g}st.global.{} [{addr}]", mem(s));

@@ -337,3 +337,32 @@ fn a_thread_loop_reading_another_element_of_an_array_it_stores_is_not_unrolled()
          acc parallel loop\nfor i in 0..1000 {\n  a[i] = 1.0\n  b[i] = a[i + 1000]\n}\n");
     assert!(!text.contains("_unrolled:"), "{text}");
 }
+
+#[test]
+fn proven_neighbours_share_an_address_and_differ_by_immediates() {
+    let text = ptx("let a = zeros(100)\nlet b = zeros(100)\n\
+         acc parallel loop\nfor i in 1..99 {\n  b[i] = a[i - 1] + a[i] + a[i + 1]\n}\n");
+    let trips = unrolled_trips(&text);
+    // Per copy: one address for `a[i]` with `-8` and `+8` beside it.
+    let copies = crate::unroll::THREAD_UNROLL as usize;
+    assert_eq!(trips.matches("+-8];").count(), copies, "{trips}");
+    assert_eq!(trips.matches("+8];").count(), copies, "{trips}");
+}
+
+#[test]
+fn a_row_start_that_a_thread_loop_does_not_change_is_worked_out_before_it() {
+    let text = ptx("let a = zeros(10, 100)\nlet b = zeros(10, 100)\n\
+         acc parallel loop\nfor j in 1..9 {\n  acc loop\n  for i in 0..100 {\n    \
+         b[j, i] = a[j - 1, i] + a[j + 1, i]\n  }\n}\n");
+    let trips = unrolled_trips(&text);
+    // In the trips no row index is multiplied by an extent: each access is its row's start
+    // plus `i` elements, rows `j - 1` and `j + 1` a row's bytes (extent × 8) from `j`'s.
+    let muls: Vec<&str> = trips.lines().filter(|l| l.contains("mul.lo.s64")).collect();
+    assert!(muls.iter().all(|l| l.ends_with(", 8;")), "{trips}");
+    let copies = crate::unroll::THREAD_UNROLL as usize;
+    assert_eq!(
+        trips.matches("ld.global.f64").count(),
+        2 * copies,
+        "{trips}"
+    );
+}
