@@ -4,7 +4,7 @@
 use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt};
 
 use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
-use crate::module::{Cx, ROW_BARRIER_BYTES};
+use crate::module::Cx;
 use crate::ptx::{Class, Reg};
 use crate::Kernel;
 
@@ -214,8 +214,9 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
     Ok(())
 }
 
-/// Zero the row barriers' words (`acc_rowbar`), every thread a share, before any row uses
-/// them (shared memory starts undefined).
+/// Zero the row barriers' words (`acc_rowbar`, `module::ROW_BARRIER_BYTES` for the 1024 rows a block
+/// can have), every thread a share, before any row uses them (shared memory starts
+/// undefined).
 fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     let sp = fx.sp;
     let i = fx.fresh(Class::B32);
@@ -229,10 +230,9 @@ fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     fx.ins(format!("mov.u32 {i}, {}", sp.tid));
     fx.ins(format!("mov.u64 {base}, acc_rowbar"));
     fx.place(&top);
-    fx.ins(format!(
-        "setp.ge.u32 {done}, {i}, {}",
-        ROW_BARRIER_BYTES / 8
-    ));
+    // One word per row: the block's rows, not the whole table (a block of a few rows then
+    // pays one store per row, not the 1024 of the largest block).
+    fx.ins(format!("setp.ge.u32 {done}, {i}, {}", sp.nty));
     fx.ins(format!("@{done} bra {end}"));
     fx.ins(format!("mul.wide.u32 {off}, {i}, 8"));
     fx.ins(format!("add.u64 {addr}, {base}, {off}"));
