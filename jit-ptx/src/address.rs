@@ -50,6 +50,14 @@ impl fmt::Display for Address {
 /// The largest byte offset folded into an operand (PTX immediates are 32-bit).
 const MAX_OFFSET: u64 = 1 << 30;
 
+/// That `n` indices index `a` (the checker guarantees it; a back-end bug otherwise).
+pub(crate) fn indices_fit(a: &ArrayVal, n: usize) -> Result<()> {
+    if n != a.dims.len() || n == 0 {
+        return unsupported(format!("{n} indices for an array of rank {}", a.dims.len()));
+    }
+    Ok(())
+}
+
 /// `e` as a variable part and a constant: `v + c`, `c + v`, `v - c` (else `e` and 0).
 fn split(e: &Expr) -> (&Expr, i64) {
     let int = |x: &Expr| match x.kind {
@@ -191,13 +199,7 @@ impl Fx<'_, '_> {
         a: &ArrayVal,
         indices: &[Expr],
     ) -> Result<Address> {
-        if indices.len() != a.dims.len() || indices.is_empty() {
-            return unsupported(format!(
-                "{} indices for an array of rank {}",
-                indices.len(),
-                a.dims.len()
-            ));
-        }
+        indices_fit(a, indices.len())?;
         let mut vars = Vec::with_capacity(indices.len());
         let mut offsets = Vec::with_capacity(indices.len());
         for e in indices {

@@ -186,13 +186,7 @@ impl Fx<'_, '_> {
         idx: &[Reg],
         site: Option<SiteId>,
     ) -> Result<Reg> {
-        if idx.len() != a.dims.len() || idx.is_empty() {
-            return unsupported(format!(
-                "{} indices for an array of rank {}",
-                idx.len(),
-                a.dims.len()
-            ));
-        }
+        crate::address::indices_fit(a, idx.len())?;
         let mut failed = None;
         if let (Some(site), false) = (site, self.cx.options.unchecked) {
             // A check decided later reports the index it had here.
