@@ -303,7 +303,7 @@ impl Engine {
                 Some(k) => Ok(GpuKernel {
                     ptx: text.clone(),
                     name: k.name.clone(),
-                    shared_bytes: k.shared_bytes,
+                    shared_per_thread: k.shared_per_thread,
                     one_gang: k.one_gang,
                     strings: strings.clone(),
                     globals: k

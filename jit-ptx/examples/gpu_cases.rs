@@ -145,10 +145,11 @@ fn main() {
                 })
                 .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"prints\": {}}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"prints\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
+                k.shared_per_thread,
                 params.join(", "),
                 reds.join(", "),
                 globals.join(", "),

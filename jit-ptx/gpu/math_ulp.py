@@ -220,7 +220,8 @@ class Device:
         # The last parameter is the output buffer of print records: none print here.
         f((grid, 1, 1), (block, 1, 1), tuple(params) + (
             np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-            np.uint64(error.data.ptr), np.uint64(0)))
+            np.uint64(error.data.ptr), np.uint64(0)),
+            shared_mem=8 * (block + 1))  # the ABI's dynamic shared memory, 8 B per thread and row
         cp.cuda.runtime.deviceSynchronize()
         status = int(error.get()[0]) & 0xFFFFFFFF
         if status != 0:

@@ -154,8 +154,11 @@ class Case:
                                   np.uint64(0 if out is None else out.data.ptr)) + gvals + \
             tuple(pvals)
 
+        # Dynamic shared memory: per thread and per row of the block (the kernel ABI).
+        shared = k["shared_per_thread"] * (block[0] * block[1] + block[1])
+
         def launch():
-            f((grid, 1, 1), (block[0], block[1], 1), params)
+            f((grid, 1, 1), (block[0], block[1], 1), params, shared_mem=shared)
             launch.scratch = keep_scratch  # alive as long as the launcher
 
         def collect():

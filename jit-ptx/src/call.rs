@@ -54,6 +54,8 @@ pub(crate) struct FuncSig {
     pub globals: Vec<VarId>,
     /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
     pub row_barriers: bool,
+    /// It uses the shared scratch slots (reductions over threads, broadcasts).
+    pub scratch: bool,
     /// It prints: it takes the output buffer's address (`out`).
     pub prints: bool,
 }
@@ -213,6 +215,7 @@ pub(crate) fn emit_function(
         shared,
         globals: globals.clone(),
         row_barriers: false,
+        scratch: false,
         prints: false,
     };
     let mut fx = Fx::new(cx, FnKind::Routine, mode);
@@ -262,6 +265,7 @@ pub(crate) fn emit_function(
     fx.ins("ret");
     let sig = FuncSig {
         row_barriers: fx.row_barriers_used,
+        scratch: fx.scratch_used,
         prints: fx.prints,
         ..sig
     };
@@ -291,6 +295,7 @@ impl Fx<'_, '_> {
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
         let sig = self.cx.function(id, self.mode)?;
         self.row_barriers_used |= sig.row_barriers;
+        self.scratch_used |= sig.scratch;
         self.prints |= sig.prints;
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));

@@ -132,6 +132,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub ret: Option<Ty>,
     /// Whether the code uses row barriers (whose words the kernel must zero first).
     pub row_barriers_used: bool,
+    /// It (or a routine it calls) uses the shared scratch slots.
+    pub scratch_used: bool,
     /// The code (or a routine it calls) prints: it reads the `out` parameter.
     pub prints: bool,
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
@@ -192,6 +194,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             end_label: "$Lend".into(),
             ret: None,
             row_barriers_used: false,
+            scratch_used: false,
             prints: false,
             cells: Vec::new(),
             globals: Vec::new(),
@@ -502,10 +505,11 @@ impl<'c, 'm> Fx<'c, 'm> {
     /// The address of slot `index` (a u32 register) of the shared scratch buffer.
     pub(crate) fn scratch_slot(&mut self, index: Reg) -> Reg {
         self.cx.uses_scratch = true;
+        self.scratch_used = true;
         let base = self.fresh(Class::B64);
         let wide = self.fresh(Class::B64);
         let addr = self.fresh(Class::B64);
-        self.ins(format!("mov.u64 {base}, acc_scratch"));
+        self.ins(format!("mov.u64 {base}, acc_shared"));
         self.ins(format!("mul.wide.u32 {wide}, {index}, 8"));
         self.ins(format!("add.u64 {addr}, {base}, {wide}"));
         addr

@@ -148,6 +148,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     if fx.row_barriers_used {
         zero_row_barriers(&mut fx);
     }
+    let uses_shared = fx.row_barriers_used || fx.scratch_used;
     let init = std::mem::take(&mut fx.code);
 
     let mut params: Vec<String> = (0..r.params.len())
@@ -174,7 +175,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         Kernel {
             region: r.id,
             name,
-            shared_bytes: 0,
+            // A kernel without shared memory keeps the whole of L1 for its data.
+            shared_per_thread: if uses_shared {
+                crate::module::SHARED_BYTES_PER_THREAD
+            } else {
+                0
+            },
             reductions: r.reductions.len(),
             one_gang: single,
             globals,
@@ -214,9 +220,8 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
     Ok(())
 }
 
-/// Zero the row barriers' words (`acc_rowbar`, `module::ROW_BARRIER_BYTES` for the 1024 rows a block
-/// can have), every thread a share, before any row uses them (shared memory starts
-/// undefined).
+/// Zero the row barriers' words (in `acc_shared`, after the scratch slots), every thread a
+/// share, before any row uses them (shared memory starts undefined).
 fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     let sp = fx.sp;
     let i = fx.fresh(Class::B32);
@@ -228,10 +233,12 @@ fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     let end = fx.label("rbzeroed");
     fx.comment("zero the row barriers");
     fx.ins(format!("mov.u32 {i}, {}", sp.tid));
-    fx.ins(format!("mov.u64 {base}, acc_rowbar"));
+    // After the scratch slots, one per thread.
+    fx.ins(format!("mov.u64 {base}, acc_shared"));
+    fx.ins(format!("mul.wide.u32 {off}, {}, 8", sp.nthreads));
+    fx.ins(format!("add.u64 {base}, {base}, {off}"));
     fx.place(&top);
-    // One word per row: the block's rows, not the whole table (a block of a few rows then
-    // pays one store per row, not the 1024 of the largest block).
+    // One word per row.
     fx.ins(format!("setp.ge.u32 {done}, {i}, {}", sp.nty));
     fx.ins(format!("@{done} bra {end}"));
     fx.ins(format!("mul.wide.u32 {off}, {i}, 8"));

@@ -76,9 +76,9 @@
 //!   done; nothing carries over between launches. Any grid remains correct, so the runtime
 //!   may launch fewer blocks to keep the copies small.
 //!
-//! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, no dynamic
-//! shared memory ([`Kernel::shared_bytes`] is 0: the kernels declare their shared memory
-//! statically, at most 16 KiB). Every kernel is correct for any grid and block size (gang,
+//! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, dynamic shared
+//! memory of [`Kernel::shared_per_thread`] bytes per thread and per row (`acc_shared`: the
+//! scratch slots of reductions and broadcasts, then the row barriers' words). Every kernel is correct for any grid and block size (gang,
 //! worker and vector loops stride over the iteration space), blocks of up to 1024 threads.
 //! A kernel with [`Kernel::one_gang`] does its work in block 0 alone (other blocks store
 //! identity partial results and leave), so it should be launched with one block: `serial`
@@ -205,8 +205,9 @@ pub struct Kernel {
     pub region: RegionId,
     /// The entry's name, `acc_region_{N}`.
     pub name: String,
-    /// Dynamic shared memory the launch must pass (0: all of it is static).
-    pub shared_bytes: u32,
+    /// Dynamic shared memory the launch passes per thread and per row of the block: a block
+    /// of `t` threads in `r` rows gets `shared_per_thread * (t + r)` bytes.
+    pub shared_per_thread: u32,
     /// `Region::reductions.len()`: the partial results each block writes.
     pub reductions: usize,
     /// The kernel works in block 0 only: launch one block.

@@ -96,8 +96,8 @@ pub struct ReductionDesc {
 pub struct GpuKernel {
     pub ptx: std::sync::Arc<str>,
     pub name: String,
-    /// Dynamic shared memory the kernel needs, in bytes.
-    pub shared_bytes: u32,
+    /// Dynamic shared memory the kernel needs per thread and per row of its block, in bytes.
+    pub shared_per_thread: u32,
     /// The kernel works in block 0 only (`serial`, most `kernels` regions): launch one gang.
     pub one_gang: bool,
     /// The compile's string literals, which a failed device `assert` names by index.
@@ -111,6 +111,14 @@ pub struct GpuKernel {
     /// Its private arrays, in parameter order: the launch allocates their copies and passes
     /// each one's base and extents after the globals (jit-ptx's kernel ABI).
     pub private_arrays: Vec<GpuPrivateArray>,
+}
+
+impl GpuKernel {
+    /// The dynamic shared memory of a block of `workers` rows of `vector` threads.
+    pub fn shared_bytes(&self, workers: u32, vector: u32) -> u32 {
+        self.shared_per_thread
+            .saturating_mul(workers.saturating_mul(vector).saturating_add(workers))
+    }
 }
 
 /// The text of device output records (jit-ptx's kernel ABI: a record is a print statement's

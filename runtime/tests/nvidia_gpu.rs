@@ -191,7 +191,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
     let kernel = GpuKernel {
         ptx: PTX.into(),
         name: name.into(),
-        shared_bytes: 0,
+        shared_per_thread: 0,
         one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),
@@ -532,7 +532,7 @@ fn print_records_become_output_at_synchronization() {
     let kernel = GpuKernel {
         ptx: PTX.into(),
         name: "acc_region_3".into(),
-        shared_bytes: 0,
+        shared_per_thread: 0,
         one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),

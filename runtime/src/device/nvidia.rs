@@ -372,8 +372,8 @@ impl Memory for CudaMemory {
 struct Loaded {
     f: sys::CUfunction,
     _ptx: Arc<str>,
-    /// `(threads per block, resident blocks)` pairs asked so far.
-    resident: Vec<(u32, u32)>,
+    /// `((threads per block, dynamic shared bytes), resident blocks)` pairs asked so far.
+    resident: Vec<((u32, u32), u32)>,
 }
 
 /// Iterations of a long gang loop each thread takes: enough to amortize its start, few
@@ -396,10 +396,11 @@ fn default_gangs(wave: u32, trip: Option<u64>, per_gang: u32) -> u32 {
 }
 
 impl Loaded {
-    /// How many blocks of `threads` threads fit on one multiprocessor (16 if the driver cannot
-    /// say).
+    /// How many blocks of `threads` threads with `shared_bytes` of dynamic shared memory fit
+    /// on one multiprocessor (16 if the driver cannot say).
     fn resident_blocks(&mut self, threads: u32, shared_bytes: u32) -> u32 {
-        if let Some(&(_, n)) = self.resident.iter().find(|(t, _)| *t == threads) {
+        let key = (threads, shared_bytes);
+        if let Some(&(_, n)) = self.resident.iter().find(|(k, _)| *k == key) {
             return n;
         }
         // SAFETY: a loaded function; the context is current.
@@ -411,7 +412,7 @@ impl Loaded {
             )
         }
         .map_or(16, |n| n.max(1) as u32);
-        self.resident.push((threads, n));
+        self.resident.push((key, n));
         n
     }
 }
@@ -735,7 +736,8 @@ impl Nvidia {
             .as_ref()
             .and_then(|g| unsafe { g.trip_count(args, &desc.params) });
         let (mut grid, block) = Self::shape(desc, sizes, |workers, vector| {
-            let wave = sms * loaded.resident_blocks(workers * vector, kernel.shared_bytes);
+            let shared = kernel.shared_bytes(workers, vector);
+            let wave = sms * loaded.resident_blocks(workers * vector, shared);
             let per_gang = desc
                 .gang_loop
                 .as_ref()
@@ -811,8 +813,8 @@ impl Nvidia {
             .map(|v| v as *mut u64 as *mut c_void)
             .collect();
         let start = Instant::now();
-        let launched =
-            result::launch_kernel(f, grid, block, kernel.shared_bytes, stream, &mut params);
+        let shared = kernel.shared_bytes(block.1, block.0);
+        let launched = result::launch_kernel(f, grid, block, shared, stream, &mut params);
         if let Some(base) = copies {
             // Stream-ordered: the memory goes once the kernel is done.
             let _ = result::free_async(base, stream);
