@@ -45,6 +45,8 @@ use crate::fx::{FnKind, Fx, Mode, Result};
 use crate::module::Cx;
 use crate::ptx::{f64_literal, Class, Reg};
 
+use ops::{Ops, OpsExt};
+
 /// A function of the library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum MathFn {
@@ -325,70 +327,9 @@ impl Fx<'_, '_> {
         d
     }
 
-    fn add(&mut self, a: Reg, b: Reg) -> Reg {
-        self.op("add.rn.f64", &[a, b])
-    }
-
-    fn sub(&mut self, a: Reg, b: Reg) -> Reg {
-        self.op("sub.rn.f64", &[a, b])
-    }
-
-    fn mul(&mut self, a: Reg, b: Reg) -> Reg {
-        self.op("mul.rn.f64", &[a, b])
-    }
-
-    fn div(&mut self, a: Reg, b: Reg) -> Reg {
-        self.op("div.rn.f64", &[a, b])
-    }
-
-    fn fma(&mut self, a: Reg, b: Reg, c: Reg) -> Reg {
-        self.op("fma.rn.f64", &[a, b, c])
-    }
-
-    fn neg(&mut self, a: Reg) -> Reg {
-        self.op("neg.f64", &[a])
-    }
-
-    fn fabs(&mut self, a: Reg) -> Reg {
-        self.op("abs.f64", &[a])
-    }
-
-    /// `a` with the sign of `b`.
-    fn with_sign(&mut self, a: Reg, b: Reg) -> Reg {
-        self.op("copysign.f64", &[b, a])
-    }
-
-    /// Round to the nearest integer, ties to even.
-    fn rint(&mut self, a: Reg) -> Reg {
-        self.op("cvt.rni.f64.f64", &[a])
-    }
-
     fn cmp(&mut self, c: &str, a: Reg, b: Reg) -> Reg {
         let p = self.fresh(Class::Pred);
         self.ins(format!("setp.{c}.f64 {p}, {a}, {b}"));
-        p
-    }
-
-    /// `p ? a : b` (into a fresh register).
-    fn sel(&mut self, p: Reg, a: Reg, b: Reg) -> Reg {
-        let d = self.fresh(Class::F64);
-        self.ins(format!("selp.f64 {d}, {a}, {b}, {p}"));
-        d
-    }
-
-    fn is_nan(&mut self, a: Reg) -> Reg {
-        let p = self.fresh(Class::Pred);
-        self.ins(format!("testp.notanumber.f64 {p}, {a}"));
-        p
-    }
-
-    /// Horner: `c[n] x^n + … + c[0]`.
-    fn poly(&mut self, x: Reg, c: &[f64]) -> Reg {
-        let mut p = self.d(c[c.len() - 1]);
-        for &k in c[..c.len() - 1].iter().rev() {
-            let ck = self.d(k);
-            p = self.fma(p, x, ck);
-        }
         p
     }
 
@@ -451,7 +392,7 @@ impl Fx<'_, '_> {
         let k = self.rint(t);
         let r = self.reduce_ln2(x, k);
         let c: Vec<f64> = (0..=13).map(|n| 1.0 / factorial(n)).collect();
-        let p = self.poly(r, &c);
+        let p = self.horner(r, &c);
         let ki = self.integral_s32(k);
         let v = self.scale(p, ki);
         self.exp_limits(x, v, EXP_MAX, EXP_MIN)
@@ -480,7 +421,7 @@ impl Fx<'_, '_> {
         let tl = self.fma(r, hi, nth);
         let tl = self.fma(r, lo, tl);
         let c: Vec<f64> = (0..=13).map(|n| 1.0 / factorial(n)).collect();
-        let p = self.poly(th, &c);
+        let p = self.horner(th, &c);
         let p = self.fma(p, tl, p);
         let ki = self.integral_s32(k);
         let v = self.scale(p, ki);
@@ -491,7 +432,7 @@ impl Fx<'_, '_> {
     }
 
     fn m_expm1(&mut self, x: Reg) -> Reg {
-        let ax = self.fabs(x);
+        let ax = self.abs(x);
         let ln2 = self.d(std::f64::consts::LN_2);
         let small = self.cmp("le", ax, ln2);
         let log2e = self.d(LOG2E);
@@ -502,7 +443,7 @@ impl Fx<'_, '_> {
         let r = self.reduce_ln2(x, k);
         // q = r + r^2 (1/2! + r/3! + … + r^16/18!)
         let c: Vec<f64> = (2..=18).map(|n| 1.0 / factorial(n)).collect();
-        let p = self.poly(r, &c);
+        let p = self.horner(r, &c);
         let pr = self.mul(p, r);
         let q = self.fma(pr, r, r);
         let ki = self.integral_s32(k);
@@ -682,7 +623,7 @@ impl Fx<'_, '_> {
     }
 
     fn m_sinh(&mut self, x: Reg) -> Reg {
-        let a = self.fabs(x);
+        let a = self.abs(x);
         let d = self.fresh(Class::F64);
         let done = self.label("sinh_done");
         let not_small = self.label("sinh_mid");
@@ -693,7 +634,7 @@ impl Fx<'_, '_> {
         // Below 1: x + x^3 (1/3! + x^2/5! + … + x^16/17!).
         let z = self.mul(x, x);
         let c: Vec<f64> = (1..=8).map(|n| 1.0 / factorial(2 * n + 1)).collect();
-        let p = self.poly(z, &c);
+        let p = self.horner(z, &c);
         let xz = self.mul(x, z);
         let v = self.fma(xz, p, x);
         self.ins(format!("mov.f64 {d}, {v}"));
@@ -709,12 +650,12 @@ impl Fx<'_, '_> {
         let s = self.add(e, q);
         let half = self.d(0.5);
         let h = self.mul(half, s);
-        let v = self.with_sign(h, x);
+        let v = self.copysign(h, x);
         self.ins(format!("mov.f64 {d}, {v}"));
         self.ins(format!("bra {done}"));
         self.place(&not_mid);
         let v = self.half_exp(a);
-        let v = self.with_sign(v, x);
+        let v = self.copysign(v, x);
         self.ins(format!("mov.f64 {d}, {v}"));
         self.place(&done);
         let nan = self.is_nan(x);
@@ -736,7 +677,7 @@ impl Fx<'_, '_> {
     }
 
     fn m_cosh(&mut self, x: Reg) -> Reg {
-        let a = self.fabs(x);
+        let a = self.abs(x);
         let d = self.fresh(Class::F64);
         let done = self.label("cosh_done");
         let big = self.label("cosh_big");
@@ -759,7 +700,7 @@ impl Fx<'_, '_> {
     }
 
     fn m_tanh(&mut self, x: Reg) -> Reg {
-        let a = self.fabs(x);
+        let a = self.abs(x);
         let one = self.d(1.0);
         let two = self.d(2.0);
         let ge1 = self.cmp("ge", a, one);
@@ -777,7 +718,7 @@ impl Fx<'_, '_> {
         let lim = self.d(22.0);
         let sat = self.cmp("ge", a, lim);
         let z = self.sel(sat, one, z);
-        let v = self.with_sign(z, x);
+        let v = self.copysign(z, x);
         let tiny = self.d(2f64.powi(-55));
         let is_tiny = self.cmp("lt", a, tiny);
         let v = self.sel(is_tiny, x, v);
@@ -786,8 +727,8 @@ impl Fx<'_, '_> {
     }
 
     fn m_hypot(&mut self, x: Reg, y: Reg) -> Reg {
-        let ax = self.fabs(x);
-        let ay = self.fabs(y);
+        let ax = self.abs(x);
+        let ay = self.abs(y);
         let m = self.op("max.f64", &[ax, ay]);
         // The larger's exponent e (at least -1022): both scaled by 2^-e.
         let b = self.fresh(Class::B64);
@@ -826,8 +767,8 @@ impl Fx<'_, '_> {
     }
 
     fn m_fmod(&mut self, x: Reg, y: Reg) -> Reg {
-        let ax = self.fabs(x);
-        let ay = self.fabs(y);
+        let ax = self.abs(x);
+        let ay = self.abs(y);
         let r = self.fresh(Class::F64);
         self.ins(format!("mov.f64 {r}, {ax}"));
         let top = self.label("fmod");
@@ -887,7 +828,7 @@ impl Fx<'_, '_> {
         self.ins(format!("sub.rn.f64 {r}, {r}, {t}"));
         self.ins(format!("bra {top}"));
         self.place(&done);
-        let v = self.with_sign(r, x);
+        let v = self.copysign(r, x);
         // NaN for NaN operands, infinite x or zero y; x for infinite y.
         let iy = self.cmp("eq", ay, inf);
         let v = self.sel(iy, x, v);
@@ -1109,7 +1050,7 @@ impl Fx<'_, '_> {
                 sign / factorial(2 * k + 1)
             })
             .collect();
-        let p = self.poly(z, &c);
+        let p = self.horner(z, &c);
         let yz = self.mul(y0, z);
         let yzp = self.mul(yz, p);
         let (mh, one) = (self.d(-0.5), self.d(1.0));
@@ -1127,7 +1068,7 @@ impl Fx<'_, '_> {
                 sign / factorial(2 * k)
             })
             .collect();
-        let q = self.poly(z, &c);
+        let q = self.horner(z, &c);
         let half = self.d(0.5);
         let one = self.d(1.0);
         let hz = self.mul(half, z);
@@ -1144,7 +1085,7 @@ impl Fx<'_, '_> {
 
     /// `sin`, `cos` or `tan` of `x`.
     fn m_trig(&mut self, x: Reg, f: MathFn) -> Reg {
-        let a = self.fabs(x);
+        let a = self.abs(x);
         let (n, y0, y1) = (
             self.fresh(Class::B32),
             self.fresh(Class::F64),
