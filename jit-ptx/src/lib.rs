@@ -252,17 +252,6 @@ pub enum CopyLevel {
     Vector,
 }
 
-impl CopyLevel {
-    /// How many copies a block of `block_x * block_y` threads needs.
-    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
-        match self {
-            CopyLevel::Gang => 1,
-            CopyLevel::Worker => u64::from(block_y),
-            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
-        }
-    }
-}
-
 /// The bytes between consecutive copies of a private array of `len` elements of
 /// `elem_bytes` each: its size rounded up to a multiple of 16.
 pub fn private_copy_stride(len: u64, elem_bytes: u32) -> u64 {
