@@ -13,7 +13,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{CopyLevel, DevicePrints, GpuKernel, GpuPrivateArray};
+use acc_runtime::launch::{CopyLevel, DevicePrints, GpuArray, GpuKernel, GpuPrivateArray};
 use acc_runtime::profile::SiteStats;
 
 use crate::device_print::PrintTable;
@@ -323,6 +323,14 @@ impl Engine {
                                 acc_jit_ptx::CopyLevel::Worker => CopyLevel::Worker,
                                 acc_jit_ptx::CopyLevel::Vector => CopyLevel::Vector,
                             },
+                        })
+                        .collect(),
+                    arrays: k
+                        .arrays
+                        .iter()
+                        .map(|a| GpuArray {
+                            param: a.param,
+                            rank: a.rank,
                         })
                         .collect(),
                 }),

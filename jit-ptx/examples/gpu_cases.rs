@@ -144,8 +144,13 @@ fn main() {
                     )
                 })
                 .collect();
+            let arrays: Vec<String> = k
+                .arrays
+                .iter()
+                .map(|a| format!("{{\"param\": {}, \"rank\": {}}}", a.param, a.rank))
+                .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"prints\": {}}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
@@ -154,6 +159,7 @@ fn main() {
                 reds.join(", "),
                 globals.join(", "),
                 private.join(", "),
+                arrays.join(", "),
                 k.prints
             ));
         }

@@ -218,9 +218,12 @@ class Device:
         block = 256
         grid = max(1, min(65535, (n + block - 1) // block))
         # The last parameter is the output buffer of print records: none print here.
+        # After `out`: each array's data pointer and extent again (the kernel ABI's `arrays`).
+        extents = tuple(w for name in entry["params"]
+                        for w in (np.uint64(keep[name[0]][0].data.ptr), np.uint64(n)))
         f((grid, 1, 1), (block, 1, 1), tuple(params) + (
             np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
-            np.uint64(error.data.ptr), np.uint64(0)),
+            np.uint64(error.data.ptr), np.uint64(0)) + extents,
             shared_mem=8 * (block + 1))  # the ABI's dynamic shared memory, 8 B per thread and row
         cp.cuda.runtime.deviceSynchronize()
         status = int(error.get()[0]) & 0xFFFFFFFF

@@ -148,11 +148,17 @@ class Case:
             scratch = cp.full(max(1, copies * stride), 0xA5, dtype=np.uint8)
             keep_scratch.append(scratch)
             pvals += [np.uint64(scratch.data.ptr)] + [np.uint64(d) for d in v.shape]
+        # Shared arrays: their data pointers and extents again, as parameters of their own.
+        avals = []
+        for a in k.get("arrays", []):
+            data, _ = keep[k["params"][a["param"]]["name"]]
+            shape = np.shape(args[k["params"][a["param"]]["name"]])
+            avals += [np.uint64(data.data.ptr)] + [np.uint64(d) for d in shape[:a["rank"]]]
         f = self.module.get_function(k["name"])
         params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
                                   np.uint64(error.data.ptr),
                                   np.uint64(0 if out is None else out.data.ptr)) + gvals + \
-            tuple(pvals)
+            tuple(pvals) + tuple(avals)
 
         # Dynamic shared memory: per thread and per row of the block (the kernel ABI).
         shared = k["shared_per_thread"] * (block[0] * block[1] + block[1])

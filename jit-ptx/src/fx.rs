@@ -134,6 +134,9 @@ pub(crate) struct Fx<'c, 'm> {
     pub row_barriers_used: bool,
     /// It (or a routine it calls) uses the shared scratch slots.
     pub scratch_used: bool,
+    /// It has unrolled loops, whose copies' loads should stay in flight together
+    /// (`kernel::REGISTERS_FOR_UNROLLED`).
+    pub unrolled: bool,
     /// The code (or a routine it calls) prints: it reads the `out` parameter.
     pub prints: bool,
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
@@ -195,6 +198,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             ret: None,
             row_barriers_used: false,
             scratch_used: false,
+            unrolled: false,
             prints: false,
             cells: Vec::new(),
             globals: Vec::new(),

@@ -6,7 +6,16 @@ use acc_lang::ir::{Construct, ExprKind, LocalId, Pass, Region, Stmt};
 use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
 use crate::module::Cx;
 use crate::ptx::{Class, Reg};
-use crate::Kernel;
+use crate::{ArrayParam, Kernel};
+
+/// The register ceiling (`.maxnreg`) of a kernel with unrolled loops. Without one, ptxas
+/// favours occupancy: it interleaves the unrolled copies' loads with their arithmetic to
+/// need fewer registers, which undoes the unrolling (Jacobi's stencil: 48 registers and
+/// 125 µs against 56 registers and 86 µs with its ten loads issued together, on an H200).
+/// With any ceiling it schedules for loads in flight up to it; kernels without unrolled
+/// code keep ptxas's choice, which is what latency-bound ones (SpMV with a row per warp)
+/// need. No kernel of the conformance suite reaches 64 registers under it.
+const REGISTERS_FOR_UNROLLED: u32 = 128;
 
 /// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
 /// a single loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
@@ -80,6 +89,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
 
     // Parameters from their slots; other locals start at zero, as on the host.
     let mut copies = Vec::new();
+    let mut arrays = Vec::new();
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
@@ -93,7 +103,14 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             (Some(Pass::Value | Pass::InOut), Val::Scalar(d, s)) => fx.unslot_bits(d, slots[i], s),
             (Some(Pass::Array), Val::Array(a)) => {
                 fx.ins(format!("mov.b64 {}, {}", a.hdr, slots[i]));
-                fx.load_header(&a);
+                fx.ins(format!("ld.param.u64 {}, [p{i}_data]", a.data));
+                for (k, d) in a.dims.iter().enumerate() {
+                    fx.ins(format!("ld.param.u64 {d}, [p{i}_d{k}]"));
+                }
+                arrays.push(ArrayParam {
+                    param: i,
+                    rank: a.dims.len() as u32,
+                });
             }
             (Some(Pass::PrivateArray | Pass::FirstPrivateArray), Val::Array(a)) => {
                 let Some(&p) = private_arrays.iter().find(|p| p.param == i) else {
@@ -163,8 +180,16 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         params.push(format!("\t.param .u64 s{}", p.param));
         params.extend((0..p.rank).map(|k| format!("\t.param .u64 s{}_d{k}", p.param)));
     }
+    for a in &arrays {
+        params.push(format!("\t.param .u64 p{}_data", a.param));
+        params.extend((0..a.rank).map(|k| format!("\t.param .u64 p{}_d{k}", a.param)));
+    }
     let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
-    text += &format!(".visible .entry {name}(\n{}\n)\n{{\n", params.join(",\n"));
+    text += &format!(".visible .entry {name}(\n{}\n)\n", params.join(",\n"));
+    if fx.unrolled {
+        text += &format!(".maxnreg {REGISTERS_FOR_UNROLLED}\n");
+    }
+    text += "{\n";
     text += &fx.declarations();
     text += &prologue;
     text += &init;
@@ -186,6 +211,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             globals,
             prints: fx.prints,
             private_arrays,
+            arrays,
         },
         text,
     ))

@@ -75,6 +75,13 @@
 //!   the original's header when it has one, else 0). The copies live until the kernel is
 //!   done; nothing carries over between launches. Any grid remains correct, so the runtime
 //!   may launch fewer blocks to keep the copies small.
+//! - For each entry of [`Kernel::arrays`] (the `Pass::Array` parameters), in parameter order,
+//!   after the private arrays' parameters: `p{i}_data`, the data pointer of `p{i}`'s header,
+//!   then `p{i}_d{k}` for `k` in `0..rank`, its extents: the same values as the header's.
+//!   The kernel reads these instead of the header: parameters live in the constant bank,
+//!   which instructions read directly, so pointers and extents take no registers (a kernel
+//!   that keeps five arrays' pointers and extents in registers needs 40 where 32 do, and runs
+//!   fewer warps at once). The header itself still goes to routines.
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, dynamic shared
 //! memory of [`Kernel::shared_per_thread`] bytes per thread and per row (`acc_shared`: the
@@ -221,6 +228,19 @@ pub struct Kernel {
     /// Its private arrays (`Pass::PrivateArray`, `FirstPrivateArray`), in parameter order:
     /// after the `g{k}`, the kernel takes `s{i}` and `s{i}_d{k}` for each (see the ABI).
     pub private_arrays: Vec<PrivateArray>,
+    /// Its shared arrays (`Pass::Array`), in parameter order: after the private arrays'
+    /// parameters, the kernel takes `p{i}_data` and `p{i}_d{k}` for each (see the ABI).
+    pub arrays: Vec<ArrayParam>,
+}
+
+/// An array parameter whose device header's data pointer and extents the kernel also takes
+/// as parameters of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayParam {
+    /// The region parameter (`Region::params[param]`).
+    pub param: usize,
+    /// The array's rank: the kernel takes that many extents `p{i}_d{k}`.
+    pub rank: u32,
 }
 
 /// A private array parameter of a kernel: the copies the launch must provide.

@@ -366,3 +366,44 @@ fn a_row_start_that_a_thread_loop_does_not_change_is_worked_out_before_it() {
         "{trips}"
     );
 }
+
+#[test]
+fn kernels_take_the_data_pointers_and_extents_of_their_arrays_as_parameters() {
+    let text = "let a = zeros(i32, 4, 5)\nlet b = zeros(8)\nlet n = 3\n\
+                acc parallel loop\nfor i in 0..n {\n    a[i, 1] = i\n    b[i] = 1.0\n}\n";
+    let m = emit_module(&lower(text), &PtxOptions::default());
+    assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+    let k = &m.kernels[0];
+    let mut ranks: Vec<u32> = k.arrays.iter().map(|a| a.rank).collect();
+    ranks.sort();
+    assert_eq!(ranks, [1, 2]);
+    for a in &k.arrays {
+        let i = a.param;
+        assert!(
+            m.text.contains(&format!(".param .u64 p{i}_data")),
+            "{}",
+            m.text
+        );
+        assert!(m.text.contains(&format!("[p{i}_data]")));
+        for d in 0..a.rank {
+            assert!(m.text.contains(&format!("[p{i}_d{d}]")));
+        }
+        assert!(!m.text.contains(&format!("p{i}_d{}", a.rank)));
+    }
+    // The headers are not read: the parameters hold the same values.
+    assert!(!m.text.contains("ld.global.nc.u64"), "{}", m.text);
+    // The extents follow the other parameters, after `out`.
+    let out = m.text.find(".param .u64 out").unwrap();
+    assert!(m.text.find("_data").unwrap() > out);
+}
+
+#[test]
+fn only_kernels_with_unrolled_loops_get_a_register_ceiling() {
+    let straight =
+        ptx("let x = zeros(64)\nacc parallel loop\nfor i in 0..64 {\n    x[i] = 2.0 * x[i]\n}\n");
+    assert!(straight.contains(".maxnreg 128\n{"), "{straight}");
+    let branching = ptx(
+        "let x = zeros(64)\nacc parallel loop\nfor i in 0..64 {\n    if x[i] > 0.0 {\n        x[i] = 1.0\n    }\n}\n",
+    );
+    assert!(!branching.contains(".maxnreg"), "{branching}");
+}

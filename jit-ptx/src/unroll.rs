@@ -249,6 +249,7 @@ impl Fx<'_, '_> {
         mut advance: impl FnMut(&mut Self),
     ) -> crate::fx::Result<()> {
         let top = self.label("unrolled");
+        self.unrolled = true;
         let u = if ty == "s32" { "u32" } else { "u64" };
         self.place(&top);
         let done = self.fresh(Class::Pred);
@@ -314,6 +315,7 @@ impl Fx<'_, '_> {
         mut set_var: impl FnMut(&mut Self, Reg) -> crate::fx::Result<()>,
     ) -> crate::fx::Result<()> {
         let (top, done) = (self.label("unrolled"), self.label("unrolledend"));
+        self.unrolled = true;
         let span = self.fresh(Class::B64);
         self.ins(format!(
             "mul.lo.u64 {span}, {stride}, {}",

@@ -111,6 +111,9 @@ pub struct GpuKernel {
     /// Its private arrays, in parameter order: the launch allocates their copies and passes
     /// each one's base and extents after the globals (jit-ptx's kernel ABI).
     pub private_arrays: Vec<GpuPrivateArray>,
+    /// Its shared arrays, in parameter order: after the private arrays' values, the launch
+    /// passes each one's device data pointer and extents (jit-ptx's kernel ABI).
+    pub arrays: Vec<GpuArray>,
 }
 
 impl GpuKernel {
@@ -139,6 +142,15 @@ pub struct GpuPrivateArray {
     pub rank: u32,
     /// How many blocks, rows or threads share a copy.
     pub level: CopyLevel,
+}
+
+/// A shared array parameter of a GPU kernel (jit-ptx's `ArrayParam`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuArray {
+    /// The region parameter.
+    pub param: usize,
+    /// Its rank: the kernel takes that many extents after the data pointer.
+    pub rank: u32,
 }
 
 /// Which threads of a launch share a private array's copy.

@@ -197,6 +197,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         globals: Vec::new(),
         prints: None,
         private_arrays: Vec::new(),
+        arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc
@@ -538,6 +539,7 @@ fn print_records_become_output_at_synchronization() {
         globals: Vec::new(),
         prints: Some(std::sync::Arc::new(BlockPrint)),
         private_arrays: Vec::new(),
+        arrays: Vec::new(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     unsafe {
