@@ -17,6 +17,10 @@ use crate::{ArrayParam, Kernel};
 /// need. No kernel of the conformance suite reaches 64 registers under it.
 const REGISTERS_FOR_UNROLLED: u32 = 128;
 
+/// The 8-byte kernel parameters that fit in the 4 KiB a launch may pass (PTX ISA 8.0):
+/// arrays whose pointer and extents would not fit are read from their headers.
+const MAX_PARAM_WORDS: usize = 4096 / 8;
+
 /// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
 /// a single loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
 /// whose loops may read what earlier statements wrote, which gangs cannot wait for).
@@ -90,6 +94,15 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     // Parameters from their slots; other locals start at zero, as on the host.
     let mut copies = Vec::new();
     let mut arrays = Vec::new();
+    // The 8-byte parameters before the arrays' own: `p{i}`, the four of the ABI, the
+    // globals' and the private arrays'.
+    let mut param_words = r.params.len()
+        + 4
+        + globals.len()
+        + private_arrays
+            .iter()
+            .map(|p| 1 + p.rank as usize)
+            .sum::<usize>();
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
@@ -103,14 +116,21 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             (Some(Pass::Value | Pass::InOut), Val::Scalar(d, s)) => fx.unslot_bits(d, slots[i], s),
             (Some(Pass::Array), Val::Array(a)) => {
                 fx.ins(format!("mov.b64 {}, {}", a.hdr, slots[i]));
-                fx.ins(format!("ld.param.u64 {}, [p{i}_data]", a.data));
-                for (k, d) in a.dims.iter().enumerate() {
-                    fx.ins(format!("ld.param.u64 {d}, [p{i}_d{k}]"));
+                let rank = a.dims.len();
+                if param_words + 1 + rank <= MAX_PARAM_WORDS {
+                    param_words += 1 + rank;
+                    fx.ins(format!("ld.param.u64 {}, [p{i}_data]", a.data));
+                    for (k, d) in a.dims.iter().enumerate() {
+                        fx.ins(format!("ld.param.u64 {d}, [p{i}_d{k}]"));
+                    }
+                    arrays.push(ArrayParam {
+                        param: i,
+                        rank: rank as u32,
+                    });
+                } else {
+                    // Past the parameter space: this one's header is read instead.
+                    fx.load_header(&a);
                 }
-                arrays.push(ArrayParam {
-                    param: i,
-                    rank: a.dims.len() as u32,
-                });
             }
             (Some(Pass::PrivateArray | Pass::FirstPrivateArray), Val::Array(a)) => {
                 let Some(&p) = private_arrays.iter().find(|p| p.param == i) else {

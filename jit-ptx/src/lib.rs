@@ -75,8 +75,9 @@
 //!   the original's header when it has one, else 0). The copies live until the kernel is
 //!   done; nothing carries over between launches. Any grid remains correct, so the runtime
 //!   may launch fewer blocks to keep the copies small.
-//! - For each entry of [`Kernel::arrays`] (the `Pass::Array` parameters), in parameter order,
-//!   after the private arrays' parameters: `p{i}_data`, the data pointer of `p{i}`'s header,
+//! - For each entry of [`Kernel::arrays`] (the `Pass::Array` parameters, as many as fit in
+//!   4 KiB of parameters with the others; the kernel reads the rest from their headers), in
+//!   parameter order, after the private arrays' parameters: `p{i}_data`, the data pointer of `p{i}`'s header,
 //!   then `p{i}_d{k}` for `k` in `0..rank`, its extents: the same values as the header's.
 //!   The kernel reads these instead of the header: parameters live in the constant bank,
 //!   which instructions read directly, so pointers and extents take no registers (a kernel

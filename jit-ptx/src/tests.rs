@@ -407,3 +407,30 @@ fn only_kernels_with_unrolled_loops_get_a_register_ceiling() {
     );
     assert!(!branching.contains(".maxnreg"), "{branching}");
 }
+
+#[test]
+fn arrays_past_the_parameter_space_are_read_from_their_headers() {
+    // 80 arrays of rank 6 would need 80 * 7 words of their own: more than 4 KiB in all.
+    let mut text = String::new();
+    let mut body = String::new();
+    for k in 0..80 {
+        text += &format!("let a{k} = zeros(1, 1, 1, 1, 1, 2)\n");
+        body += &format!("    a{k}[0, 0, 0, 0, 0, i] = 1.0\n");
+    }
+    text += &format!("acc parallel loop\nfor i in 0..2 {{\n{body}}}\n");
+    let m = emit_module(&lower(&text), &PtxOptions::default());
+    assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+    let k = &m.kernels[0];
+    assert!(
+        !k.arrays.is_empty() && k.arrays.len() < 80,
+        "{}",
+        k.arrays.len()
+    );
+    let words = m.text.matches(".param .u64").count();
+    assert!(words <= 512, "{words} parameters");
+    // Every array is read, from its parameters or else from its header.
+    assert_eq!(
+        m.text.matches("ld.global.nc.u64").count(),
+        7 * (80 - k.arrays.len())
+    );
+}
