@@ -760,13 +760,15 @@ impl Nvidia {
         let mut values = Vec::with_capacity(desc.params.len() + 3);
         // The data pointers and extents of `kernel.arrays`, passed after the private arrays.
         let mut array_values = Vec::new();
+        // `kernel.arrays` is in parameter order: one pass over both.
+        let mut arrays = kernel.arrays.iter().peekable();
         for (i, p) in desc.params.iter().enumerate() {
             values.push(match p.pass {
                 ParamPass::Array | ParamPass::FirstPrivateArray | ParamPass::PrivateArray => {
                     let host = args[i] as usize as *mut ArrayHeader;
                     match self.data.copy_of(host) {
                         Some(c) => {
-                            if let Some(a) = kernel.arrays.iter().find(|a| a.param == i) {
+                            if let Some(a) = arrays.next_if(|a| a.param == i) {
                                 array_values.push(c.data);
                                 array_values.extend(c.dims.iter().take(a.rank as usize));
                             }
