@@ -333,6 +333,7 @@ impl Engine {
                             rank: a.rank,
                         })
                         .collect(),
+                    split: k.split,
                 }),
                 None => Err(ptx
                     .unsupported

@@ -150,7 +150,7 @@ fn main() {
                 .map(|a| format!("{{\"param\": {}, \"rank\": {}}}", a.param, a.rank))
                 .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}, \"split\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
@@ -160,7 +160,8 @@ fn main() {
                 globals.join(", "),
                 private.join(", "),
                 arrays.join(", "),
-                k.prints
+                k.prints,
+                k.split
             ));
         }
         let unsupported: Vec<String> = ptx

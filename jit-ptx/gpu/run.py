@@ -104,6 +104,10 @@ class Case:
         k = self.kernel(region)
         if k["one_gang"]:
             grid = min(grid, 2)
+        # A split kernel: `split` blocks per gang (1 to 3, by the shape), its last parameter.
+        split = 1 + grid % 3 if k.get("split") else 0
+        if split:
+            grid *= split
         values, keep, slots, keep_scratch = [], {}, [], []
         for p in k["params"]:
             v = args[p["name"]]
@@ -158,7 +162,7 @@ class Case:
         params = tuple(values) + (np.uint64(results.data.ptr), np.uint64(partials.data.ptr),
                                   np.uint64(error.data.ptr),
                                   np.uint64(0 if out is None else out.data.ptr)) + gvals + \
-            tuple(pvals) + tuple(avals)
+            tuple(pvals) + tuple(avals) + ((np.uint64(split),) if split else ())
 
         # Dynamic shared memory: per thread and per row of the block (the kernel ABI).
         shared = k["shared_per_thread"] * (block[0] * block[1] + block[1])
@@ -355,6 +359,12 @@ def case_levels():
         _, s, e = c.run(9, {"cnt": np.int64(0), "mat": mat}, grid, block)
         check(f"vector reduction kept by the gang body {tag}",
               s["cnt"] == (mat > 0.5).sum() + 10000, s)
+        out, _, e = c.run(10, {"tri": np.zeros((20, 37), np.int64)}, grid, block)
+        want = np.zeros((20, 37), np.int64)
+        for i in range(20):
+            want[i, i:37:3] += i + 1
+        check(f"split gang, bounds from the gang {tag}",
+              e is None and np.array_equal(out["tri"], want), out["tri"])
     each_shape(go)
 
 

@@ -81,6 +81,9 @@ pub(crate) enum Gangs {
     One,
     /// A gang, worker or vector routine: its `gang` and `ngangs` parameters (the caller's).
     Params,
+    /// A split kernel (`kernel::splits`): its `split` parameter's count of consecutive blocks
+    /// share each gang, `%ctaid.x / split` of `%nctaid.x / split` (see `Fx::split`).
+    Split,
 }
 
 /// Where `break` and `continue` of a loop go.
@@ -158,6 +161,9 @@ pub(crate) struct Fx<'c, 'm> {
     pub deferred: Option<crate::unroll::Deferred>,
     /// Row starts of accesses, worked out before the loops that enclose them.
     pub row_starts: Vec<crate::address::RowStarts>,
+    /// In a split kernel: the block's share of its gang, `%ctaid.x % split`, and `split`
+    /// (u32). The gang loop's vector loop shares its iterations among the gang's blocks.
+    pub split: Option<(Reg, Reg)>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -209,6 +215,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             later: None,
             deferred: None,
             row_starts: Vec::new(),
+            split: None,
         }
     }
 
@@ -291,6 +298,22 @@ impl<'c, 'm> Fx<'c, 'm> {
             Gangs::Params => {
                 self.ins(format!("ld.param.u32 {}, [gang]", sp.gang));
                 self.ins(format!("ld.param.u32 {}, [ngangs]", sp.ngangs));
+            }
+            Gangs::Split => {
+                let (wide, parts, part, block) = (
+                    self.fresh(Class::B64),
+                    self.fresh(Class::B32),
+                    self.fresh(Class::B32),
+                    self.fresh(Class::B32),
+                );
+                self.ins(format!("ld.param.u64 {wide}, [split]"));
+                self.ins(format!("cvt.u32.u64 {parts}, {wide}"));
+                self.ins(format!("mov.u32 {block}, %ctaid.x"));
+                self.ins(format!("div.u32 {}, {block}, {parts}", sp.gang));
+                self.ins(format!("rem.u32 {part}, {block}, {parts}"));
+                self.ins(format!("mov.u32 {}, %nctaid.x", sp.ngangs));
+                self.ins(format!("div.u32 {}, {}, {parts}", sp.ngangs, sp.ngangs));
+                self.split = Some((part, parts));
             }
         }
         self.ins(format!("setp.eq.u32 {}, {}, 0", sp.lead_x, sp.tx));

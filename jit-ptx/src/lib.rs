@@ -232,6 +232,11 @@ pub struct Kernel {
     /// Its shared arrays (`Pass::Array`), in parameter order: after the private arrays'
     /// parameters, the kernel takes `p{i}_data` and `p{i}_d{k}` for each (see the ABI).
     pub arrays: Vec<ArrayParam>,
+    /// A split kernel (its body a gang loop around a vector loop, nothing else): its last
+    /// parameter `split` says how many consecutive blocks share each gang, the gang loop
+    /// dealt out by `%ctaid.x / split` and each gang's vector-loop iterations in turns of
+    /// `split * threads`. `split` 1 is a gang per block.
+    pub split: bool,
 }
 
 /// An array parameter whose device header's data pointer and extents the kernel also takes

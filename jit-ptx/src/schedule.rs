@@ -331,11 +331,20 @@ impl Fx<'_, '_> {
                 body: Mode::Row,
                 group: Some(Group::Rows),
             },
-            (Mode::Block, false, _, true) => Partition {
-                first: wide(self, sp.tid),
-                stride: wide(self, sp.nthreads),
-                body: Mode::Thread,
-                group: Some(Group::Block),
+            // The gang loop's vector loop in a split kernel: the gang's blocks take turns.
+            (Mode::Block, false, _, true) => match self.split {
+                Some((part, parts)) => Partition {
+                    first: mad(self, part, sp.nthreads, sp.tid),
+                    stride: mul(self, parts, sp.nthreads),
+                    body: Mode::Thread,
+                    group: Some(Group::Block),
+                },
+                None => Partition {
+                    first: wide(self, sp.tid),
+                    stride: wide(self, sp.nthreads),
+                    body: Mode::Thread,
+                    group: Some(Group::Block),
+                },
             },
             (Mode::Block, true, true, false) => Partition {
                 first: mad(self, sp.gang, sp.nty, sp.ty),

@@ -21,18 +21,27 @@ pub enum TripExpr {
     Mul(Box<TripExpr>, Box<TripExpr>),
 }
 
-/// The gang loop: `for v in start..end` (or `..=`) by a constant positive `step`.
+/// A counted loop: `for v in start..end` (or `..=`) by a constant positive `step`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GangLoop {
+pub struct Counted {
     pub start: TripExpr,
     pub end: TripExpr,
     pub step: i64,
     pub inclusive: bool,
+}
+
+/// The gang loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GangLoop {
+    pub counted: Counted,
     /// The loop is also shared among a gang's workers (`gang worker`): a gang takes one
     /// iteration per worker at a time.
     pub worker: bool,
     /// The loop is also shared among vector lanes (`gang vector`): one per lane.
     pub vector: bool,
+    /// The vector loop that is the gang loop's whole body, when its bounds are formulas too
+    /// (the same in every gang-loop iteration): a split kernel's blocks share it.
+    pub inner: Option<Counted>,
 }
 
 impl TripExpr {
@@ -80,6 +89,16 @@ impl GangLoop {
     /// # Safety
     /// As [`TripExpr::eval`].
     pub unsafe fn trip_count(&self, args: &[u64], params: &[ParamDesc]) -> Option<u64> {
+        self.counted.trip_count(args, params)
+    }
+}
+
+impl Counted {
+    /// How many iterations the loop has for these arguments.
+    ///
+    /// # Safety
+    /// As [`TripExpr::eval`].
+    pub unsafe fn trip_count(&self, args: &[u64], params: &[ParamDesc]) -> Option<u64> {
         let (start, end) = (self.start.eval(args, params)?, self.end.eval(args, params)?);
         if self.step <= 0 {
             return None;
@@ -117,13 +136,11 @@ mod tests {
         };
         let elems = [param(ELEM_F64), param(ELEM_I32), param(ELEM_I64)];
         let count = |start, end, step, inclusive| unsafe {
-            GangLoop {
+            Counted {
                 start,
                 end,
                 step,
                 inclusive,
-                worker: false,
-                vector: false,
             }
             .trip_count(&args, &elems)
         };

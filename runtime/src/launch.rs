@@ -114,6 +114,9 @@ pub struct GpuKernel {
     /// Its shared arrays, in parameter order: after the private arrays' values, the launch
     /// passes each one's device data pointer and extents (jit-ptx's kernel ABI).
     pub arrays: Vec<GpuArray>,
+    /// A split kernel: its last parameter is how many consecutive blocks share each gang
+    /// (jit-ptx's `Kernel::split`; 1 is a gang per block).
+    pub split: bool,
 }
 
 impl GpuKernel {

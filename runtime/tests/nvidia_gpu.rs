@@ -198,6 +198,7 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
         prints: None,
         private_arrays: Vec::new(),
         arrays: Vec::new(),
+        split: false,
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc
@@ -540,6 +541,7 @@ fn print_records_become_output_at_synchronization() {
         prints: Some(std::sync::Arc::new(BlockPrint)),
         private_arrays: Vec::new(),
         arrays: Vec::new(),
+        split: false,
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     unsafe {

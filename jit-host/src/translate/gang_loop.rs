@@ -5,11 +5,13 @@ use std::collections::HashSet;
 
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::Const;
-use acc_lang::ir::{bounds, BinOp, Expr, ExprKind, LocalId, Pass, Region, Stmt};
-use acc_runtime::gang_loop::{GangLoop, TripExpr};
+use acc_lang::ir::{bounds, BinOp, Expr, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
+use acc_runtime::gang_loop::{Counted, GangLoop, TripExpr};
 
 /// The first gang loop at the top of the region's body, when its step is a positive constant
-/// and its bounds are formulas of parameters that the code before it leaves alone.
+/// and its bounds are formulas of parameters that the code before it leaves alone; with the
+/// vector loop that is its whole body, when that loop's bounds are such formulas too and
+/// nothing in the gang loop assigns them.
 pub(super) fn gang_loop(r: &Region) -> Option<GangLoop> {
     let (at, f) = r.body.iter().enumerate().find_map(|(i, s)| match s {
         Stmt::For(f) if f.schedule.gang => Some((i, f)),
@@ -18,21 +20,22 @@ pub(super) fn gang_loop(r: &Region) -> Option<GangLoop> {
     if f.schedule.collapse > 1 {
         return None;
     }
-    let step = match f.step.kind {
-        ExprKind::Const(Const::I32(v)) => i64::from(v),
-        ExprKind::Const(Const::I64(v)) => v,
-        _ => return None,
-    };
     let mut assigned = HashSet::new();
     bounds::assigned(&r.body[..at], &mut assigned);
-    let formula = Formula { r, assigned };
+    let mut formula = Formula { r, assigned };
+    let counted = formula.counted(f)?;
+    let inner = match f.body.as_slice() {
+        [Stmt::For(v)] if v.schedule.vector && v.schedule.collapse <= 1 => {
+            bounds::assigned(&f.body, &mut formula.assigned);
+            formula.counted(v)
+        }
+        _ => None,
+    };
     Some(GangLoop {
-        start: formula.expr(&f.start)?,
-        end: formula.expr(&f.end)?,
-        step: (step > 0).then_some(step)?,
-        inclusive: f.inclusive,
+        counted,
         worker: f.schedule.worker,
         vector: f.schedule.vector,
+        inner,
     })
 }
 
@@ -42,6 +45,21 @@ struct Formula<'r> {
 }
 
 impl Formula<'_> {
+    /// Loop `f`'s bounds as formulas, when its step is a positive constant.
+    fn counted(&self, f: &ForLoop) -> Option<Counted> {
+        let step = match f.step.kind {
+            ExprKind::Const(Const::I32(v)) => i64::from(v),
+            ExprKind::Const(Const::I64(v)) => v,
+            _ => return None,
+        };
+        Some(Counted {
+            start: self.expr(&f.start)?,
+            end: self.expr(&f.end)?,
+            step: (step > 0).then_some(step)?,
+            inclusive: f.inclusive,
+        })
+    }
+
     /// Parameter `l`'s index, if `l` is a parameter passed as `pass` that nothing assigned.
     fn param(&self, e: &Expr, pass: Pass) -> Option<usize> {
         let ExprKind::Local(l) = e.kind else {
@@ -108,12 +126,13 @@ mod tests {
             "let y = zeros(10)\nacc parallel loop\nfor i in 0..len(y) {\n  y[i] = 1.0\n}\n",
         )
         .expect("a formula");
-        assert_eq!(g.start, TripExpr::Const(0));
-        assert!(matches!(g.end, TripExpr::Len(_)), "{g:?}");
+        assert_eq!(g.counted.start, TripExpr::Const(0));
+        assert!(matches!(g.counted.end, TripExpr::Len(_)), "{g:?}");
         assert_eq!(
-            (g.step, g.inclusive, g.worker, g.vector),
+            (g.counted.step, g.counted.inclusive, g.worker, g.vector),
             (1, false, false, true)
         );
+        assert_eq!(g.inner, None);
     }
 
     #[test]
@@ -123,8 +142,21 @@ mod tests {
              acc loop vector\n  for i in 0..n {\n    a[j, i] = 1.0\n  }\n}\n",
         )
         .expect("a formula");
-        assert!(matches!(g.end, TripExpr::Sub(..)), "{g:?}");
-        assert!(g.inclusive && !g.worker && !g.vector);
+        assert!(matches!(g.counted.end, TripExpr::Sub(..)), "{g:?}");
+        assert!(g.counted.inclusive && !g.worker && !g.vector);
+        let inner = g.inner.expect("the vector loop's bounds");
+        assert_eq!((inner.start, inner.step), (TripExpr::Const(0), 1));
+        assert!(matches!(inner.end, TripExpr::Arg(_)), "{inner:?}");
+    }
+
+    #[test]
+    fn a_vector_loop_over_the_gang_variable_has_no_formula() {
+        let g = first_region_loop(
+            "let n = 10\nlet a = zeros(n, n)\nacc parallel loop gang\nfor j in 0..n {\n  \
+             acc loop vector\n  for i in 0..j {\n    a[j, i] = 1.0\n  }\n}\n",
+        )
+        .expect("a formula");
+        assert_eq!(g.inner, None);
     }
 
     #[test]
