@@ -145,7 +145,7 @@ mod tests {
         assert!(matches!(g.counted.end, TripExpr::Sub(..)), "{g:?}");
         assert!(g.counted.inclusive && !g.worker && !g.vector);
         let inner = g.inner.expect("the vector loop's bounds");
-        assert_eq!((inner.start, inner.step), (TripExpr::Const(0), 1));
+        assert_eq!((&inner.start, inner.step), (&TripExpr::Const(0), 1));
         assert!(matches!(inner.end, TripExpr::Arg(_)), "{inner:?}");
     }
 

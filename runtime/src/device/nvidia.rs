@@ -1146,6 +1146,15 @@ impl Pinned {
             .collect()
     }
 
+    /// The `n` slots at `at`, as the GPU left them, in place. Call after synchronizing (an
+    /// opaque call, so the reads cannot move before it); nothing writes them while the
+    /// slice lives (the next launch needs `&mut self`).
+    fn written(&self, at: usize, n: usize) -> &[u64] {
+        // SAFETY: in bounds (the callers size the buffer), 8-byte aligned (page-locked
+        // memory is page aligned).
+        unsafe { std::slice::from_raw_parts((self.host as *const u64).add(at), n) }
+    }
+
     fn set_slots(&mut self, at: usize, values: &[u64]) {
         for (i, &v) in values.iter().enumerate() {
             // SAFETY: as `slots`.
@@ -1210,13 +1219,10 @@ impl Scratch {
         }
         if self.partials != 0 {
             let grid = grid as usize;
-            let partials = pinned.slots(args.len(), desc.reductions.len() * grid);
-            for (r, red) in desc.reductions.iter().enumerate() {
-                let mut v = args[red.param];
-                for b in 0..grid {
-                    v = launch::combine(red.op, red.elem, v, partials[r * grid + b]);
-                }
-                args[red.param] = v;
+            let partials = pinned.written(args.len(), desc.reductions.len() * grid);
+            for (red, blocks) in desc.reductions.iter().zip(partials.chunks(grid.max(1))) {
+                let v = &mut args[red.param];
+                *v = launch::combine_all(red.op, red.elem, *v, blocks);
             }
         }
     }
