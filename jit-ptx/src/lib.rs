@@ -83,6 +83,10 @@
 //!   which instructions read directly, so pointers and extents take no registers (a kernel
 //!   that keeps five arrays' pointers and extents in registers needs 40 where 32 do, and runs
 //!   fewer warps at once). The header itself still goes to routines.
+//! - `split`, last, for a [`Kernel::split`] kernel only: how many consecutive blocks share
+//!   each gang (at least 1; the grid is a multiple of it). Block `b` is gang `b / split` of
+//!   `grid / split` and takes turns `b % split`, `b % split + split`, … of `split * threads`
+//!   iterations each of the gang loop's vector loop.
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, dynamic shared
 //! memory of [`Kernel::shared_per_thread`] bytes per thread and per row (`acc_shared`: the
