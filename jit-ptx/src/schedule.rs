@@ -331,21 +331,22 @@ impl Fx<'_, '_> {
                 body: Mode::Row,
                 group: Some(Group::Rows),
             },
-            // The gang loop's vector loop in a split kernel: the gang's blocks take turns.
-            (Mode::Block, false, _, true) => match self.split {
-                Some((part, parts)) => Partition {
-                    first: mad(self, part, sp.nthreads, sp.tid),
-                    stride: mul(self, parts, sp.nthreads),
+            (Mode::Block, false, _, true) => {
+                // In a split kernel the gang's blocks take turns at the gang loop's vector loop.
+                let (first, stride) = match self.split {
+                    Some((part, parts)) => (
+                        mad(self, part, sp.nthreads, sp.tid),
+                        mul(self, parts, sp.nthreads),
+                    ),
+                    None => (wide(self, sp.tid), wide(self, sp.nthreads)),
+                };
+                Partition {
+                    first,
+                    stride,
                     body: Mode::Thread,
                     group: Some(Group::Block),
-                },
-                None => Partition {
-                    first: wide(self, sp.tid),
-                    stride: wide(self, sp.nthreads),
-                    body: Mode::Thread,
-                    group: Some(Group::Block),
-                },
-            },
+                }
+            }
             (Mode::Block, true, true, false) => Partition {
                 first: mad(self, sp.gang, sp.nty, sp.ty),
                 stride: mul(self, sp.ngangs, sp.nty),

@@ -777,15 +777,15 @@ impl Nvidia {
             if !desc.reductions.is_empty() || shared > 0 {
                 return gangs.min(wave);
             }
-            match (trip, inner) {
-                (Some(trip), Some(inner)) => match split_grid(trip, inner, workers * vector) {
-                    Some((gangs, split)) => {
-                        parts = split;
-                        gangs * split
-                    }
-                    None => gangs,
-                },
-                _ => gangs,
+            match trip
+                .zip(inner)
+                .and_then(|(t, i)| split_grid(t, i, workers * vector))
+            {
+                Some((gangs, split)) => {
+                    parts = split;
+                    gangs * split
+                }
+                None => gangs,
             }
         });
         self.strings = kernel.strings.clone();
