@@ -304,7 +304,6 @@ impl Engine {
                     ptx: text.clone(),
                     name: k.name.clone(),
                     shared_per_thread: k.shared_per_thread,
-                    warp_rows_unshared: k.warp_rows_unshared,
                     one_gang: k.one_gang,
                     strings: strings.clone(),
                     globals: k

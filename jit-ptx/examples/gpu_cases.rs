@@ -150,12 +150,11 @@ fn main() {
                 .map(|a| format!("{{\"param\": {}, \"rank\": {}}}", a.param, a.rank))
                 .collect();
             kernels.push(format!(
-                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"warp_rows_unshared\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}, \"split\": {}}}",
+                "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}, \"split\": {}}}",
                 k.region.0,
                 k.name,
                 k.one_gang,
                 k.shared_per_thread,
-                k.warp_rows_unshared,
                 params.join(", "),
                 reds.join(", "),
                 globals.join(", "),

@@ -166,8 +166,6 @@ class Case:
 
         # Dynamic shared memory: per thread and per row of the block (the kernel ABI).
         shared = k["shared_per_thread"] * (block[0] * block[1] + block[1])
-        if k["warp_rows_unshared"] and block[0] == 32:
-            shared = 0
 
         def launch():
             f((grid, 1, 1), (block[0], block[1], 1), params, shared_mem=shared)

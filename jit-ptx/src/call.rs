@@ -21,7 +21,7 @@
 use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir::{Expr, ExprKind, Function, LocalId, ScalarType, Stmt, Ty};
 
-use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, SharedUse, Val};
+use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
 use crate::module::Cx;
 use crate::ptx::{Class, Reg};
 
@@ -52,9 +52,10 @@ pub(crate) struct FuncSig {
     pub shared: bool,
     /// The global scalars it reads, in `VarId` order.
     pub globals: Vec<VarId>,
-    /// Its use of shared memory: row barriers (`acc_row_barrier`, whose words the kernel
-    /// must zero) and scratch slots (reductions over threads, broadcasts).
-    pub shared_use: SharedUse,
+    /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
+    pub row_barriers: bool,
+    /// It uses the shared scratch slots (reductions over threads, broadcasts).
+    pub scratch: bool,
     /// It prints: it takes the output buffer's address (`out`).
     pub prints: bool,
 }
@@ -213,7 +214,8 @@ pub(crate) fn emit_function(
         ret: f.ret,
         shared,
         globals: globals.clone(),
-        shared_use: SharedUse::default(),
+        row_barriers: false,
+        scratch: false,
         prints: false,
     };
     let mut fx = Fx::new(cx, FnKind::Routine, mode);
@@ -262,7 +264,8 @@ pub(crate) fn emit_function(
     fx.place(&end);
     fx.ins("ret");
     let sig = FuncSig {
-        shared_use: fx.shared,
+        row_barriers: fx.row_barriers_used,
+        scratch: fx.scratch_used,
         prints: fx.prints,
         ..sig
     };
@@ -291,7 +294,8 @@ impl Fx<'_, '_> {
     /// A call of a user routine.
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
         let sig = self.cx.function(id, self.mode)?;
-        self.shared.merge(sig.shared_use);
+        self.row_barriers_used |= sig.row_barriers;
+        self.scratch_used |= sig.scratch;
         self.prints |= sig.prints;
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));

@@ -112,36 +112,6 @@ pub(crate) enum FailKind {
 /// The site number recorded for a check whose IR carries none.
 pub(crate) const NO_SITE: u32 = u32::MAX;
 
-/// What a kernel or routine does with its block's shared memory (`acc_shared`). Rows of
-/// one warp (`vector_length(32)`) synchronize and reduce with warp instructions alone, so
-/// code whose only uses are row barriers and reductions over rows needs none in such rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SharedUse {
-    /// Row barriers, whose words the kernel zeroes first (in rows that are not one warp).
-    pub row_barriers: bool,
-    /// Scratch slots in any block (broadcasts, reductions over blocks and over rows).
-    pub scratch: bool,
-    /// Scratch slots only in rows that are not one warp (reductions over a row).
-    pub wide_row_scratch: bool,
-}
-
-impl SharedUse {
-    pub(crate) fn merge(&mut self, other: SharedUse) {
-        self.row_barriers |= other.row_barriers;
-        self.scratch |= other.scratch;
-        self.wide_row_scratch |= other.wide_row_scratch;
-    }
-
-    pub(crate) fn any(self) -> bool {
-        self.row_barriers || self.scratch || self.wide_row_scratch
-    }
-
-    /// In blocks whose rows are one warp each, the code touches no shared memory.
-    pub(crate) fn none_in_warp_rows(self) -> bool {
-        !self.scratch
-    }
-}
-
 pub(crate) struct Fx<'c, 'm> {
     pub cx: &'c mut Cx<'m>,
     pub kind: FnKind,
@@ -163,10 +133,10 @@ pub(crate) struct Fx<'c, 'm> {
     pub end_label: String,
     /// A routine's return type.
     pub ret: Option<Ty>,
-    /// Its (and the routines it calls') use of shared memory.
-    pub shared: SharedUse,
-    /// The code being emitted runs only in rows that are not one warp (`SharedUse`).
-    pub in_wide_rows: bool,
+    /// Whether the code uses row barriers (whose words the kernel must zero first).
+    pub row_barriers_used: bool,
+    /// It (or a routine it calls) uses the shared scratch slots.
+    pub scratch_used: bool,
     /// It has unrolled loops, whose copies' loads should stay in flight together
     /// (`kernel::REGISTERS_FOR_UNROLLED`).
     pub unrolled: bool,
@@ -232,8 +202,8 @@ impl<'c, 'm> Fx<'c, 'm> {
             reductions: Vec::new(),
             end_label: "$Lend".into(),
             ret: None,
-            shared: SharedUse::default(),
-            in_wide_rows: false,
+            row_barriers_used: false,
+            scratch_used: false,
             unrolled: false,
             prints: false,
             cells: Vec::new(),
@@ -541,7 +511,7 @@ impl<'c, 'm> Fx<'c, 'm> {
     /// memory that also leaves when another thread has failed.
     pub(crate) fn row_barrier(&mut self) {
         self.cx.uses_row_barrier = true;
-        self.shared.row_barriers = true;
+        self.row_barriers_used = true;
         let err = self.sp.err;
         // A row of one whole warp, the common case, without the call.
         let one_warp = self.fresh(Class::Pred);
@@ -562,11 +532,7 @@ impl<'c, 'm> Fx<'c, 'm> {
     /// The address of slot `index` (a u32 register) of the shared scratch buffer.
     pub(crate) fn scratch_slot(&mut self, index: Reg) -> Reg {
         self.cx.uses_scratch = true;
-        if self.in_wide_rows {
-            self.shared.wide_row_scratch = true;
-        } else {
-            self.shared.scratch = true;
-        }
+        self.scratch_used = true;
         let base = self.fresh(Class::B64);
         let wide = self.fresh(Class::B64);
         let addr = self.fresh(Class::B64);

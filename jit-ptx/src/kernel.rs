@@ -212,11 +212,6 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         .map(|red| (red.private, red.op))
         .collect();
     fx.block(&r.body)?;
-    // A barrier that ends the kernel orders nothing (a worker loop's, as the region's last
-    // statement): the block's warps may leave as they finish.
-    if let Some(kept) = fx.code.strip_suffix("\tbar.sync 0;\n") {
-        fx.code.truncate(kept.len());
-    }
     let end = fx.end_label.clone();
     fx.place(&end);
     write_partials(&mut fx, r, partials)?;
@@ -225,10 +220,10 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
 
     // After the one-gang exit: every thread of the block takes part.
     fx.first_private_copies(&copies);
-    if fx.shared.row_barriers {
+    if fx.row_barriers_used {
         zero_row_barriers(&mut fx);
     }
-    let shared = fx.shared;
+    let uses_shared = fx.row_barriers_used || fx.scratch_used;
     let init = std::mem::take(&mut fx.code);
 
     let mut params: Vec<String> = (0..r.params.len())
@@ -267,12 +262,11 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             region: r.id,
             name,
             // A kernel without shared memory keeps the whole of L1 for its data.
-            shared_per_thread: if shared.any() {
+            shared_per_thread: if uses_shared {
                 crate::module::SHARED_BYTES_PER_THREAD
             } else {
                 0
             },
-            warp_rows_unshared: shared.none_in_warp_rows(),
             reductions: r.reductions.len(),
             one_gang: single,
             globals,
@@ -315,8 +309,7 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
 }
 
 /// Zero the row barriers' words (in `acc_shared`, after the scratch slots), every thread a
-/// share, before any row uses them (shared memory starts undefined). Rows of one warp use
-/// none (`Fx::row_barrier`), and their launch may give the block no shared memory.
+/// share, before any row uses them (shared memory starts undefined).
 fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     let sp = fx.sp;
     let i = fx.fresh(Class::B32);
@@ -326,11 +319,7 @@ fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     let done = fx.fresh(Class::Pred);
     let top = fx.label("rbzero");
     let end = fx.label("rbzeroed");
-    let warp_rows = fx.fresh(Class::Pred);
-    let skip = fx.label("rbwarps");
     fx.comment("zero the row barriers");
-    fx.ins(format!("setp.eq.u32 {warp_rows}, {}, 32", sp.ntx));
-    fx.ins(format!("@{warp_rows} bra {skip}"));
     fx.ins(format!("mov.u32 {i}, {}", sp.tid));
     // After the scratch slots, one per thread.
     fx.ins(format!("mov.u64 {base}, acc_shared"));
@@ -347,5 +336,4 @@ fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
     fx.ins(format!("bra {top}"));
     fx.place(&end);
     fx.ins("bar.sync 0");
-    fx.place(&skip);
 }

@@ -220,10 +220,6 @@ pub struct Kernel {
     /// Dynamic shared memory the launch passes per thread and per row of the block: a block
     /// of `t` threads in `r` rows gets `shared_per_thread * (t + r)` bytes.
     pub shared_per_thread: u32,
-    /// With rows of one warp (`vector_length(32)`), the kernel touches no shared memory (it
-    /// synchronizes and reduces rows with warp instructions): launch such blocks with none,
-    /// so that more fit on a multiprocessor.
-    pub warp_rows_unshared: bool,
     /// `Region::reductions.len()`: the partial results each block writes.
     pub reductions: usize,
     /// The kernel works in block 0 only: launch one block.

@@ -242,9 +242,6 @@ impl Fx<'_, '_> {
         };
         let acc = self.fresh_of(ws);
         let st = slot_type(ws);
-        // A row of one warp leaves after the butterfly: the slots serve wider rows only.
-        let outer_rows = self.in_wide_rows;
-        self.in_wide_rows |= g == Group::Row;
         let generic = self.label("redslots");
         let done = self.label("reddone");
         self.comment(format!("reduce `{}` over the {g:?} group", op.as_str()));
@@ -296,7 +293,6 @@ impl Fx<'_, '_> {
         // The slots are reused: nobody may write them before everyone has read them.
         self.group_barrier(g);
         self.place(&done);
-        self.in_wide_rows = outer_rows;
         if s == ScalarType::Bool {
             let p = self.fresh(Class::Pred);
             self.ins(format!("setp.ne.u32 {p}, {acc}, 0"));

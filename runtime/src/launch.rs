@@ -98,9 +98,6 @@ pub struct GpuKernel {
     pub name: String,
     /// Dynamic shared memory the kernel needs per thread and per row of its block, in bytes.
     pub shared_per_thread: u32,
-    /// Blocks whose rows are one warp (`vector` 32) need no shared memory (jit-ptx's
-    /// `Kernel::warp_rows_unshared`).
-    pub warp_rows_unshared: bool,
     /// The kernel works in block 0 only (`serial`, most `kernels` regions): launch one gang.
     pub one_gang: bool,
     /// The compile's string literals, which a failed device `assert` names by index.
@@ -125,9 +122,6 @@ pub struct GpuKernel {
 impl GpuKernel {
     /// The dynamic shared memory of a block of `workers` rows of `vector` threads.
     pub fn shared_bytes(&self, workers: u32, vector: u32) -> u32 {
-        if self.warp_rows_unshared && vector == 32 {
-            return 0;
-        }
         self.shared_per_thread
             .saturating_mul(workers.saturating_mul(vector).saturating_add(workers))
     }
