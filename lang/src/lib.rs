@@ -141,6 +141,28 @@ pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
     }
 }
 
+/// Whether `text` stops short of a program that more lines could complete, as a REPL asks
+/// before it runs what was typed: a bracket left open, a line continuation (`\` at the end),
+/// or a directive whose construct has not come yet (`acc parallel loop` before its `for`).
+pub fn awaits_more(text: &str) -> bool {
+    if text.trim_end().ends_with('\\') {
+        return true;
+    }
+    let lexed = lexer::lex(text);
+    if lexed
+        .diags
+        .iter()
+        .any(|d| d.message.starts_with("unclosed"))
+    {
+        return true;
+    }
+    lexed.parseable
+        && with_deep_stack(|| {
+            let (_, diags) = parser::parse(&lexed.tokens, text.len());
+            diags.iter().any(parser::is_missing_body)
+        })
+}
+
 /// Compile one source text in a fresh environment: what `acc check` does.
 pub fn check_source(source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
     Frontend::new().compile(source)

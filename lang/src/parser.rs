@@ -12,6 +12,8 @@
 mod clauses;
 mod errors;
 
+pub(crate) use clauses::is_missing_body;
+
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::span::Span;

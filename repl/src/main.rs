@@ -45,7 +45,7 @@ enum Command {
 }
 
 #[derive(Args, Default)]
-struct RunArgs {
+pub(crate) struct RunArgs {
     /// The script; none opens the REPL.
     file: Option<PathBuf>,
     /// Give `param("name", default)` a value.
@@ -54,12 +54,12 @@ struct RunArgs {
     /// Print the compiled form instead of running: `ir` (the shared IR), `clif` (Cranelift IR)
     /// or `ptx` (the compute regions' GPU code).
     #[arg(long, value_name = "ir|clif|ptx", value_parser = ["ir", "clif", "ptx"])]
-    emit: Option<String>,
+    pub(crate) emit: Option<String>,
     /// Leave bounds checks out of device code (host code keeps them).
     #[arg(long)]
     unchecked: bool,
     #[command(flatten)]
-    devices: DeviceArgs,
+    pub(crate) devices: DeviceArgs,
 }
 
 /// Device selection and runtime tooling (LANGUAGE.md 7.10 and 8).
@@ -144,7 +144,7 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Check { files }) => check(&files),
         Some(Command::Test { paths, device }) => test_runner::run_tests(&paths, device.as_deref()),
         None if cli.run.file.is_some() => run(&cli.run),
-        None => repl::repl(&cli.run.set, &cli.run.devices),
+        None => repl::repl(&cli.run),
     }
 }
 
@@ -162,37 +162,38 @@ pub(crate) fn params(set: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn run(args: &RunArgs) -> i32 {
-    let Some(file) = &args.file else {
-        return repl::repl(&args.set, &args.devices);
-    };
-    let params = match params(&args.set) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return acc::EXIT_COMPILE_ERROR;
-        }
-    };
-    let mut engine = match acc::Engine::new() {
-        Ok(e) => e,
-        Err(e) => {
-            eprint!("{}", e.render(colour()));
-            return e.exit_code();
-        }
-    };
+/// An engine set up as the command line asks (parameters, devices, bounds checks), and
+/// whether to print a profile at the end; `Err` holds the exit status of a reported mistake.
+pub(crate) fn engine(args: &RunArgs) -> Result<(acc::Engine, bool), i32> {
+    let params = params(&args.set).map_err(|e| {
+        eprintln!("error: {e}");
+        acc::EXIT_COMPILE_ERROR
+    })?;
+    let mut engine = acc::Engine::new().map_err(|e| {
+        eprint!("{}", e.render(colour()));
+        e.exit_code()
+    })?;
     for (k, v) in &params {
         engine.set_param(k, v);
     }
-    let options = match args.devices.options() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return acc::EXIT_COMPILE_ERROR;
-        }
-    };
+    let options = args.devices.options().map_err(|e| {
+        eprintln!("error: {e}");
+        acc::EXIT_COMPILE_ERROR
+    })?;
     let profile = options.profile.profile;
     engine.set_devices(options);
     engine.set_unchecked(args.unchecked);
+    Ok((engine, profile))
+}
+
+fn run(args: &RunArgs) -> i32 {
+    let Some(file) = &args.file else {
+        return repl::repl(args);
+    };
+    let (mut engine, profile) = match engine(args) {
+        Ok(e) => e,
+        Err(status) => return status,
+    };
     if let Some(what) = &args.emit {
         let what = match what.as_str() {
             "ir" => acc::Emit::Ir,

@@ -4,22 +4,24 @@
 use rustyline::error::ReadlineError;
 use std::io::IsTerminal;
 
-pub fn repl(set: &[String], devices: &crate::DeviceArgs) -> i32 {
-    let mut engine = match acc::Engine::new() {
+pub fn repl(args: &crate::RunArgs) -> i32 {
+    if args.emit.is_some() {
+        eprintln!("error: `--emit` prints a script's compiled form: name the script");
+        return acc::EXIT_COMPILE_ERROR;
+    }
+    let (mut engine, profile) = match crate::engine(args) {
         Ok(e) => e,
-        Err(e) => {
-            eprint!("{}", e.render(false));
-            return e.exit_code();
-        }
+        Err(status) => return status,
     };
-    match crate::params(set) {
-        Ok(params) => params.iter().for_each(|(k, v)| engine.set_param(k, v)),
-        Err(e) => eprintln!("error: {e}"),
-    }
-    match devices.options() {
-        Ok(o) => engine.set_devices(o),
-        Err(e) => eprintln!("error: {e}"),
-    }
+    args.devices.start(&mut engine);
+    let status = read_eval_print(&mut engine);
+    // At the end of the session, as at the end of a script: `--profile`, `--trace`.
+    args.devices.finish(&mut engine, profile);
+    status
+}
+
+/// Lines until the end of input or `exit(code)`: the exit status.
+fn read_eval_print(engine: &mut acc::Engine) -> i32 {
     engine.set_print_values(true);
     let mut editor = match rustyline::DefaultEditor::new() {
         Ok(e) => e,
@@ -37,20 +39,21 @@ pub fn repl(set: &[String], devices: &crate::DeviceArgs) -> i32 {
             Ok(line) => {
                 input.push_str(&line);
                 input.push('\n');
-                if needs_more(&input) {
+                if acc::lang::awaits_more(&input) {
                     continue;
                 }
                 let _ = editor.add_history_entry(input.trim_end());
                 line_no += 1;
-                if let Err(e) = engine.run(&format!("<repl:{line_no}>"), &input) {
-                    eprint!("{}", e.render(colour));
-                    if let acc::Error::Exit(code) = e {
-                        return code;
-                    }
+                if let Err(code) = eval(engine, line_no, &input, colour) {
+                    return code;
                 }
                 input.clear();
             }
             Err(ReadlineError::Interrupted) => input.clear(),
+            // Unfinished input at the end is run, so that its error shows.
+            Err(ReadlineError::Eof) if !input.trim().is_empty() => {
+                return eval(engine, line_no + 1, &input, colour).err().unwrap_or(0);
+            }
             Err(ReadlineError::Eof) => return 0,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -60,12 +63,15 @@ pub fn repl(set: &[String], devices: &crate::DeviceArgs) -> i32 {
     }
 }
 
-/// The input so far leaves a bracket open, or ends with a line continuation: read more.
-fn needs_more(input: &str) -> bool {
-    let lexed = acc::lang::lexer::lex(input);
-    let unclosed = lexed
-        .diags
-        .iter()
-        .any(|d| d.message.starts_with("unclosed"));
-    unclosed || input.trim_end().ends_with('\\')
+/// Run one input, showing its error if it fails (the session goes on); `Err` holds the
+/// status that `exit(code)` ends the session with.
+fn eval(engine: &mut acc::Engine, line_no: usize, input: &str, colour: bool) -> Result<(), i32> {
+    match engine.run(&format!("<repl:{line_no}>"), input) {
+        Err(acc::Error::Exit(code)) => Err(code),
+        Err(e) => {
+            eprint!("{}", e.render(colour));
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    }
 }

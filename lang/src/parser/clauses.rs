@@ -5,7 +5,7 @@
 
 use super::{custom, ident, kw, newlines, punct, word, Ex, In, Rec};
 use crate::ast::*;
-use crate::diag::closest;
+use crate::diag::{closest, Diagnostic};
 use crate::span::Span;
 use crate::token::{Keyword, Punct, Token};
 use chumsky::prelude::*;
@@ -150,6 +150,14 @@ fn self_as_update(c: Clause) -> Clause {
     }
 }
 
+/// The label of a directive at the end of the input whose construct has not come yet.
+const NOTHING_FOLLOWS: &str = "nothing follows this directive";
+
+/// The error is a directive at the end of the input, waiting for its construct.
+pub(crate) fn is_missing_body(d: &Diagnostic) -> bool {
+    d.labels.iter().any(|l| l.message == NOTHING_FOLLOWS)
+}
+
 fn missing_body<'a>(construct: Construct, span: Span) -> Rich<'a, Token<'a>, Span> {
     let what = match construct {
         c if c.is_loop() => "a `for` loop",
@@ -160,7 +168,7 @@ fn missing_body<'a>(construct: Construct, span: Span) -> Rich<'a, Token<'a>, Spa
     custom(
         span,
         &format!("`acc {}` must be followed by {what}", construct.name()),
-        "nothing follows this directive",
+        NOTHING_FOLLOWS,
         &format!("write {what} after the directive line"),
     )
 }

@@ -274,3 +274,31 @@ fn helpful_syntax_errors() {
     let d = first("1 + 2 = x");
     assert_eq!(d.message, "cannot assign to this expression");
 }
+
+#[test]
+fn a_repl_reads_on_until_the_construct_comes() {
+    use crate::awaits_more;
+    for unfinished in [
+        "acc parallel loop copy(a)\n",
+        "let a = zeros(3)\nacc parallel loop copy(a)\n",
+        "acc data copy(a)\n",
+        "acc routine seq\n",
+        "acc atomic update\n",
+        "for i in 0..3 {\n",
+        "let x = 1 + \\\n",
+    ] {
+        assert!(awaits_more(unfinished), "{unfinished:?}");
+    }
+    for complete in [
+        "acc parallel loop copy(a)\nfor i in 0..3 { a[i] = 1.0 }\n",
+        "acc update self(a)\n",
+        "acc wait\n",
+        "let x = 1\n",
+        // Mistakes are not unfinished: they run, and their errors show at once.
+        "let x = )\n",
+        "acc parallel loop copy(a)\nlet x = 1\n",
+        "acc paralel loop\n",
+    ] {
+        assert!(!awaits_more(complete), "{complete:?}");
+    }
+}
