@@ -806,7 +806,7 @@ impl<'src> Lexer<'src> {
         for (i, (opener, span)) in open.into_iter().rev().take(SHOWN).enumerate() {
             self.parseable = false;
             let mut d = Diagnostic::error(
-                format!("unclosed `{}`", opener.as_str()),
+                format!("{UNCLOSED}`{}`", opener.as_str()),
                 span,
                 format!("this `{}` is never closed", opener.as_str()),
             )
@@ -829,6 +829,14 @@ impl<'src> Lexer<'src> {
 }
 
 /// Operators, longest first so that `<<=` wins over `<<` and `<`.
+/// How the error of a bracket that the input ends before closing begins.
+const UNCLOSED: &str = "unclosed ";
+
+/// The error is a bracket that the input ends before closing.
+pub(crate) fn is_unclosed(d: &Diagnostic) -> bool {
+    d.message.starts_with(UNCLOSED)
+}
+
 const PUNCT_TABLE: &[(&str, Punct)] = &[
     ("..=", Punct::DotDotEq),
     ("<<=", Punct::ShlEq),

@@ -145,21 +145,12 @@ pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
 /// before it runs what was typed: a bracket left open, a line continuation (`\` at the end),
 /// or a directive whose construct has not come yet (`acc parallel loop` before its `for`).
 pub fn awaits_more(text: &str) -> bool {
-    if text.trim_end().ends_with('\\') {
-        return true;
-    }
-    let lexed = lexer::lex(text);
-    if lexed
-        .diags
-        .iter()
-        .any(|d| d.message.starts_with("unclosed"))
-    {
-        return true;
-    }
-    lexed.parseable
-        && with_deep_stack(|| {
-            let (_, diags) = parser::parse(&lexed.tokens, text.len());
-            diags.iter().any(parser::is_missing_body)
+    text.trim_end().ends_with('\\')
+        || with_deep_stack(|| match parse(&SourceFile::new("<input>", text)) {
+            Ok(_) => false,
+            Err(diags) => diags
+                .iter()
+                .any(|d| lexer::is_unclosed(d) || parser::is_missing_body(d)),
         })
 }
 
