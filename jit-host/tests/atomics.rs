@@ -8,7 +8,8 @@ use acc_lang::analysis::RegionId;
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::VarId;
 use acc_lang::ir::{
-    BinOp::*, Construct, Expr, ForLoop, LocalId, LoopSchedule, Pass, Region, RegionParam, Stmt, Ty,
+    AtomicKind, BinOp::*, Construct, Expr, ForLoop, LocalId, LoopSchedule, Pass, Region,
+    RegionParam, Stmt, Ty,
 };
 use acc_runtime::abi::{ArrayHeader, Ctx, STATUS_ERROR};
 use common::*;
@@ -57,7 +58,11 @@ fn elem(p: u32, idx: Expr) -> Expr {
 }
 
 fn atomic(s: Stmt) -> Stmt {
-    Stmt::Atomic(Box::new(s))
+    let kind = match s {
+        Stmt::Block(_) => AtomicKind::Capture,
+        _ => AtomicKind::Update,
+    };
+    Stmt::Atomic(kind, Box::new(s))
 }
 
 /// `acc parallel loop gang` over `i in 0..n`:

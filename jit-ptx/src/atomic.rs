@@ -18,8 +18,8 @@
 //! inside a vector loop, where each thread has its own copy (not compiled).
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::atomic::{load_site, read_location, rmw_of, write_of, Location, Rmw, Write};
-use acc_lang::ir::{BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
+use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
+use acc_lang::ir::{AtomicKind, BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
 
 use crate::fx::{unsupported, Fx, Mode, Result, Val};
 use crate::ptx::{arith, is_float, Class, Reg};
@@ -73,31 +73,45 @@ fn bits_suffix(s: ScalarType) -> &'static str {
 type Evaluated = Vec<(*const Expr, Reg)>;
 
 impl Fx<'_, '_> {
-    /// The statement of an `ir::Stmt::Atomic`.
-    pub(crate) fn atomic(&mut self, s: &Stmt) -> Result<()> {
+    /// The statement `s` of an `ir::Stmt::Atomic` of kind `kind`, as `ir::atomic::classify`
+    /// reads it (the same classification jit-host uses).
+    pub(crate) fn atomic(&mut self, kind: AtomicKind, s: &Stmt) -> Result<()> {
         let cells: Vec<LocalId> = self.cells.iter().map(|c| c.0).collect();
-        let is_cell = |l: LocalId| cells.contains(&l);
-        if let Some(Write {
-            location: loc @ (Location::Element { .. } | Location::Cell(_)),
-            value,
-            site,
-        }) = write_of(s, is_cell)
-        {
-            self.atomic_update(loc, value, site, None, false)?;
-            self.sync();
-            return Ok(());
-        }
-        match s {
-            Stmt::Block(b) => match b.as_slice() {
-                [first, second] => self.capture(first, second, s, &cells),
-                _ => self.scalar_atomic(s),
-            },
-            Stmt::Set(_, value) => match read_location(value, is_cell) {
-                Some(Location::Global(_)) | None => self.scalar_atomic(s),
-                Some(loc) => self.atomic_read(s, value, loc),
-            },
-            Stmt::SetGlobal(..) => unsupported("an atomic update of a global in device code"),
-            _ => self.scalar_atomic(s),
+        let form = match classify(kind, s, |l| cells.contains(&l)) {
+            Ok(form) => form,
+            Err(e) => return unsupported(&format!("an `acc atomic` statement: {e}")),
+        };
+        match form {
+            Form::Private => self.scalar_atomic(s),
+            Form::Update(Write {
+                location,
+                value,
+                site,
+            }) => {
+                self.atomic_update(location, value, site, None, false)?;
+                self.sync();
+                Ok(())
+            }
+            Form::Read { location, read } => self.atomic_read(location, read),
+            Form::Capture {
+                update,
+                read,
+                read_first,
+            } => {
+                let loc = update.location;
+                let (old, new, skip) = self.atomic_update(
+                    loc,
+                    update.value,
+                    update.site,
+                    read_first.then_some(read.value),
+                    true,
+                )?;
+                let seen = if read_first { old } else { new };
+                // Still on the leader's path: the captured value from the location's.
+                let v = self.with_location(read.value, loc, seen, &Vec::new())?;
+                self.place(&skip);
+                self.write_target(read.target, read.value, v)
+            }
         }
     }
 
@@ -112,67 +126,44 @@ impl Fx<'_, '_> {
         self.stmt(s)
     }
 
-    /// `{ v = x; x op= e }` or `{ x op= e; v = x }` (or with a write `x = e`).
-    fn capture(
-        &mut self,
-        first: &Stmt,
-        second: &Stmt,
-        whole: &Stmt,
-        cells: &[LocalId],
-    ) -> Result<()> {
-        let found = [(first, second, false), (second, first, true)]
-            .into_iter()
-            .find_map(|(u, r, read_first)| {
-                let Write {
-                    location: loc,
-                    value,
-                    site,
-                } = write_of(u, |l| cells.contains(&l))?;
-                if let Location::Global(_) = loc {
-                    return None;
-                }
-                let (target, read) = match r {
-                    Stmt::Set(l, e) if loc.read_in(e) => (*l, e),
-                    _ => return None,
+    /// `v = value` of a read or capture, `v` holding `value` on the leader's path: an ordinary
+    /// store (only the location's access is atomic). A local is shared with the block's (or
+    /// row's) other threads first; an element or a cell is stored by the leader anyway.
+    fn write_target(&mut self, target: Target<'_>, value: &Expr, v: Reg) -> Result<()> {
+        let Ty::Scalar(s) = value.ty else {
+            return unsupported("an atomic capture of an array");
+        };
+        match target {
+            Target::Local(l) => {
+                let v = match self.cell(l) {
+                    Some(_) => v,
+                    None => self.broadcast(v, s),
                 };
-                Some((loc, value, site, target, read, read_first))
-            });
-        let Some((loc, value, site, target, read, read_first)) = found else {
-            return self.scalar_atomic(whole);
-        };
-        let (old, new, skip) =
-            self.atomic_update(loc, value, site, read_first.then_some(read), true)?;
-        let seen = if read_first { old } else { new };
-        // Still on the leader's path: the captured value from the location's.
-        let v = self.with_location(read, loc, seen, &Vec::new())?;
-        self.place(&skip);
-        let s = match read.ty {
-            Ty::Scalar(s) => s,
-            Ty::Array { .. } => return unsupported("an atomic capture of an array"),
-        };
-        let v = self.broadcast(v, s);
-        self.write_local(target, &Val::Scalar(v, s))
+                self.write_local(l, &Val::Scalar(v, s))
+            }
+            Target::Global(_) => unsupported("an atomic read into a global in device code"),
+            Target::Element {
+                array,
+                indices,
+                site,
+            } => self.store(array, indices, site, |_| Ok((v, s))),
+        }
     }
 
     /// `acc atomic read`: `v = x` with one relaxed load.
-    fn atomic_read(&mut self, s: &Stmt, value: &Expr, loc: Location<'_>) -> Result<()> {
-        let Stmt::Set(target, _) = s else {
-            return unsupported("an atomic read into a non-variable");
-        };
-        let Some(read) = loc.first_read(value) else {
+    fn atomic_read(&mut self, loc: Location<'_>, read: Read<'_>) -> Result<()> {
+        let Some(first) = loc.first_read(read.value) else {
             return unsupported("an atomic read of nothing");
         };
-        let (addr, elem) = self.location_address(loc, load_site(read))?;
+        let (addr, elem) = self.location_address(loc, load_site(first))?;
         let skip = self.label("noatomic");
         if let Some(lead) = self.leader() {
             self.ins(format!("@!{lead} bra {skip}"));
         }
         let x = self.atomic_load(addr, elem);
-        let v = self.with_location(value, loc, x, &Vec::new())?;
+        let v = self.with_location(read.value, loc, x, &Vec::new())?;
         self.place(&skip);
-        let vs = value.ty.scalar().unwrap_or(elem);
-        let v = self.broadcast(v, vs);
-        self.write_local(*target, &Val::Scalar(v, vs))
+        self.write_target(read.target, read.value, v)
     }
 
     /// The address of the location (bounds-checked at `site`) and its element type.

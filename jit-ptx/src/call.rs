@@ -169,7 +169,7 @@ pub(crate) fn reads_and_calls(stmts: &[Stmt], globals: &mut Vec<VarId>, calls: &
             }
             Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, globals, calls)),
             Stmt::Assert { cond, .. } => expr(cond, globals, calls),
-            Stmt::Atomic(s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
+            Stmt::Atomic(_, s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
             Stmt::Block(b) => reads_and_calls(b, globals, calls),
             Stmt::DataRegion { body, .. } => reads_and_calls(body, globals, calls),
             _ => {}

@@ -86,10 +86,6 @@ fn has_call(e: &acc_lang::ir::Expr) -> bool {
 }
 
 /// Is parameter `i` a `copy` scalar (`InOut`, not a reduction's), which lives in memory?
-fn is_cell(r: &Region, i: usize) -> bool {
-    r.params[i].pass == Pass::InOut && !r.reductions.iter().any(|red| red.param == i)
-}
-
 /// Generate region `r` as a kernel: its description and text.
 pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String)> {
     let name = format!("acc_region_{}", r.id.0);
@@ -144,7 +140,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
-            (Some(Pass::InOut), Val::Scalar(..)) if is_cell(r, i) => {
+            (Some(Pass::InOut), Val::Scalar(..)) if r.is_cell(i) => {
                 // A `copy` scalar lives in its result slot, which the runtime fills with the
                 // argument: every thread of the launch shares it.
                 let addr = fx.fresh(Class::B64);

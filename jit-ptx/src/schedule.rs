@@ -699,7 +699,7 @@ pub(crate) fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
                 out.push(f.var);
                 assigned_locals(&f.body, out);
             }
-            Stmt::Atomic(s) => assigned_locals(std::slice::from_ref(s), out),
+            Stmt::Atomic(_, s) => assigned_locals(std::slice::from_ref(s), out),
             Stmt::Block(b) => assigned_locals(b, out),
             Stmt::DataRegion { body, .. } => assigned_locals(body, out),
             _ => {}
@@ -756,7 +756,7 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
             }
             Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, out)),
             Stmt::Assert { cond, .. } => expr(cond, out),
-            Stmt::Atomic(s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
+            Stmt::Atomic(_, s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
             Stmt::Block(b) => locals_outside_thread_loops(b, out),
             Stmt::DataRegion { body, .. } => locals_outside_thread_loops(body, out),
             Stmt::Break | Stmt::Continue | Stmt::Launch(_) | Stmt::Data(_) | Stmt::Wait { .. } => {}

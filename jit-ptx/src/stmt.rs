@@ -4,16 +4,54 @@
 //! same values, so control flow stays uniform and barriers are safe; only the leader stores,
 //! and a barrier follows each store so that the others read what it wrote.
 
-use acc_lang::ir::{Block, Expr, Stmt, StringId};
+use acc_lang::ir::{Block, Expr, ScalarType, SiteId, Stmt, StringId};
 
 use crate::fx::{unsupported, FailKind, FnKind, Fx, Mode, Result, Val};
-use crate::ptx::{mem, Class};
+use crate::ptx::{mem, Class, Reg};
 
 impl Fx<'_, '_> {
     pub(crate) fn block(&mut self, stmts: &Block) -> Result<()> {
         for s in stmts {
             self.stmt(s)?;
         }
+        Ok(())
+    }
+
+    /// `array[indices] = value`, where `value` computes the stored value in the IR's order:
+    /// after the array and the indices, before the bounds check (an access without a check
+    /// has its address worked out before the value).
+    pub(crate) fn store(
+        &mut self,
+        array: &Expr,
+        indices: &[Expr],
+        site: Option<SiteId>,
+        value: impl FnOnce(&mut Self) -> Result<(Reg, ScalarType)>,
+    ) -> Result<()> {
+        let a = self.array(array)?;
+        let site = self.checked_site(indices, site);
+        let unchecked = match site {
+            None => Some(self.unchecked_address(array, &a, indices)?),
+            Some(_) => None,
+        };
+        let mut idx = Vec::with_capacity(indices.len());
+        if unchecked.is_none() {
+            for i in indices {
+                idx.push(self.index(i)?);
+            }
+        }
+        let (v, s) = value(self)?;
+        if s != a.elem {
+            return unsupported("a store of a value of another type than the array's");
+        }
+        let addr = match unchecked {
+            Some(addr) => addr,
+            None => self.element_addr(&a, &idx, site)?.into(),
+        };
+        let v = self.storable(v, s);
+        let g = self.guard();
+        let op = format!("{g}st.global.{} [{addr}]", mem(s));
+        self.store_or_defer(array, indices, op, v);
+        self.sync();
         Ok(())
     }
 
@@ -29,35 +67,7 @@ impl Fx<'_, '_> {
                 indices,
                 value,
                 site,
-            } => {
-                // The IR's order: array, indices, value, then the bounds check (an access
-                // without a check has its address worked out before the value).
-                let a = self.array(array)?;
-                let site = self.checked_site(indices, *site);
-                let unchecked = match site {
-                    None => Some(self.unchecked_address(array, &a, indices)?),
-                    Some(_) => None,
-                };
-                let mut idx = Vec::with_capacity(indices.len());
-                if unchecked.is_none() {
-                    for i in indices {
-                        idx.push(self.index(i)?);
-                    }
-                }
-                let (v, s) = self.scalar(value)?;
-                if s != a.elem {
-                    return unsupported("a store of a value of another type than the array's");
-                }
-                let addr = match unchecked {
-                    Some(addr) => addr,
-                    None => self.element_addr(&a, &idx, site)?.into(),
-                };
-                let v = self.storable(v, s);
-                let g = self.guard();
-                let op = format!("{g}st.global.{} [{addr}]", mem(s));
-                self.store_or_defer(array, indices, op, v);
-                self.sync();
-            }
+            } => self.store(array, indices, *site, |fx| fx.scalar(value))?,
             Stmt::Eval(e) => {
                 self.expr_opt(e)?;
             }
@@ -125,7 +135,7 @@ impl Fx<'_, '_> {
                 return unsupported("a data directive in device code")
             }
             Stmt::Wait { .. } => return unsupported("`acc wait` in device code"),
-            Stmt::Atomic(s) => self.atomic(s)?,
+            Stmt::Atomic(kind, s) => self.atomic(*kind, s)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())

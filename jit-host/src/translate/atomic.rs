@@ -26,8 +26,8 @@
 //! A capture's `v = x` gets the old value when it comes first and the new one otherwise.
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::atomic::{load_site, read_location, rmw_of, write_of, Location, Rmw, Write};
-use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, Stmt};
+use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
+use acc_lang::ir::{AtomicKind, Expr, ExprKind, ScalarType, SiteId, Stmt};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
@@ -35,24 +35,8 @@ use super::expr::scalar_of;
 use super::{is_float, scalar_type, Tx};
 use crate::JitError;
 
-/// The read of a capture or `acc atomic read`: `target = value`, where `value` reads the
-/// location.
-struct Read<'e> {
-    stmt: &'e Stmt,
-    value: &'e Expr,
-}
-
 /// Values of the subexpressions evaluated before the atomic operation, by node address.
 type Evaluated = Vec<(*const Expr, Value)>;
-
-/// `s` as the read `v = x` of `loc`.
-fn read_of<'e>(s: &'e Stmt, loc: &Location<'_>) -> Option<Read<'e>> {
-    let value = match s {
-        Stmt::Set(_, e) | Stmt::SetGlobal(_, e) => e,
-        _ => return None,
-    };
-    loc.read_in(value).then_some(Read { stmt: s, value })
-}
 
 /// The integer type of a scalar's bits.
 fn bits_type(t: Type) -> Type {
@@ -68,78 +52,61 @@ fn flags() -> MemFlagsData {
 }
 
 impl Tx<'_, '_> {
-    /// The statement of an `ir::Stmt::Atomic`.
-    pub(super) fn atomic(&mut self, s: &Stmt) -> Result<(), JitError> {
-        match s {
-            Stmt::Block(b) => match b.as_slice() {
-                [first, second] => self.capture(first, second, s),
-                _ => self.stmt(s),
-            },
-            Stmt::Set(l, value) if !self.cells.contains(l) => {
-                // `acc atomic read` of an element or a global into a local; a local location
-                // is the gang's own.
-                match read_location(value, |l| self.cells.contains(&l)) {
-                    Some(loc) => self.atomic_read(s, value, loc),
-                    None => self.stmt(s),
-                }
+    /// The statement `s` of an `ir::Stmt::Atomic` of kind `kind`, as `ir::atomic::classify`
+    /// reads it. A statement it does not recognize is a compiler bug, reported as such: never
+    /// run as plain statements, which would lose updates without a word.
+    pub(super) fn atomic(&mut self, kind: AtomicKind, s: &Stmt) -> Result<(), JitError> {
+        let form = classify(kind, s, |l| self.cells.contains(&l))
+            .map_err(|e| JitError::Unsupported(format!("an `acc atomic` statement: {e}")))?;
+        match form {
+            // The gang's own scalar: no other thread sees it.
+            Form::Private => self.stmt(s),
+            Form::Read { location, read } => self.atomic_read(location, read),
+            Form::Update(update) => self.atomic_update(&update, None).map(|_| ()),
+            Form::Capture {
+                update,
+                read,
+                read_first,
+            } => {
+                let (old, new) = self.atomic_update(&update, read_first.then_some(&read))?;
+                let seen = if read_first { old } else { new };
+                let v = self.with_location(read.value, update.location, seen, &Vec::new())?;
+                self.assign(read.target, v)
             }
-            _ => match write_of(s, |l| self.cells.contains(&l)) {
-                Some(update) => {
-                    self.atomic_update(&update, None)?;
-                    Ok(())
-                }
-                None => self.stmt(s),
-            },
         }
     }
 
-    /// `{ v = x; x op= e }` or `{ x op= e; v = x }` (or with a write `x = e`).
-    fn capture(&mut self, first: &Stmt, second: &Stmt, whole: &Stmt) -> Result<(), JitError> {
-        // (the update or write, the read, whether the read comes first)
-        let found = [(first, second, false), (second, first, true)]
-            .into_iter()
-            .find_map(|(u, r, read_first)| {
-                let update = write_of(u, |l| self.cells.contains(&l))?;
-                let read = read_of(r, &update.location)?;
-                Some((update, read, read_first))
-            });
-        let Some((update, read, read_first)) = found else {
-            // A scalar local location: the gang's own.
-            return self.stmt(whole);
-        };
-        let loc = update.location;
-        let (old, new) = self.atomic_update(&update, read_first.then_some(&read))?;
-        let seen = if read_first { old } else { new };
-        let v = self.with_location(read.value, loc, seen, &Vec::new())?;
-        self.assign(read.stmt, v)
-    }
-
-    /// `target = value` of a read statement, with `value` already computed.
-    fn assign(&mut self, s: &Stmt, v: Value) -> Result<(), JitError> {
-        match s {
-            Stmt::Set(l, _) => self.set_local(*l, v)?,
-            Stmt::SetGlobal(g, _) => {
-                let (base, offset) = self.global_addr(*g)?;
-                self.b.ins().store(MemFlagsData::trusted(), v, base, offset);
+    /// `v = value` of a read, with `value` already computed: an ordinary store (only the
+    /// location's access is atomic).
+    fn assign(&mut self, target: Target<'_>, v: Value) -> Result<(), JitError> {
+        match target {
+            Target::Local(l) => self.set_local(l, v)?,
+            Target::Global(g) => {
+                let (base, offset) = self.global_addr(g)?;
+                self.b.ins().store(flags(), v, base, offset);
             }
-            _ => {
-                return Err(JitError::Unsupported(
-                    "an atomic read into a non-variable".into(),
-                ))
+            Target::Element {
+                array,
+                indices,
+                site,
+            } => {
+                let site = self.unproven(indices, site);
+                let (addr, _) = self.element_addr(array, indices, site)?;
+                self.b.ins().store(flags(), v, addr, 0);
             }
         }
         Ok(())
     }
 
     /// `acc atomic read`: `v = x` with one atomic load.
-    fn atomic_read(&mut self, s: &Stmt, value: &Expr, loc: Location<'_>) -> Result<(), JitError> {
-        let t = scalar_type(self.location_type(value, loc)?);
-        let site = loc.first_read(value).and_then(load_site);
-        let addr = self.location_address(loc, site, loc.read_indices(value))?;
+    fn atomic_read(&mut self, loc: Location<'_>, read: Read<'_>) -> Result<(), JitError> {
+        let t = scalar_type(self.location_type(read.value, loc)?);
+        let site = loc.first_read(read.value).and_then(load_site);
+        let addr = self.location_address(loc, site, loc.read_indices(read.value))?;
         let bits = self.b.ins().atomic_load(bits_type(t), flags(), addr);
         let old = self.value_of_bits(t, bits);
-        let v = self.with_location(value, loc, old, &Vec::new())?;
-        self.assign(s, v)
+        let v = self.with_location(read.value, loc, old, &Vec::new())?;
+        self.assign(read.target, v)
     }
 
     /// An update or write of `loc`; returns the old and the new value. `read` is a capture's

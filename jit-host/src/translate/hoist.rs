@@ -91,7 +91,7 @@ impl Uses {
                 queues.iter().for_each(|e| self.expr(e));
                 self.queue(async_queue.as_ref());
             }
-            Stmt::Atomic(s) => self.stmt(s),
+            Stmt::Atomic(_, s) => self.stmt(s),
             Stmt::Block(b) => self.block(b),
         }
     }

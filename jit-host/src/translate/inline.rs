@@ -53,7 +53,7 @@ fn has_loop(b: &[Stmt]) -> bool {
         Stmt::For(_) | Stmt::While { .. } => true,
         Stmt::If { then, els, .. } => has_loop(then) || has_loop(els),
         Stmt::DataRegion { body, .. } | Stmt::Block(body) => has_loop(body),
-        Stmt::Atomic(s) => has_loop(std::slice::from_ref(s.as_ref())),
+        Stmt::Atomic(_, s) => has_loop(std::slice::from_ref(s.as_ref())),
         _ => false,
     })
 }
@@ -94,7 +94,7 @@ fn stmt_size(s: &Stmt) -> usize {
             })
             .sum(),
         Stmt::Printf(_, args) => exprs(args),
-        Stmt::Atomic(s) => stmt_size(s),
+        Stmt::Atomic(_, s) => stmt_size(s),
         Stmt::Block(b) => block_size(b),
         Stmt::Launch(_) | Stmt::Data(_) | Stmt::DataRegion { .. } | Stmt::Wait { .. } => usize::MAX,
     };

@@ -40,8 +40,8 @@ impl Tx<'_, '_> {
         }
         // Arrays this gang owns, released at the end.
         let mut owned = Vec::new();
-        for (i, p) in r.params.iter().enumerate() {
-            if is_cell(r, i, p.pass) {
+        for i in 0..r.params.len() {
+            if r.is_cell(i) {
                 self.cells.insert(LocalId(i as u32));
                 // The local's variable holds the cell's address.
                 let ty = self.locals[i].1;
@@ -205,10 +205,6 @@ impl Tx<'_, '_> {
 
 /// Is parameter `i` a `copy` scalar that the gangs share through a memory cell: `InOut` and
 /// not a reduction's (whose gangs each keep a partial result)?
-fn is_cell(r: &Region, i: usize, pass: Pass) -> bool {
-    pass == Pass::InOut && !r.reductions.iter().any(|red| red.param == i)
-}
-
 /// What the runtime needs to know about a region to run it.
 pub(crate) fn region_desc(r: &Region) -> RegionDesc {
     use acc_lang::ir::{Construct, ReductionOp as R};
@@ -227,7 +223,7 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
         .map(|(i, p)| ParamDesc {
             pass: match p.pass {
                 Pass::Value => ParamPass::Value,
-                Pass::InOut if is_cell(r, i, p.pass) => ParamPass::Shared,
+                Pass::InOut if r.is_cell(i) => ParamPass::Shared,
                 Pass::InOut => ParamPass::InOut,
                 Pass::Private => ParamPass::Private,
                 Pass::Array => ParamPass::Array,

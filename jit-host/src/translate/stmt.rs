@@ -107,7 +107,7 @@ impl Tx<'_, '_> {
                 async_queue,
                 site,
             } => self.wait_stmt(queues, async_queue.as_ref(), *site)?,
-            Stmt::Atomic(s) => self.atomic(s)?,
+            Stmt::Atomic(kind, s) => self.atomic(*kind, s)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())

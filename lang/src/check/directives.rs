@@ -24,6 +24,9 @@ impl Cx<'_> {
         }
         let clauses = d.clauses.iter().map(|c| self.clause(c)).collect();
         let body = d.body.as_deref().and_then(|b| self.stmt(b)).map(Box::new);
+        if let (ast::Construct::Atomic(_), Some(body)) = (d.construct, &body) {
+            self.atomic_types(body);
+        }
         Some(hir::Directive {
             construct: d.construct,
             construct_span: d.construct_span,
@@ -31,6 +34,38 @@ impl Cx<'_> {
             body,
             span: d.span,
         })
+    }
+
+    /// The locations an `acc atomic` reads and writes hold `i32`, `i64`, `f32` or `f64`
+    /// (LANGUAGE.md 7.8): every place the statement assigns has the type of the location (an
+    /// update or write) or of a value read from it (a read or capture, without conversion from
+    /// `bool`).
+    fn atomic_types(&mut self, body: &hir::Stmt) {
+        let assignments: Vec<&hir::Place> = match &body.kind {
+            hir::StmtKind::Assign { place, .. } => vec![place],
+            hir::StmtKind::Block(b) => b
+                .stmts
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    hir::StmtKind::Assign { place, .. } => Some(place),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for place in assignments {
+            if place.ty == Type::Scalar(ScalarType::Bool) {
+                self.error(
+                    Diagnostic::error(
+                        "`acc atomic` does not operate on `bool` values",
+                        place.span,
+                        "this location is a `bool`",
+                    )
+                    .with_help("atomics operate on `i32`, `i64`, `f32` and `f64`: keep the flag in an `i32` (0 or 1) and update it with `max` or `|`"),
+                );
+                return;
+            }
+        }
     }
 
     /// The `acc routine` directive before a function.

@@ -7,7 +7,7 @@
 //! of a read and an update or write, in either order. An element's array and indices are
 //! constants, locals or globals, so two mentions of the location are the same expressions.
 
-use super::{BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
+use super::{AtomicKind, BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
 use crate::builtins::Builtin;
 
 /// Where an atomic statement operates.
@@ -142,6 +142,190 @@ pub fn write_of(s: &Stmt, is_cell: impl Fn(LocalId) -> bool) -> Option<Write<'_>
         value,
         site,
     })
+}
+
+/// Where a read or a capture puts the value it read: `v` of `v = x`. Its store is an
+/// ordinary one (OpenACC makes only the access of `x` atomic).
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'e> {
+    /// A local: the gang's (or thread's) own, or a region's `copy` scalar's cell.
+    Local(LocalId),
+    Global(GlobalId),
+    Element {
+        array: &'e Expr,
+        indices: &'e [Expr],
+        site: Option<SiteId>,
+    },
+}
+
+/// A read `v = value`, where `value` is (a conversion of) the location's value.
+#[derive(Clone, Copy, Debug)]
+pub struct Read<'e> {
+    pub target: Target<'e>,
+    pub value: &'e Expr,
+}
+
+/// What an `ir::Stmt::Atomic` does, classified once for both back ends.
+#[derive(Clone, Copy, Debug)]
+pub enum Form<'e> {
+    /// `v = x`: one atomic load of `location`.
+    Read {
+        location: Location<'e>,
+        read: Read<'e>,
+    },
+    /// `x = value`: an update when `value` reads the location, else a write.
+    Update(Write<'e>),
+    /// A capture block: the update or write of the location and the read of it, which sees
+    /// the old value when it comes first (`{ v = x; x += e }`) and the new one otherwise.
+    Capture {
+        update: Write<'e>,
+        read: Read<'e>,
+        read_first: bool,
+    },
+    /// Every location is a scalar local that is not shared (a gang's own variable): the
+    /// statements run as written.
+    Private,
+}
+
+/// Why an atomic statement has none of the forms (lowering produced something else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotAtomic(pub &'static str);
+
+impl std::fmt::Display for NotAtomic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// The form of the statement `s` of an `ir::Stmt::Atomic` of kind `kind` (`is_cell`: the
+/// region's `copy` scalars, which every gang shares through a memory cell; any other local is
+/// private). Lowering produces only these forms, so an error is a compiler bug, which the back
+/// ends report as such rather than running the statements without atomicity.
+///
+/// A capture block `{ a; b }` is tried as a read followed by an update first, as
+/// `validate::atomic` reads it, so that a block whose statements each mention the other's
+/// location gets the meaning the checker gave it.
+pub fn classify(
+    kind: AtomicKind,
+    s: &Stmt,
+    is_cell: impl Fn(LocalId) -> bool,
+) -> Result<Form<'_>, NotAtomic> {
+    let is_cell = &is_cell;
+    match (kind, s) {
+        (AtomicKind::Capture, Stmt::Block(b)) => {
+            let [first, second] = b.as_slice() else {
+                return Err(NotAtomic("a capture block of other than two statements"));
+            };
+            let capture = [(second, first, true), (first, second, false)]
+                .into_iter()
+                .find_map(|(u, r, read_first)| {
+                    let update = write_of(u, is_cell)?;
+                    let read = read_of(r, &update.location, is_cell)?;
+                    Some(Form::Capture {
+                        update,
+                        read,
+                        read_first,
+                    })
+                });
+            match capture {
+                Some(form) => Ok(form),
+                None if private_capture(first, second, is_cell) => Ok(Form::Private),
+                None => Err(NotAtomic(
+                    "a capture block without a read of the updated location",
+                )),
+            }
+        }
+        (AtomicKind::Capture, _) => Err(NotAtomic("a capture that is not a block")),
+        (AtomicKind::Read, _) => {
+            let (target, value) =
+                target_of(s).ok_or(NotAtomic("an atomic read that is not an assignment"))?;
+            match read_location(value, is_cell) {
+                Some(location) => Ok(Form::Read {
+                    location,
+                    read: Read { target, value },
+                }),
+                None if read_private(value, is_cell).is_some() => Ok(Form::Private),
+                None => Err(NotAtomic("an atomic read of no location")),
+            }
+        }
+        (AtomicKind::Update | AtomicKind::Write, _) => match write_of(s, is_cell) {
+            Some(update) => Ok(Form::Update(update)),
+            None if matches!(s, Stmt::Set(l, _) if !is_cell(*l)) => Ok(Form::Private),
+            None => Err(NotAtomic("an atomic update that is not an assignment")),
+        },
+    }
+}
+
+/// The private scalar local that `value` reads whole (possibly converted).
+fn read_private(value: &Expr, is_cell: &impl Fn(LocalId) -> bool) -> Option<LocalId> {
+    match &value.kind {
+        ExprKind::Local(l) if !is_cell(*l) => Some(*l),
+        ExprKind::Convert(x) => read_private(x, is_cell),
+        _ => None,
+    }
+}
+
+fn same_location(a: &Location<'_>, b: &Location<'_>) -> bool {
+    match (a, b) {
+        (
+            Location::Element { array, indices },
+            Location::Element {
+                array: b,
+                indices: js,
+            },
+        ) => {
+            same(array, b)
+                && indices.len() == js.len()
+                && indices.iter().zip(js.iter()).all(|(x, y)| same(x, y))
+        }
+        (Location::Global(g), Location::Global(h)) => g == h,
+        (Location::Cell(l), Location::Cell(m)) => l == m,
+        _ => false,
+    }
+}
+
+/// The place a statement assigns and the value it assigns.
+fn target_of(s: &Stmt) -> Option<(Target<'_>, &Expr)> {
+    Some(match s {
+        Stmt::Set(l, e) => (Target::Local(*l), e),
+        Stmt::SetGlobal(g, e) => (Target::Global(*g), e),
+        Stmt::Store {
+            array,
+            indices,
+            value,
+            site,
+        } => (
+            Target::Element {
+                array,
+                indices,
+                site: *site,
+            },
+            value,
+        ),
+        _ => return None,
+    })
+}
+
+/// `s` as the read `v = (conversion of) x` of `loc` in a capture.
+fn read_of<'e>(
+    s: &'e Stmt,
+    loc: &Location<'_>,
+    is_cell: &impl Fn(LocalId) -> bool,
+) -> Option<Read<'e>> {
+    let (target, value) = target_of(s)?;
+    let read = read_location(value, is_cell)?;
+    same_location(&read, loc).then_some(Read { target, value })
+}
+
+/// A capture block whose location is a private scalar local `x`: one statement sets `x`, the
+/// other reads `x` whole.
+fn private_capture(a: &Stmt, b: &Stmt, is_cell: &impl Fn(LocalId) -> bool) -> bool {
+    [(a, b), (b, a)]
+        .into_iter()
+        .any(|(u, r)| match (u, target_of(r)) {
+            (Stmt::Set(x, _), Some((_, value))) => read_private(value, is_cell) == Some(*x),
+            _ => false,
+        })
 }
 
 /// The location that `v = value` reads atomically: `value` is (a conversion of) one load, a

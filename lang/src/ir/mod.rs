@@ -53,7 +53,9 @@ use crate::builtins::{Builtin, FormatPiece};
 use crate::hir::{Const, FnId, RoutineLevel, VarId};
 use crate::span::Span;
 
-pub use crate::ast::{BinOp, Construct, DataClause, ReductionOp, ScalarType, UnOp, UpdateDir};
+pub use crate::ast::{
+    AtomicKind, BinOp, Construct, DataClause, ReductionOp, ScalarType, UnOp, UpdateDir,
+};
 
 /// One compile's worth of code.
 #[derive(Clone, Debug, Default)]
@@ -218,10 +220,10 @@ pub enum Stmt {
         async_queue: Option<Queue>,
         site: SiteId,
     },
-    /// An atomic update of an array element or a scalar (device code); on the host, a plain
-    /// statement. The statement is one of the forms of LANGUAGE.md 7.8, already lowered (a
-    /// capture is a `Block` of its two statements).
-    Atomic(Box<Stmt>),
+    /// `acc atomic` of the given kind: the statement is one of the forms of LANGUAGE.md 7.8,
+    /// already lowered (a capture is a `Block` of its two statements), each location evaluated
+    /// once. `atomic::classify` says what it does; both back ends act on that.
+    Atomic(AtomicKind, Box<Stmt>),
     /// Statements run in order: only the capture block of an `Atomic` (`{ v = x; x += e }`).
     Block(Block),
 }
@@ -331,6 +333,17 @@ pub struct Region {
     pub reductions: Vec<RegionReduction>,
     /// The loops' analysis, for `--info` and the back ends' schedule choices.
     pub loops: Vec<LoopInfo>,
+}
+
+impl Region {
+    /// Whether local `i` is a *cell*: a `copy` scalar parameter (`Pass::InOut`, not a
+    /// reduction's) that every gang and thread of a launch shares through one memory cell, so
+    /// that atomics on it are atomic across them. Every other scalar local is private to a
+    /// gang (or a thread).
+    pub fn is_cell(&self, i: usize) -> bool {
+        self.params.get(i).is_some_and(|p| p.pass == Pass::InOut)
+            && !self.reductions.iter().any(|red| red.param == i)
+    }
 }
 
 #[derive(Clone, Debug)]

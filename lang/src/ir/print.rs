@@ -316,19 +316,28 @@ impl Printer<'_> {
                 let _ = write!(text, " !s{}", site.0);
                 self.line(&text);
             }
-            Stmt::Atomic(inner) => match &**inner {
-                Stmt::Block(b) => {
-                    self.line("atomic {");
-                    self.block(b);
-                    self.line("}");
+            Stmt::Atomic(kind, inner) => {
+                let kind = match kind {
+                    AtomicKind::Update => "update",
+                    AtomicKind::Read => "read",
+                    AtomicKind::Write => "write",
+                    AtomicKind::Capture => "capture",
+                };
+                match &**inner {
+                    Stmt::Block(b) => {
+                        self.line(&format!("atomic {kind} {{"));
+                        self.block(b);
+                        self.line("}");
+                    }
+                    other => {
+                        let start = self.out.len();
+                        self.stmt(other);
+                        let indent = "  ".repeat(self.depth);
+                        self.out
+                            .insert_str(start + indent.len(), &format!("atomic {kind} "));
+                    }
                 }
-                other => {
-                    let start = self.out.len();
-                    self.stmt(other);
-                    let indent = "  ".repeat(self.depth);
-                    self.out.insert_str(start + indent.len(), "atomic ");
-                }
-            },
+            }
             Stmt::Block(b) => {
                 self.line("{");
                 self.block(b);

@@ -38,7 +38,7 @@ impl Body<'_, '_> {
                 self.emit(Stmt::Data(dd));
             }
             Construct::Wait => self.wait(d),
-            Construct::Atomic(_) => self.atomic(d),
+            Construct::Atomic(kind) => self.atomic(kind, d),
             Construct::Set => self.set_directive(d),
             _ => {
                 // `acc loop` (its loop finds its schedule by span) and anything else with a body.
@@ -288,7 +288,7 @@ impl Body<'_, '_> {
     /// element's indices go into temporaries before the `Atomic` unless they are constants or
     /// locals, and every mention of the same location reads the same expressions. Reads and
     /// the store of an element carry a bounds-check site.
-    fn atomic(&mut self, d: &hir::Directive) {
+    fn atomic(&mut self, kind: ir::AtomicKind, d: &hir::Directive) {
         let Some(body) = &d.body else {
             return;
         };
@@ -296,7 +296,7 @@ impl Body<'_, '_> {
         match &body.kind {
             StmtKind::Assign { place, op, value } => {
                 let s = self.atomic_assign(place, *op, value, body.span, &mut locs);
-                self.emit(Stmt::Atomic(Box::new(s)));
+                self.emit(Stmt::Atomic(kind, Box::new(s)));
             }
             StmtKind::Block(b) => {
                 let mut stmts = Vec::new();
@@ -309,7 +309,7 @@ impl Body<'_, '_> {
                         _ => self.stmt(s),
                     }
                 }
-                self.emit(Stmt::Atomic(Box::new(Stmt::Block(stmts))));
+                self.emit(Stmt::Atomic(kind, Box::new(Stmt::Block(stmts))));
             }
             _ => self.stmt(body),
         }

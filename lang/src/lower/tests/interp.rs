@@ -402,7 +402,7 @@ impl Interp<'_> {
                     self.expr(fr, q)?;
                 }
             }
-            Stmt::Atomic(inner) => return self.stmt(fr, inner),
+            Stmt::Atomic(_, inner) => return self.stmt(fr, inner),
             Stmt::Block(b) => return self.block(fr, b),
         }
         Ok(Flow::Normal)

@@ -268,7 +268,7 @@ impl<'m> BodyCheck<'m> {
                 self.queue(async_queue.as_ref())?;
                 self.site(*site)?;
             }
-            Stmt::Atomic(inner) => match &**inner {
+            Stmt::Atomic(_, inner) => match &**inner {
                 Stmt::Set(..) | Stmt::SetGlobal(..) | Stmt::Store { .. } => {
                     self.stmt(inner, loops)?
                 }
