@@ -1,6 +1,6 @@
-//! `acc atomic` (LANGUAGE.md 7.8) in device code, after jit-host's `atomic` (whose module doc
-//! describes the forms lowering hands over: an update or write is a `Store` of the location, a
-//! read is `v = x`, a capture a block of both in either order).
+//! `acc atomic` (LANGUAGE.md 7.8) in device code, acting on `ir::atomic::classify`'s `Form`
+//! as jit-host's `atomic` does (an update or write of a location, a read into a target, a
+//! capture of both in either order; a read or captured value is stored as usual).
 //!
 //! - The element's address is computed once, with its bounds check at the site of the
 //!   location's first read; the parts of the value that do not read the location are
@@ -79,7 +79,7 @@ impl Fx<'_, '_> {
         let cells: Vec<LocalId> = self.cells.iter().map(|c| c.0).collect();
         let form = match classify(kind, s, |l| cells.contains(&l)) {
             Ok(form) => form,
-            Err(e) => return unsupported(&format!("an `acc atomic` statement: {e}")),
+            Err(e) => return unsupported(format!("an `acc atomic` statement: {e}")),
         };
         match form {
             Form::Private => self.scalar_atomic(s),

@@ -1,15 +1,12 @@
 //! `acc atomic` (LANGUAGE.md 7.8) as real atomic operations, so that gangs running at the same
 //! time on different threads update shared array elements correctly.
 //!
-//! Lowering hands over each form as ordinary statements whose location is evaluated once
-//! (`ir::Stmt::Atomic`): an update `x = f(x)` (`x op= e`, `x = x op e`, `x = e op x`,
-//! `x = max(x, e)`, …) is a `Store` of the location whose value reads it, a write is a `Store`
-//! whose value does not, a read is `v = x`, and a capture is a block of a read and an update or
-//! write, in either order. The location is an array element (its array and indices are
-//! constants, locals or globals) or a scalar. A scalar local is the gang's own (a region's
-//! scalars are per gang), so a statement on one stays plain, except a region's `copy` scalar,
-//! which all gangs share through a memory cell (`Tx::cells`); that and a global scalar are
-//! updated atomically through their memory.
+//! `ir::atomic::classify` says what each `ir::Stmt::Atomic` does (the same classification
+//! jit-ptx uses): which location is accessed atomically — an array element, a global scalar,
+//! or a region's `copy` scalar, which all gangs share through a memory cell (`Tx::cells`) —
+//! where a read or captured value goes (a local, a global, an element: an ordinary store), and
+//! whether a capture sees the old or the new value. A gang's own scalar stays plain (a
+//! region's other scalars are per gang).
 //!
 //! How each is done:
 //! - the element's address is computed once, with its bounds check (at the site of the

@@ -1,11 +1,19 @@
-//! The forms of `Stmt::Atomic`, as both back ends read them (LANGUAGE.md 7.8).
+//! The forms of `Stmt::Atomic` (LANGUAGE.md 7.8), classified once for both back ends.
 //!
-//! Lowering hands over each form as ordinary statements whose location is evaluated once: an
-//! update `x = f(x)` (`x op= e`, `x = x op e`, `x = e op x`, `x = max(x, e)`, …) is a `Store`
-//! of the location (or a `Set`/`SetGlobal` of a scalar) whose value reads it; a write is the
-//! same statement with a value that does not read it; a read is `v = x`; a capture is a block
-//! of a read and an update or write, in either order. An element's array and indices are
-//! constants, locals or globals, so two mentions of the location are the same expressions.
+//! Lowering hands over each form as ordinary statements whose location is evaluated once, with
+//! the directive's kind: an update `x = f(x)` (`x op= e`, `x = x op e`, `x = e op x`,
+//! `x = max(x, e)`, …) is a `Store` of the location (or a `Set`/`SetGlobal` of a scalar) whose
+//! value reads it; a write is the same statement with a value that does not read it; a read is
+//! `v = x`; a capture is a block of a read and an update or write, in either order. `v` may be
+//! a local, a global or an array element. An element's array and indices are constants, locals
+//! or globals, so two mentions of the location are the same expressions.
+//!
+//! `classify` turns that into a `Form`, which jit-host and jit-ptx both act on: which location
+//! is accessed atomically, where a read value goes, whether a capture sees the old or the new
+//! value. A location that is a gang's own scalar is `Form::Private` (plain statements); every
+//! other statement either has a form or is a compiler error, never plain statements. Which
+//! operations a back end does in one instruction (`rmw_of`) and which by compare-and-swap is
+//! its own business; `tests/atomic_code.rs` checks both for every form, type and location.
 
 use super::{AtomicKind, BinOp, Expr, ExprKind, GlobalId, LocalId, ScalarType, SiteId, Stmt};
 use crate::builtins::Builtin;

@@ -25,6 +25,10 @@ pub fn check(m: &Module) -> Result<(), String> {
     for r in &m.regions {
         let name = format!("region {}", r.id.0);
         let mut b = BodyCheck::new(m, &r.locals, &name);
+        b.cells = (0..r.params.len())
+            .filter(|&i| r.is_cell(i))
+            .map(|i| LocalId(i as u32))
+            .collect();
         if r.params.len() > r.locals.len() {
             return Err(format!("{name}: more params than locals"));
         }
@@ -57,6 +61,8 @@ struct BodyCheck<'m> {
     read: Vec<bool>,
     /// `Some(ret)` in functions.
     ret: Option<Option<Ty>>,
+    /// A region's `copy` scalars (`Region::is_cell`).
+    cells: Vec<LocalId>,
 }
 
 impl<'m> BodyCheck<'m> {
@@ -68,6 +74,7 @@ impl<'m> BodyCheck<'m> {
             assigned: vec![false; locals.len()],
             read: vec![false; locals.len()],
             ret: None,
+            cells: Vec::new(),
         }
     }
 
@@ -268,7 +275,12 @@ impl<'m> BodyCheck<'m> {
                 self.queue(async_queue.as_ref())?;
                 self.site(*site)?;
             }
-            Stmt::Atomic(_, inner) => match &**inner {
+            Stmt::Atomic(kind, inner) => match &**inner {
+                // Both back ends act on this classification: every atomic has a form.
+                _ if atomic::classify(*kind, inner, |l| self.cells.contains(&l)).is_err() => {
+                    let why = atomic::classify(*kind, inner, |l| self.cells.contains(&l));
+                    return self.err(format!("atomic without a form: {why:?}"));
+                }
                 Stmt::Set(..) | Stmt::SetGlobal(..) | Stmt::Store { .. } => {
                     self.stmt(inner, loops)?
                 }
