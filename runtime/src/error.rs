@@ -62,6 +62,11 @@ pub enum RunErrorKind {
     /// An `async`/`wait` queue argument that is not a queue (a negative number other than
     /// the `acc_async_*` values).
     BadQueue { queue: i64 },
+    /// A launch size (`num_gangs`, `num_workers`, `vector_length`) below 1, or a gang count
+    /// above `MAX_GANGS`.
+    BadLaunchSize { clause: &'static str, value: i64 },
+    /// A counted loop whose `step`, computed at run time, is 0.
+    ZeroStep,
     /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
     NoSuchDevice { message: String },
     /// The device failed (out of device memory, a launch failure): the runtime stays usable.
@@ -132,6 +137,8 @@ impl RunErrorKind {
             RunErrorKind::UpdateAbsent { .. } => "not present on the device".into(),
             RunErrorKind::BadSection { .. } => "section out of range".into(),
             RunErrorKind::BadQueue { .. } => "not a queue".into(),
+            RunErrorKind::BadLaunchSize { clause, .. } => format!("this `{clause}` value"),
+            RunErrorKind::ZeroStep => "the step is 0".into(),
             _ => "here".into(),
         }
     }
@@ -162,6 +169,13 @@ impl RunErrorKind {
             }
             RunErrorKind::BadQueue { .. } => {
                 Some("queues are integers >= 0 (`async` alone uses the default queue)".into())
+            }
+            RunErrorKind::BadLaunchSize { clause, .. } => Some(format!(
+                "`{clause}` takes a count from 1 to {}",
+                crate::launch::MAX_GANGS
+            )),
+            RunErrorKind::ZeroStep => {
+                Some("a loop's step must not be 0: it would never reach its end".into())
             }
             _ => None,
         }
@@ -208,6 +222,15 @@ impl fmt::Display for RunErrorKind {
             | RunErrorKind::UpdateAbsent { .. } => f.write_str(&self.message("the data")),
             RunErrorKind::BadSection(e) => f.write_str(&e.message("the array")),
             RunErrorKind::BadQueue { queue } => write!(f, "`{queue}` is not an async queue"),
+            RunErrorKind::BadLaunchSize { clause, value } if *value < 1 => {
+                write!(f, "`{clause}({value})`: a count must be at least 1")
+            }
+            RunErrorKind::BadLaunchSize { clause, value } => write!(
+                f,
+                "`{clause}({value})`: above {}, the largest count a device runs",
+                crate::launch::MAX_GANGS
+            ),
+            RunErrorKind::ZeroStep => f.write_str("a `for` loop with a step of 0"),
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),

@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
-use crate::error::RunError;
+use crate::error::{RunError, RunErrorKind};
 use crate::host::{HostState, SharedBuffer};
 
 /// `(ctx, args, gang, num_gangs)`.
@@ -261,16 +261,57 @@ pub unsafe fn run_gangs_inline(
     gangs: i64,
 ) -> Vec<u64> {
     let mut cells = SharedCells::new(desc, args);
-    let mut per_gang = Vec::with_capacity(gangs as usize);
+    let mut combined = Combined::new(desc, args);
     for g in 0..gangs {
         let mut slots = cells.slots(args);
         func(ctx, slots.as_mut_ptr(), g, gangs);
-        per_gang.push(slots);
+        combined.add(slots);
         if (*ctx).status != STATUS_OK {
             break;
         }
     }
-    cells.results(combine_gangs(desc, args, &per_gang))
+    cells.results(combined.finish())
+}
+
+/// The slots after a run, folded gang by gang as the gangs finish (so that memory does not
+/// grow with the gang count): each reduction's value before the construct combined with
+/// every gang's partial result in gang order; other `InOut` slots from gang 0.
+struct Combined<'d> {
+    desc: &'d RegionDesc,
+    /// Gang 0's slots, once it has run.
+    first: Option<Vec<u64>>,
+    /// Each reduction's value so far, in `desc.reductions`' order.
+    reductions: Vec<u64>,
+    before: Vec<u64>,
+}
+
+impl<'d> Combined<'d> {
+    fn new(desc: &'d RegionDesc, before: &[u64]) -> Combined<'d> {
+        Combined {
+            desc,
+            first: None,
+            reductions: desc.reductions.iter().map(|r| before[r.param]).collect(),
+            before: before.to_vec(),
+        }
+    }
+
+    /// The next gang's slots.
+    fn add(&mut self, slots: Vec<u64>) {
+        for (v, r) in self.reductions.iter_mut().zip(&self.desc.reductions) {
+            *v = combine(r.op, r.elem, *v, slots[r.param]);
+        }
+        if self.first.is_none() {
+            self.first = Some(slots);
+        }
+    }
+
+    fn finish(self) -> Vec<u64> {
+        let mut after = self.first.unwrap_or(self.before);
+        for (v, r) in self.reductions.iter().zip(&self.desc.reductions) {
+            after[r.param] = *v;
+        }
+        after
+    }
 }
 
 /// The memory cells of a launch's `Shared` parameters (one `u64` each, 8-byte aligned, at
@@ -335,7 +376,6 @@ pub unsafe fn run_gangs_threaded(
     }
     let globals = globals as usize;
     let mut cells = SharedCells::new(desc, args);
-    let gang_slots: Vec<Vec<u64>> = (0..gangs).map(|_| cells.slots(args)).collect();
     let run = |(g, mut slots): (i64, Vec<u64>)| -> Gang {
         let out = SharedBuffer::new();
         let mut host = HostState::new(Box::new(out.clone()));
@@ -355,42 +395,63 @@ pub unsafe fn run_gangs_threaded(
         }
     };
     use rayon::prelude::*;
-    let done: Vec<Gang> = pool.install(|| {
-        gang_slots
-            .into_par_iter()
-            .enumerate()
-            .map(|(g, slots)| run((g as i64, slots)))
-            .collect()
-    });
+    // Gangs run a batch at a time, each batch folded into the result in gang order before the
+    // next starts: per-gang storage is bounded by the batch, whatever `num_gangs` asks for.
+    let batch = (pool.current_num_threads() as i64 * GANGS_PER_THREAD_IN_A_BATCH).max(1);
+    let mut combined = Combined::new(desc, args);
     let mut output = Vec::new();
     let mut error = None;
-    let mut per_gang = Vec::with_capacity(done.len());
-    for g in done {
-        output.extend_from_slice(&g.out.take());
-        if error.is_none() {
-            error = g.error;
+    let mut start = 0;
+    while start < gangs && error.is_none() {
+        let end = gangs.min(start + batch);
+        let gang_slots: Vec<(i64, Vec<u64>)> =
+            (start..end).map(|g| (g, cells.slots(args))).collect();
+        let done: Vec<Gang> = pool.install(|| gang_slots.into_par_iter().map(run).collect());
+        for g in done {
+            output.extend_from_slice(&g.out.take());
+            if error.is_none() {
+                error = g.error;
+            }
+            combined.add(g.slots);
         }
-        per_gang.push(g.slots);
+        start = end;
     }
     GangsResult {
-        args: cells.results(combine_gangs(desc, args, &per_gang)),
+        args: cells.results(combined.finish()),
         output,
         error,
     }
 }
 
-/// The slots after a run: each reduction's value before the construct combined with every
-/// gang's partial result in gang order; other `InOut` slots from gang 0.
-fn combine_gangs(desc: &RegionDesc, before: &[u64], per_gang: &[Vec<u64>]) -> Vec<u64> {
-    let mut after = per_gang.first().cloned().unwrap_or_else(|| before.to_vec());
-    for r in &desc.reductions {
-        let mut v = before[r.param];
-        for g in per_gang {
-            v = combine(r.op, r.elem, v, g[r.param]);
+/// The largest `num_gangs` (and `num_workers`, `vector_length`) any device runs: a CUDA grid's
+/// limit, the same on every device so that a program behaves alike everywhere.
+pub const MAX_GANGS: i64 = i32::MAX as i64;
+
+/// Checks a launch's `num_gangs`, `num_workers` and `vector_length` values (`sizes` as
+/// `acc_rt_launch` takes them), for every device type alike: each given one is 1 to
+/// `MAX_GANGS`.
+pub fn check_sizes(sizes: &[i64; 9]) -> Result<(), RunErrorKind> {
+    const CLAUSES: [&str; 3] = ["num_gangs", "num_workers", "vector_length"];
+    for (i, &value) in sizes.iter().enumerate() {
+        if value != crate::device::SECTION_ABSENT && !(1..=MAX_GANGS).contains(&value) {
+            let clause = CLAUSES[i % 3];
+            return Err(RunErrorKind::BadLaunchSize { clause, value });
         }
-        after[r.param] = v;
     }
-    after
+    Ok(())
+}
+
+/// How many gangs per pool thread a threaded run starts at once (see `run_gangs_threaded`).
+const GANGS_PER_THREAD_IN_A_BATCH: i64 = 64;
+
+/// The slots after a run of gangs that left `per_gang` (see `Combined`).
+#[cfg(test)]
+fn combine_gangs(desc: &RegionDesc, before: &[u64], per_gang: &[Vec<u64>]) -> Vec<u64> {
+    let mut combined = Combined::new(desc, before);
+    for g in per_gang {
+        combined.add(g.clone());
+    }
+    combined.finish()
 }
 
 /// `init op values[0] op values[1] …`, in that order (a reduction's partial results, one per

@@ -51,7 +51,10 @@ fn find_or_install_ptxas() -> Result<PathBuf, String> {
         let path = PathBuf::from(path);
         return match path.is_file() {
             true => Ok(path),
-            false => Err(format!("ACC_PTXAS is {}, which is not a file", path.display())),
+            false => Err(format!(
+                "ACC_PTXAS is {}, which is not a file",
+                path.display()
+            )),
         };
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-13.0.88");
@@ -63,7 +66,10 @@ fn find_or_install_ptxas() -> Result<PathBuf, String> {
     if path.is_file() {
         Ok(path)
     } else {
-        Err(format!("{NVCC_PACKAGE} installed, but {} is missing", path.display()))
+        Err(format!(
+            "{NVCC_PACKAGE} installed, but {} is missing",
+            path.display()
+        ))
     }
 }
 
@@ -73,7 +79,10 @@ fn find_or_install_ptxas() -> Result<PathBuf, String> {
 fn install_nvcc_package(dir: &Path) -> Result<(), String> {
     let staging = dir.with_extension(format!("partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    eprintln!("installing ptxas ({NVCC_PACKAGE}) into {} with pip", dir.display());
+    eprintln!(
+        "installing ptxas ({NVCC_PACKAGE}) into {} with pip",
+        dir.display()
+    );
     let pip = |extra: &[&str]| {
         Command::new("python3")
             .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])

@@ -52,6 +52,9 @@ pub unsafe extern "C" fn acc_rt_launch(
     let desc = &*desc;
     let args = std::slice::from_raw_parts_mut(args, desc.params.len());
     let sizes = &*(sizes as *const [i64; 9]);
+    if let Err(kind) = crate::launch::check_sizes(sizes) {
+        return fail(ctx, kind, Some(site));
+    }
     let ops = records(ops, nops);
     let waits = wait_list(waits, nwaits);
     let launch = super::Launch {
