@@ -41,3 +41,33 @@ fn params_reach_the_script() {
         .unwrap();
     assert_eq!(out.contents(), "14 1.5\n");
 }
+
+#[test]
+fn runaway_recursion_is_an_error_the_engine_survives() {
+    let (mut e, out) = engine();
+    let err = e
+        .run(
+            "a.acc",
+            "fn f(n: i64) -> i64 { return f(n + 1) + 1 }\nprint(f(0))",
+        )
+        .unwrap_err();
+    assert_eq!(err.exit_code(), acc::EXIT_RUNTIME_ERROR);
+    let text = err.render(false);
+    assert!(text.contains("recursion too deep"), "{text}");
+    assert!(text.contains("a.acc:1:4"), "{text}");
+    // The engine goes on, and so does deep recursion that ends, on another thread too.
+    e.run(
+        "b.acc",
+        "fn d(n: i64) -> i64 { if n == 0 { return 0 }\nreturn d(n - 1) + 1 }\nprint(d(50000))",
+    )
+    .unwrap();
+    let mut e = std::thread::spawn(move || {
+        e.run("c.acc", "print(f(0))").unwrap_err();
+        e.run("d.acc", "print(d(1000))").unwrap();
+        e
+    })
+    .join()
+    .unwrap();
+    e.run("e.acc", "print(7)").unwrap();
+    assert_eq!(out.contents(), "50000\n1000\n7\n");
+}

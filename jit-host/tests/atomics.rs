@@ -216,6 +216,7 @@ fn context(globals: &mut Vec<u64>) -> Ctx {
         status: 0,
         exit_code: 0,
         host: std::ptr::null_mut(),
+        stack_limit: 0,
     }
 }
 

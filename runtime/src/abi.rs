@@ -71,6 +71,27 @@ pub struct Ctx {
     /// Offset 16: the host side's state (output, recorded error, parameters, random state),
     /// opaque to compiled code.
     pub host: *mut std::ffi::c_void,
+    /// Offset 24: the lowest stack address a function's frame may start below (the running
+    /// thread's stack end plus `STACK_RESERVE`): compiled functions compare the stack pointer
+    /// with it on entry, so that runaway recursion is an error, not a crash. 0: no limit.
+    pub stack_limit: usize,
+}
+
+pub const CTX_STACK_LIMIT_OFFSET: i32 = 24;
+
+/// Stack kept free below the deepest acc frame: room for the runtime and library calls that
+/// frame makes, and for reporting the error.
+pub const STACK_RESERVE: usize = 256 * 1024;
+
+/// `Ctx::stack_limit` for code running on the calling thread (0 when the thread's stack
+/// bounds are unknown).
+pub fn stack_limit_here() -> usize {
+    let marker = 0u8;
+    let here = std::ptr::addr_of!(marker) as usize;
+    match stacker::remaining_stack() {
+        Some(remaining) => here.saturating_sub(remaining).saturating_add(STACK_RESERVE),
+        None => 0,
+    }
 }
 
 pub const CTX_GLOBALS_OFFSET: i32 = 0;
@@ -183,6 +204,14 @@ pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHead
     }
 }
 
+/// A function found the stack exhausted on entry (`site`: its name).
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_stack_overflow(ctx: *mut Ctx, site: u32) {
+    fail(ctx, RunErrorKind::StackOverflow, Some(site));
+}
+
 /// Gives the error just recorded without a site (by a library function, which does not
 /// know where it was called from) the site of the call that failed.
 ///
@@ -215,6 +244,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),
         ("acc_rt_error_site", acc_rt_error_site as *const u8),
+        ("acc_rt_stack_overflow", acc_rt_stack_overflow as *const u8),
     ];
     all.extend(crate::device::entry::symbols());
     all

@@ -40,6 +40,7 @@ impl Context {
             status: STATUS_OK,
             exit_code: 0,
             host: host.cast(),
+            stack_limit: 0,
         }));
         Context {
             ctx,
@@ -48,8 +49,11 @@ impl Context {
         }
     }
 
-    /// What compiled code takes as its first argument. Valid as long as the context lives.
+    /// What compiled code takes as its first argument, for code about to run on the calling
+    /// thread (whose stack bounds it records). Valid as long as the context lives.
     pub fn ctx_ptr(&self) -> *mut Ctx {
+        // SAFETY: owned by `self`; compiled code is not running on this context now.
+        unsafe { (*self.ctx).stack_limit = crate::abi::stack_limit_here() };
         self.ctx
     }
 

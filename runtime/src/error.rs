@@ -67,6 +67,9 @@ pub enum RunErrorKind {
     BadLaunchSize { clause: &'static str, value: i64 },
     /// A counted loop whose `step`, computed at run time, is 0.
     ZeroStep,
+    /// A call found the thread's stack exhausted (runaway recursion). The site is the called
+    /// function's name.
+    StackOverflow,
     /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
     NoSuchDevice { message: String },
     /// The device failed (out of device memory, a launch failure): the runtime stays usable.
@@ -139,6 +142,7 @@ impl RunErrorKind {
             RunErrorKind::BadQueue { .. } => "not a queue".into(),
             RunErrorKind::BadLaunchSize { clause, .. } => format!("this `{clause}` value"),
             RunErrorKind::ZeroStep => "the step is 0".into(),
+            RunErrorKind::StackOverflow => "called with the stack exhausted".into(),
             _ => "here".into(),
         }
     }
@@ -177,6 +181,10 @@ impl RunErrorKind {
             RunErrorKind::ZeroStep => {
                 Some("a loop's step must not be 0: it would never reach its end".into())
             }
+            RunErrorKind::StackOverflow => Some(
+                "a recursion without an end, or one too deep for the stack: check the case that stops it"
+                    .into(),
+            ),
             _ => None,
         }
     }
@@ -231,6 +239,9 @@ impl fmt::Display for RunErrorKind {
                 crate::launch::MAX_GANGS
             ),
             RunErrorKind::ZeroStep => f.write_str("a `for` loop with a step of 0"),
+            RunErrorKind::StackOverflow => {
+                f.write_str("recursion too deep: the call stack is full")
+            }
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),

@@ -385,6 +385,7 @@ pub unsafe fn run_gangs_threaded(
             status: STATUS_OK,
             exit_code: 0,
             host: (&mut host as *mut HostState).cast(),
+            stack_limit: crate::abi::stack_limit_here(),
         };
         // SAFETY: the caller's contract; `ctx` and `host` outlive the call.
         unsafe { func(&mut ctx, slots.as_mut_ptr(), g, gangs) };

@@ -24,7 +24,7 @@ use acc_lang::analysis::RegionId;
 use acc_lang::builtins::FormatPiece;
 use acc_lang::hir::{Const, FnId};
 use acc_lang::ir::{self, ScalarType, Ty};
-use acc_runtime::abi::{CTX_GLOBALS_OFFSET, CTX_STATUS_OFFSET};
+use acc_runtime::abi::{CTX_GLOBALS_OFFSET, CTX_STACK_LIMIT_OFFSET, CTX_STATUS_OFFSET};
 use cranelift_codegen::ir::{
     types, AbiParam, Block, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, Value,
 };
@@ -282,6 +282,9 @@ pub(crate) fn translate(
 
 impl<'a, 'f> Tx<'a, 'f> {
     fn function_body(&mut self, f: &ir::Function, params: &[Value]) -> Result<(), JitError> {
+        if let Some(site) = f.entry_site {
+            self.check_stack(site)?;
+        }
         if is_gang_routine(f) {
             if let [.., gang, num_gangs] = *params {
                 self.gang = Some(Gang { gang, num_gangs });
@@ -291,6 +294,35 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.block(&f.body)?;
         // Falling off the end: a `main`, or a function whose every path returned already.
         self.return_dummy();
+        Ok(())
+    }
+
+    /// A user function's entry: when the stack pointer is below `ctx.stack_limit`, record a
+    /// stack overflow at `site` and leave, so that runaway recursion ends in an error the
+    /// REPL and the embedding host survive instead of the thread's guard page. (One compare
+    /// with a value the function loads anyway from its first cache line.)
+    fn check_stack(&mut self, site: ir::SiteId) -> Result<(), JitError> {
+        let sp = self.b.ins().get_stack_pointer(PTR);
+        let limit = self.b.ins().load(
+            PTR,
+            MemFlagsData::trusted(),
+            self.ctx,
+            CTX_STACK_LIMIT_OFFSET,
+        );
+        let exhausted = self.b.ins().icmp(
+            cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThan,
+            sp,
+            limit,
+        );
+        let overflow = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(overflow);
+        self.b.ins().brif(exhausted, overflow, &[], ok, &[]);
+        self.b.switch_to_block(overflow);
+        let site = self.iconst(types::I32, i64::from(site.0));
+        let ctx = self.ctx;
+        self.call_rt_and_fail("acc_rt_stack_overflow", &[ctx, site])?;
+        self.b.switch_to_block(ok);
         Ok(())
     }
 

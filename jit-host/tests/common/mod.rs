@@ -339,6 +339,7 @@ impl Session {
             status: 0,
             exit_code: 0,
             host: std::ptr::null_mut(),
+            stack_limit: 0,
         };
         unsafe { (compiled.main)(&mut ctx) };
         Run {

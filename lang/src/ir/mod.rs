@@ -152,6 +152,9 @@ pub struct Function {
     /// device code calls it).
     pub device: Option<RoutineLevel>,
     pub span: Span,
+    /// A user function's name, where a call that finds the stack exhausted reports it (the
+    /// back end checks the stack on entry); `None` for `main`.
+    pub entry_site: Option<SiteId>,
 }
 
 pub type Block = Vec<Stmt>;

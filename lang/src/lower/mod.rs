@@ -71,11 +71,16 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         regions: vec![None; analysis.regions.len()],
         rebound: scan::rebound_globals(program),
     };
-    let functions = program
+    let mut functions: Vec<ir::Function> = program
         .new_functions()
         .map(|f| lower_function(&mut cx, f))
         .collect();
     let main = lower_main(&mut cx);
+    // The functions' entry sites come after every other site, so that adding them left the
+    // numbering of the checks' sites as it was.
+    for (f, h) in functions.iter_mut().zip(program.new_functions()) {
+        f.entry_site = Some(cx.site(h.name_span, h.name.clone()));
+    }
     let globals = program
         .new_globals()
         .map(|(id, v)| ir::Global {
@@ -187,6 +192,7 @@ fn lower_function(cx: &mut Cx, f: &hir::Function) -> ir::Function {
     b.function_body(&f.body.stmts);
     let (locals, body) = b.finish();
     ir::Function {
+        entry_site: None,
         id: Some(f.id),
         name: f.name.clone(),
         params,
@@ -216,6 +222,7 @@ fn lower_main(cx: &mut Cx) -> ir::Function {
         body,
         device: None,
         span,
+        entry_site: None,
     }
 }
 

@@ -773,6 +773,27 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "error_runtime_memcpy_d2d_absent",
         "the interpreter has no emulated devices",
     ),
+    // Limits the runtime enforces, not lowering.
+    (
+        "directive_num_gangs_many",
+        "100,000 gangs exceed the interpreter's step budget",
+    ),
+    (
+        "error_runtime_num_gangs_huge",
+        "the runtime checks launch sizes; the interpreter runs every gang",
+    ),
+    (
+        "error_runtime_num_gangs_negative",
+        "the runtime checks launch sizes; the interpreter runs every gang",
+    ),
+    (
+        "error_runtime_recursion_too_deep",
+        "the interpreter bounds its own call depth, below the compiled code's stack check",
+    ),
+    (
+        "func_recursion_deep",
+        "the interpreter bounds its own call depth, below the compiled code's stack check",
+    ),
 ];
 
 /// Line-level mutations of the examples and conformance scripts (most still compile, in shapes
