@@ -217,7 +217,8 @@ impl Engine {
                 .clif_text(&module, &self.slots, false)
                 .map_err(|e| Error::Internal(e.to_string())),
             Emit::Ptx => {
-                let ptx = acc_jit_ptx::emit_module(&module, &self.ptx_options());
+                let options = self.ptx_options();
+                let ptx = acc_lang::with_deep_stack(|| acc_jit_ptx::emit_module(&module, &options));
                 let mut text = ptx.text;
                 for (region, why) in &ptx.unsupported {
                     text += &format!("// region {}: runs on the host: {why}\n", region.0);
@@ -291,7 +292,10 @@ impl Engine {
         }
         let start = std::time::Instant::now();
         let prints = &self.device_prints;
-        let ptx = acc_jit_ptx::emit_module_numbered(module, &self.ptx_options(), prints.next_id());
+        let (options, first_print) = (self.ptx_options(), prints.next_id());
+        let ptx = acc_lang::with_deep_stack(|| {
+            acc_jit_ptx::emit_module_numbered(module, &options, first_print)
+        });
         prints.extend(ptx.prints);
         let prints: Arc<dyn DevicePrints> = prints.clone();
         let profiler = self.context.host().devices().profiler().clone();

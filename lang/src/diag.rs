@@ -73,7 +73,7 @@ impl Diagnostic {
     pub fn with_source(&self, source: &SourceFile) -> SourceDiagnostic {
         SourceDiagnostic {
             diag: self.clone(),
-            source: miette::NamedSource::new(&source.name, source.text.to_string()),
+            source: source.clone(),
             location: {
                 let (line, col) = source.line_col(self.span().start);
                 format!("{}:{}:{}", source.name, line, col)
@@ -90,12 +90,58 @@ impl Diagnostic {
 #[derive(Debug)]
 pub struct SourceDiagnostic {
     pub diag: Diagnostic,
-    pub source: miette::NamedSource<String>,
+    pub source: SourceFile,
     /// `file:line:col` of the primary label.
     pub location: String,
     /// False when a labelled line is too long to show (minified or generated text): the
     /// diagnostic then names its location in words.
     pub show_source: bool,
+}
+
+/// miette reads a snippet by scanning its source from the start; it is given only the lines
+/// around the span (found through the source's line index), so that rendering each of many
+/// diagnostics of a long file does not take time in proportion to the whole file.
+impl miette::SourceCode for SourceFile {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let text = &*self.text;
+        let (start, end) = (span.offset(), span.offset() + span.len());
+        if end > text.len() {
+            return Err(miette::MietteError::OutOfBounds);
+        }
+        // The window: whole lines from `context_lines_before` above the span's first line to
+        // `context_lines_after` below its last.
+        let first_line = self.line_col(start as u32).0 - 1;
+        let last_line = self.line_col(end as u32).0 - 1;
+        let window_first = first_line.saturating_sub(context_lines_before);
+        let from = self.line_start(window_first);
+        let to = self
+            .line_start(last_line + context_lines_after + 1)
+            .min(text.len());
+        let window = &text[from..to];
+        let inner = miette::SourceCode::read_span(
+            window,
+            &miette::SourceSpan::from((start - from, end - start)),
+            context_lines_before,
+            context_lines_after,
+        )?;
+        let offset = from + inner.span().offset();
+        let data = &text.as_bytes()[offset..offset + inner.data().len()];
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.to_string(),
+            data,
+            miette::SourceSpan::from((offset, inner.data().len())),
+            window_first + inner.line(),
+            inner.column(),
+            // miette's own `line_count` counts the lines from the text's start (its report
+            // handler merges labels' snippets by it): counted from the window's, shifted.
+            window_first + inner.line_count(),
+        )))
+    }
 }
 
 /// Lines longer than this are not drawn under a diagnostic (miette cannot draw columns past

@@ -36,6 +36,7 @@ pub fn lex(src: &str) -> Lexed<'_> {
         suspicious_closer: None,
         parseable: true,
         operators: 0,
+        chains: Vec::new(),
     };
     lexer.run();
     Lexed {
@@ -47,6 +48,11 @@ pub fn lex(src: &str) -> Lexed<'_> {
 
 /// Deeper nesting is rejected, so that every recursive pass after the parser has a bounded depth.
 pub const MAX_NESTING: usize = 256;
+
+/// Brackets and `else if` arms around any point, at most. An `else if` nests its `if` in the
+/// `else` of the one before, so a chain of arms is as deep a tree as as many brackets; the
+/// passes after the parser recurse over it.
+pub const MAX_CHAIN_DEPTH: usize = 2048;
 
 /// Operators in one statement line, at most: a longer chain (`a + b + …`) would make a syntax
 /// tree deeper than later recursive passes can walk on a normal stack.
@@ -66,6 +72,9 @@ struct Lexer<'src> {
     parseable: bool,
     /// Operators since the last statement boundary (see `MAX_OPERATORS`).
     operators: usize,
+    /// `else if` arms of the statement under way at each bracket depth (index: `open.len()`),
+    /// see `MAX_CHAIN_DEPTH`.
+    chains: Vec<usize>,
 }
 
 impl<'src> Lexer<'src> {
@@ -111,7 +120,34 @@ impl<'src> Lexer<'src> {
     fn push(&mut self, tok: Token<'src>, start: usize) {
         let span = Span::new(start, self.pos);
         self.count_operator(&tok, span);
+        self.count_chain(&tok, span);
         self.tokens.push((tok, span));
+    }
+
+    /// Counts `else if` arms per bracket depth: a statement boundary at that depth ends the
+    /// chain; a chain arm adds a level of nesting to everything inside it.
+    fn count_chain(&mut self, tok: &Token<'src>, span: Span) {
+        let depth = self.open.len();
+        self.chains.resize(depth + 1, 0);
+        match (self.tokens.last(), tok) {
+            (Some((Token::Kw(Keyword::Else), _)), Token::Kw(Keyword::If)) => {
+                self.chains[depth] += 1;
+                let nesting = depth + self.chains.iter().sum::<usize>();
+                if nesting == MAX_CHAIN_DEPTH + 1 {
+                    self.parseable = false;
+                    self.error(
+                        Diagnostic::error(
+                            format!("`else if` arms and brackets nested more than {MAX_CHAIN_DEPTH} levels deep"),
+                            span,
+                            "too deeply nested",
+                        )
+                        .with_help("each `else if` nests inside the one before: split a long chain (a function per range of cases, or a table indexed by the case)"),
+                    );
+                }
+            }
+            (None | Some((Token::Newline | Token::P(Punct::Semi), _)), _) => self.chains[depth] = 0,
+            _ => {}
+        }
     }
 
     fn count_operator(&mut self, tok: &Token<'src>, span: Span) {

@@ -123,14 +123,17 @@ pub fn parse(source: &SourceFile) -> Result<ast::Program, Vec<Diagnostic>> {
     let (program, parse_diags) = parser::parse(&lexed.tokens, source.text.len());
     // A bad character or literal is dropped or replaced by the lexer; parse errors after it on
     // its line are echoes of it.
-    let bad: Vec<(usize, u32)> = diags
-        .iter()
-        .map(|d| (source.line_col(d.span().start).0, d.span().start))
-        .collect();
+    // Per line, where its first bad character or literal starts.
+    let mut bad: std::collections::HashMap<usize, u32> = std::collections::HashMap::new();
+    for d in &diags {
+        let start = d.span().start;
+        let first = bad.entry(source.line_col(start).0).or_insert(start);
+        *first = (*first).min(start);
+    }
     let echoes = |d: &Diagnostic| {
         let at = d.span().start;
-        bad.iter()
-            .any(|&(line, start)| at >= start && source.line_col(at).0 == line)
+        bad.get(&source.line_col(at).0)
+            .is_some_and(|&start| at >= start)
     };
     diags.extend(parse_diags.into_iter().filter(|d| !echoes(d)));
     diags.sort_by_key(|d| d.span().start);

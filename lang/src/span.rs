@@ -87,6 +87,9 @@ impl chumsky::span::Span for Span {
 pub struct SourceFile {
     pub name: Arc<str>,
     pub text: Arc<str>,
+    /// The byte offset of each line's start, found on the first `line_col` (shared by clones),
+    /// so that locating many diagnostics stays linear in the text.
+    line_starts: Arc<std::sync::OnceLock<Vec<usize>>>,
 }
 
 impl SourceFile {
@@ -94,16 +97,34 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            line_starts: Arc::default(),
         }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        })
+    }
+
+    /// The byte offset where 0-based line `line` starts (the text's length past the last).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts()
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len())
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = before[line_start..].chars().count() + 1;
+        let starts = self.line_starts();
+        // The last line start at or before `offset`.
+        let line = starts.partition_point(|&s| s <= offset);
+        let line_start = starts[line - 1];
+        let col = self.text[line_start..offset].chars().count() + 1;
         (line, col)
     }
 }

@@ -95,7 +95,7 @@ fn misspelled_keyword(
     tokens: &[(Token<'_>, Span)],
     found: Option<&Token<'_>>,
 ) -> Option<Diagnostic> {
-    let at = tokens.iter().position(|(_, s)| s.start >= span.start)?;
+    let at = first_at(tokens, span.start)?;
     if let (Some(Token::Ident(word)), Some((Token::P(Punct::RBrace), _))) =
         (found, at.checked_sub(1).map(|p| &tokens[p]))
     {
@@ -136,12 +136,16 @@ fn misspelled_keyword(
     )
 }
 
+/// The index of the first token starting at or after `offset` (tokens are in source order: a
+/// binary search, so that explaining each of many errors does not rescan the file).
+fn first_at(tokens: &[(Token<'_>, Span)], offset: u32) -> Option<usize> {
+    let at = tokens.partition_point(|(_, s)| s.start < offset);
+    (at < tokens.len()).then_some(at)
+}
+
 /// The binary operator right before `span`, if any, with its span.
 fn operator_before(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<(Punct, Span)> {
-    let at = tokens
-        .iter()
-        .position(|(_, s)| s.start >= span.start)
-        .unwrap_or(tokens.len());
+    let at = first_at(tokens, span.start).unwrap_or(tokens.len());
     match tokens.get(at.checked_sub(1)?)? {
         (Token::P(p), s) if is_operator(*p) => Some((*p, *s)),
         _ => None,
@@ -164,7 +168,7 @@ fn c_declaration(span: Span, tokens: &[(Token<'_>, Span)]) -> Option<Diagnostic>
         "int", "float", "double", "long", "char", "auto", "unsigned", "short", "void", "size_t",
         "boolean", "real",
     ];
-    let at = tokens.iter().position(|(_, s)| s.start >= span.start)?;
+    let at = first_at(tokens, span.start)?;
     let (Token::Ident(ty), ty_span) = &tokens[at.checked_sub(1)?] else {
         return None;
     };
