@@ -19,7 +19,11 @@ fn engine_on(kind: DeviceKind) -> (Engine, SharedBuffer) {
 /// Held by every test: they count live arrays, a counter global to the process.
 static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-const DEVICES: [DeviceKind; 3] = [DeviceKind::Host, DeviceKind::Multicore, DeviceKind::Emulated];
+const DEVICES: [DeviceKind; 3] = [
+    DeviceKind::Host,
+    DeviceKind::Multicore,
+    DeviceKind::Emulated,
+];
 
 /// The region writes 5.0 everywhere on the device, then fails on the host.
 const FAILING: &str = "let a = zeros(10)
@@ -116,7 +120,8 @@ acc data copy(a) present(b) {
 ";
     let err = e.run("entry.acc", script).unwrap_err();
     assert!(
-        err.render(false).contains("`b` is not present on emulated:0"),
+        err.render(false)
+            .contains("`b` is not present on emulated:0"),
         "{}",
         err.render(false)
     );

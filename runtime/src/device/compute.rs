@@ -128,7 +128,7 @@ impl Devices {
                 match l
                     .ops
                     .iter()
-                    .find_map(|op| Some((op.section().err()?, op.site)))
+                    .find_map(|op| Some((super::ops::placed(op).err()?, op.site)))
                 {
                     Some((kind, at)) => crate::host::fail(ctx, kind, Some(at)),
                     None => self.launch_shared_memory(ctx, &mut l, kind),

@@ -141,7 +141,7 @@ impl Devices {
             // Sections are checked on every device, so that a program fails the same way
             // everywhere (LANGUAGE.md 7.3).
             for op in ops {
-                if let Err(kind) = op.section() {
+                if let Err(kind) = super::ops::placed(op) {
                     return crate::host::fail(ctx, kind, Some(op.site));
                 }
             }
@@ -263,7 +263,7 @@ impl Devices {
         let present = match self.current_device() {
             Err(e) => Err(e),
             // The section is checked on every device.
-            Ok(Current::Shared) => op.section().map(|_| true),
+            Ok(Current::Shared) => super::ops::placed(op).map(|_| true),
             Ok(Current::Emulated(dev)) => dev.is_present(op),
             Ok(Current::Nvidia(gpu)) => gpu.is_present(op),
         };

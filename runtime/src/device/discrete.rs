@@ -21,10 +21,10 @@
 //! fails on entry undoes the clauses entered before it, and a failed exit still exits the
 //! rest, so that an error leaves nothing present that the construct brought.
 
+use super::ops::{placed, section_text, storage, Placed};
 use super::ops::{
     DataOpArg, DataPhase, QueueArg, ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE,
     ACTION_DELETE, ACTION_NO_CREATE, ACTION_PRESENT, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST,
-    NO_SECTION,
 };
 use crate::abi::ArrayHeader;
 use crate::array;
@@ -345,63 +345,5 @@ impl<M: Memory> Discrete<M> {
             // SAFETY: the table's reference.
             unsafe { array::release(p.host.0) };
         }
-    }
-}
-
-/// The array that owns `a`'s data: `a` itself, or the array a `reshape` view `a` shares.
-/// Presence is keyed by it.
-///
-/// # Safety
-/// `a` is a live array.
-pub(crate) unsafe fn storage(a: *mut ArrayHeader) -> *mut ArrayHeader {
-    if (*a).owner.is_null() {
-        a
-    } else {
-        (*a).owner
-    }
-}
-
-/// A clause's array and section as the presence table keeps them.
-struct Placed {
-    /// The array that owns the data (`storage`).
-    storage: *mut ArrayHeader,
-    /// The section in the storage's shape.
-    section: Section,
-    /// The section as written, in the shape of the clause's array (for messages).
-    written: Section,
-}
-
-/// The op's section, checked against its array's shape, and placed in its storage.
-///
-/// # Safety
-/// `op.array` is a live array.
-unsafe fn placed(op: &DataOpArg) -> Result<Placed, RunErrorKind> {
-    let written = op.section()?;
-    let storage = storage(op.array);
-    let (view, shared) = (array::shape(op.array), array::shape(storage));
-    let section = if storage == op.array || view == shared {
-        written
-    } else {
-        written
-            .reshaped(view, shared)
-            .ok_or_else(|| RunErrorKind::ViewSection {
-                section: section_text(op, &written),
-                storage: shared.to_vec(),
-            })?
-    };
-    Ok(Placed {
-        storage,
-        section,
-        written,
-    })
-}
-
-/// The section as the clause wrote it, after the variable's name (`[0:10]`; empty for a
-/// whole array): the name is the op's site text, which the engine adds to the message.
-unsafe fn section_text(op: &DataOpArg, section: &Section) -> String {
-    if op.nranges == NO_SECTION {
-        String::new()
-    } else {
-        section.display("", array::shape(op.array))
     }
 }
