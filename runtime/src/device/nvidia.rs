@@ -51,6 +51,15 @@ const ERROR_RECORD: usize = 80;
 /// How long loading and initializing the driver took (set by `gpu_count`).
 static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
 
+/// A kernel launched by `Nvidia::start_kernel`: when, on which stream, its scratch memory
+/// and its grid.
+struct Started {
+    start: Instant,
+    stream: sys::CUstream,
+    scratch: Scratch,
+    grid: (u32, u32, u32),
+}
+
 /// How many GPUs the driver reports (0 without a driver).
 pub fn gpu_count() -> usize {
     static COUNT: OnceLock<usize> = OnceLock::new();
@@ -863,7 +872,12 @@ impl Nvidia {
                 let _ = result::free_async(header, stream);
             }
         }
-        let (start, stream, scratch, grid) = match started {
+        let Started {
+            start,
+            stream,
+            scratch,
+            grid,
+        } = match started {
             Ok(s) => s,
             Err(e) => {
                 let _ = self.data.exit_ops(ops, q);
@@ -919,7 +933,7 @@ impl Nvidia {
         block: (u32, u32, u32),
         parts: u32,
         views: &mut Vec<sys::CUdeviceptr>,
-    ) -> Result<(Instant, sys::CUstream, Scratch, (u32, u32, u32)), RunError> {
+    ) -> Result<Started, RunError> {
         let Launch {
             desc,
             ref mut args,
@@ -1020,7 +1034,12 @@ impl Nvidia {
             let _ = result::free_async(base, stream);
         }
         launched.map_err(|e| at(driver_error("launching a kernel", e)))?;
-        Ok((start, stream, scratch, grid))
+        Ok(Started {
+            start,
+            stream,
+            scratch,
+            grid,
+        })
     }
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
