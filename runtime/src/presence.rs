@@ -16,7 +16,9 @@
 //!   apart is what lets a data region nested in an `enter data` … `exit data` pair end without
 //!   freeing data the dynamic side still holds, lets `exit data delete(a) finalize` drop every
 //!   dynamic reference at once without touching the structured ones, and makes an `exit data`
-//!   for data only a region holds a no-op instead of pulling it from under the region.
+//!   for data only a region holds a no-op instead of pulling it from under the region. A
+//!   region's `present` and `no_create` clauses hold a structured reference too
+//!   ([`PresenceTable::enter_present`]: counted only when the data is there, never made).
 //! - **One device copy per array, shared by all its present sections.** Entering the first
 //!   section of an array allocates the whole array once (`make`); a section only decides which
 //!   elements are transferred and may be used. A kernel then indexes every array the same way,
