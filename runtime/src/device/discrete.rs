@@ -244,8 +244,18 @@ impl<M: Memory> Discrete<M> {
         };
         if fresh && upload {
             if let Some(present) = self.presence.device((*host).id) {
-                self.memory
-                    .transfer(host, &present.copy, &p.section, true, op.site, q)?;
+                let copied =
+                    self.memory
+                        .transfer(host, &present.copy, &p.section, true, op.site, q);
+                if let Err(e) = copied {
+                    // The section never arrived: it leaves again, with nothing to copy out.
+                    let gone = self.presence.exit((*host).id, &p.section, kind, false);
+                    if let Some(present) = gone.ok().and_then(|x| x.into_freed()) {
+                        self.memory.free(present.copy, q);
+                        array::release(present.host.0);
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(())
@@ -270,6 +280,7 @@ impl<M: Memory> Discrete<M> {
         };
         let removed = exited.removed();
         let freed = exited.into_freed();
+        let mut copied = Ok(());
         if removed && download {
             let copy = match &freed {
                 Some(present) => Some(&present.copy),
@@ -279,15 +290,17 @@ impl<M: Memory> Discrete<M> {
                     .map(|present| &present.copy),
             };
             if let Some(copy) = copy {
-                self.memory
-                    .transfer(host, copy, &p.section, false, op.site, q)?;
+                copied = self
+                    .memory
+                    .transfer(host, copy, &p.section, false, op.site, q);
             }
         }
+        // The data has left the table: its copy is freed even when the copy-out failed.
         if let Some(present) = freed {
             self.memory.free(present.copy, q);
             array::release(present.host.0);
         }
-        Ok(())
+        copied
     }
 
     unsafe fn update(
