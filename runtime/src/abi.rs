@@ -42,8 +42,8 @@ pub struct ArrayHeader {
     /// Offset 88: the header that owns `data` when this one shares it (a `reshape` of it), null
     /// when this header owns its data. A sharing header holds one reference on its owner, so the
     /// data is freed when the last header using it goes. The owner never shares itself: a
-    /// reshape of a reshape points at the original owner. Presence tables (issue 4) should key
-    /// shared data by the owner's `id`.
+    /// reshape of a reshape points at the original owner. Presence tables key shared data by
+    /// the owner's `id` (`device::ops::placed`).
     pub owner: *mut ArrayHeader,
 }
 

@@ -59,6 +59,9 @@ pub enum RunErrorKind {
     UpdateAbsent { section: String, device: String },
     /// A data clause's section outside its array (`a[5:10]` of a 12-element array).
     BadSection(crate::presence::SectionError),
+    /// A data clause's section of a `reshape` view that is not a section (a box) of the
+    /// shape of the storage the view shares (`storage`), which presence is kept in.
+    ViewSection { section: String, storage: Vec<i64> },
     /// An `async`/`wait` queue argument that is not a queue (a negative number other than
     /// the `acc_async_*` values).
     BadQueue { queue: i64 },
@@ -119,6 +122,11 @@ impl RunErrorKind {
                 format!("`update` of `{what}{section}`, which is not present on {device}")
             }
             RunErrorKind::BadSection(e) => e.message(what),
+            RunErrorKind::ViewSection { section, storage } => format!(
+                "section `{what}{section}` of a reshaped array is not a section of the data it \
+                 shares, of shape {}",
+                shape_text(storage)
+            ),
             _ => self.to_string(),
         }
     }
@@ -139,6 +147,7 @@ impl RunErrorKind {
             RunErrorKind::PartlyPresent { .. } => "only partly present".into(),
             RunErrorKind::UpdateAbsent { .. } => "not present on the device".into(),
             RunErrorKind::BadSection { .. } => "section out of range".into(),
+            RunErrorKind::ViewSection { .. } => "not a section of the shared data".into(),
             RunErrorKind::BadQueue { .. } => "not a queue".into(),
             RunErrorKind::BadLaunchSize { clause, .. } => format!("this `{clause}` value"),
             RunErrorKind::ZeroStep => "the step is 0".into(),
@@ -171,6 +180,11 @@ impl RunErrorKind {
             RunErrorKind::UpdateAbsent { .. } => {
                 Some("enter the data first, or add `if_present` to skip absent data".into())
             }
+            RunErrorKind::ViewSection { .. } => Some(
+                "presence is kept for the array a `reshape` shares: name elements that form a \
+                 section of that array (whole rows, or the whole array)"
+                    .into(),
+            ),
             RunErrorKind::BadQueue { .. } => {
                 Some("queues are integers >= 0 (`async` alone uses the default queue)".into())
             }
@@ -227,7 +241,8 @@ impl fmt::Display for RunErrorKind {
             }
             RunErrorKind::NotPresent { .. }
             | RunErrorKind::PartlyPresent { .. }
-            | RunErrorKind::UpdateAbsent { .. } => f.write_str(&self.message("the data")),
+            | RunErrorKind::UpdateAbsent { .. }
+            | RunErrorKind::ViewSection { .. } => f.write_str(&self.message("the data")),
             RunErrorKind::BadSection(e) => f.write_str(&e.message("the array")),
             RunErrorKind::BadQueue { queue } => write!(f, "`{queue}` is not an async queue"),
             RunErrorKind::BadLaunchSize { clause, value } if *value < 1 => {

@@ -16,7 +16,9 @@
 //!   apart is what lets a data region nested in an `enter data` … `exit data` pair end without
 //!   freeing data the dynamic side still holds, lets `exit data delete(a) finalize` drop every
 //!   dynamic reference at once without touching the structured ones, and makes an `exit data`
-//!   for data only a region holds a no-op instead of pulling it from under the region.
+//!   for data only a region holds a no-op instead of pulling it from under the region. A
+//!   region's `present` and `no_create` clauses hold a structured reference too
+//!   ([`PresenceTable::enter_present`]: counted only when the data is there, never made).
 //! - **One device copy per array, shared by all its present sections.** Entering the first
 //!   section of an array allocates the whole array once (`make`); a section only decides which
 //!   elements are transferred and may be used. A kernel then indexes every array the same way,
@@ -736,6 +738,42 @@ impl<D> PresenceTable<D> {
                     }
                 }
             }
+        }
+    }
+
+    /// The entry of a `present` or `no_create` clause (OpenACC 3.3, 2.7.5 and 2.7.10): when
+    /// `section` lies inside a present section, that section's `kind` count goes up (a
+    /// structured construct holds its data like any other data clause, so an `exit data`
+    /// inside the construct cannot remove it), and nothing is ever made or transferred.
+    /// Absent data is [`PresenceError::Absent`] (an error for `present`, the host's data for
+    /// `no_create`: the caller decides); an empty section is [`Entered::Empty`] when the array
+    /// has a device copy and absent otherwise, as for [`lookup`](Self::lookup). Its exit is an
+    /// ordinary [`exit`](Self::exit) of `kind`, whose zero-count and absent answers are then
+    /// "no action" (the entry found the data absent).
+    pub fn enter_present(
+        &mut self,
+        id: u64,
+        section: &Section,
+        kind: RefKind,
+    ) -> Result<Entered<'_, D>, PresenceError> {
+        let Some(array) = self.arrays.get_mut(&id) else {
+            return Err(PresenceError::Absent);
+        };
+        if section.is_empty() {
+            return Ok(Entered::Empty);
+        }
+        match array.place(section) {
+            Place::Inside(i) => {
+                let entry = &mut array.sections[i];
+                let count = entry.count_mut(kind);
+                *count = count.saturating_add(1);
+                Ok(Entered::Present {
+                    entry: entry.section,
+                    device: &array.device,
+                })
+            }
+            Place::Overlapping(present) => Err(PresenceError::Partial { present }),
+            Place::Disjoint => Err(PresenceError::Absent),
         }
     }
 
@@ -1527,6 +1565,61 @@ mod tests {
     }
 
     #[test]
+    fn present_holds_data_against_an_exit_data() {
+        // `enter data copyin(c)`; `data present(c) { exit data delete(c) … }`: the region's
+        // structured reference keeps `c` until the region ends (OpenACC 3.3, 2.7.5).
+        let mut f = Fixture::new();
+        let c = Section::whole(&[10]);
+        f.enter(A, c, Dynamic).unwrap();
+        assert!(matches!(
+            f.table.enter_present(A, &c, Structured),
+            Ok(Entered::Present { .. })
+        ));
+        assert_eq!(f.table.counts(A, &c), Some((1, 1)));
+        assert!(matches!(
+            f.table.exit(A, &c, Dynamic, false),
+            Ok(Exited::Kept(_))
+        ));
+        assert_eq!(f.table.lookup(A, &c), Lookup::Present(&1));
+        // Nested present regions count too.
+        f.table.enter_present(A, &c, Structured).unwrap();
+        assert!(matches!(
+            f.table.exit(A, &c, Structured, false),
+            Ok(Exited::Kept(_))
+        ));
+        assert_eq!(
+            f.table.exit(A, &c, Structured, false),
+            Ok(Exited::Freed {
+                entry: c,
+                device: 1
+            })
+        );
+        // Absent data is neither counted nor made (`no_create` then uses the host's data),
+        // and the region's exit is then no action.
+        assert_eq!(
+            f.table.enter_present(A, &c, Structured),
+            Err(PresenceError::Absent)
+        );
+        assert!(f.table.is_empty());
+        f.enter(A, sec(&[10], &[(0, 5)]), Dynamic).unwrap();
+        assert_eq!(
+            f.table.enter_present(A, &c, Structured),
+            Err(PresenceError::Partial {
+                present: sec(&[10], &[(0, 5)])
+            })
+        );
+        assert_eq!(
+            f.table.enter_present(A, &sec(&[10], &[(5, 5)]), Structured),
+            Err(PresenceError::Absent)
+        );
+        assert_eq!(
+            f.table.exit(A, &sec(&[10], &[(0, 5)]), Structured, false),
+            Ok(Exited::NoAction(NoAction::ZeroCount))
+        );
+        assert_eq!(f.made.get(), 2);
+    }
+
+    #[test]
     fn a_failed_make_leaves_the_table_unchanged() {
         let mut table: PresenceTable<u32> = PresenceTable::new();
         let a = Section::whole(&[10]);
@@ -1586,6 +1679,8 @@ mod tests {
     #[derive(Clone, Debug)]
     enum Op {
         Enter(RefKind),
+        /// A `present` or `no_create` clause's entry.
+        EnterPresent(RefKind),
         Exit(RefKind, bool),
         Lookup,
     }
@@ -1674,6 +1769,7 @@ mod tests {
         let kind = prop_oneof![Just(Structured), Just(Dynamic)];
         prop_oneof![
             3 => kind.clone().prop_map(Op::Enter),
+            2 => kind.clone().prop_map(Op::EnterPresent),
             3 => (kind, prop::bool::weighted(0.2)).prop_map(|(k, f)| Op::Exit(k, f)),
             1 => Just(Op::Lookup),
         ]
@@ -1700,6 +1796,26 @@ mod tests {
                     prop_assert!(overlapped.contains(&present))
                 }
                 (got, _) => prop_assert!(false, "lookup gave {got:?}"),
+            },
+            Op::EnterPresent(kind) => match (table.enter_present(id, &section, kind), place) {
+                (Ok(Entered::Empty), ModelPlace::Empty) => {
+                    prop_assert!(model.arrays.contains_key(&id))
+                }
+                (Err(PresenceError::Absent), ModelPlace::Empty) => {
+                    prop_assert!(!model.arrays.contains_key(&id))
+                }
+                (Err(PresenceError::Absent), ModelPlace::Absent) => {}
+                (Ok(Entered::Present { entry, device }), ModelPlace::Inside(tag)) => {
+                    let array = model.arrays.get_mut(&id).unwrap();
+                    prop_assert_eq!(*device, array.device);
+                    let e = array.entries.get_mut(&tag).unwrap();
+                    prop_assert_eq!(entry, e.section);
+                    *e.count_mut(kind) += 1;
+                }
+                (Err(PresenceError::Partial { present }), ModelPlace::Partial(o)) => {
+                    prop_assert!(o.contains(&present));
+                }
+                (got, _) => prop_assert!(false, "enter_present gave {got:?}"),
             },
             Op::Enter(kind) => {
                 let next = model.made + 1;

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::ops::{DataOpArg, DataPhase, QueueArg};
+use super::ops::{DataOpArg, QueueArg};
 use super::{emulated, internal, report, Current, DeviceKind, Devices, SECTION_ABSENT};
 use super::{DEVICE_EMULATED, DEVICE_MULTICORE, DEVICE_NVIDIA};
 use crate::abi::{ArrayHeader, Ctx};
@@ -123,7 +123,17 @@ impl Devices {
             (false, _) => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
             (true, DeviceKind::Emulated) => self.launch_emulated(ctx, &mut l),
             (true, DeviceKind::Nvidia) => self.launch_nvidia(ctx, &mut l),
-            (true, kind) => self.launch_shared_memory(ctx, &mut l, kind),
+            (true, kind) => {
+                // Sections are checked on every device (LANGUAGE.md 7.3).
+                match l
+                    .ops
+                    .iter()
+                    .find_map(|op| Some((super::ops::placed(op).err()?, op.site)))
+                {
+                    Some((kind, at)) => crate::host::fail(ctx, kind, Some(at)),
+                    None => self.launch_shared_memory(ctx, &mut l, kind),
+                }
+            }
         }
         let now = Instant::now();
         self.profiler
@@ -155,18 +165,36 @@ impl Devices {
         let profiler = self.profiler.clone();
         let place = self.place(site, emulated::queue_number(q));
         let dev = self.emulated(num);
-        for op in ops {
-            if let Err(e) = dev.data_op(DataPhase::RegionEntry, op, false, false, q) {
-                return report(ctx, e);
-            }
+        if let Err(e) = dev.enter_ops(ops, q) {
+            return report(ctx, e);
         }
         let mut slots = args.to_vec();
-        for (slot, p) in slots.iter_mut().zip(&desc.params) {
+        let mut failed = None;
+        for (i, p) in desc.params.iter().enumerate() {
             if p.is_array() {
-                let a = dev.device_array(*slot as usize as *mut ArrayHeader);
-                crate::array::retain(a);
-                *slot = a as usize as u64;
+                match dev.device_array(slots[i] as usize as *mut ArrayHeader) {
+                    Ok(a) => slots[i] = a as usize as u64,
+                    Err(e) => {
+                        failed = Some((i, e));
+                        break;
+                    }
+                }
             }
+        }
+        if let Some((n, kind)) = failed {
+            for (slot, p) in slots.iter().zip(&desc.params).take(n) {
+                if p.is_array() {
+                    crate::array::release(*slot as usize as *mut ArrayHeader);
+                }
+            }
+            let _ = dev.exit_ops(ops, q);
+            return report(
+                ctx,
+                RunError {
+                    kind,
+                    site: Some(site),
+                },
+            );
         }
         let results = Arc::new(Mutex::new(None));
         let (mailbox, out) = (dev.mailbox(), results.clone());
@@ -208,11 +236,8 @@ impl Devices {
             });
         };
         dev.run(q, Box::new(job));
-        for op in ops {
-            if let Err(e) = dev.data_op(DataPhase::RegionExit, op, false, false, q) {
-                report(ctx, e);
-                break;
-            }
+        if let Err(e) = dev.exit_ops(ops, q) {
+            report(ctx, e);
         }
         if q == QueueArg::Sync || desc.has_results() {
             if let QueueArg::Async(id) = q {
@@ -242,7 +267,11 @@ impl Devices {
         let _ = host_state(ctx).flush();
         let native = matches!(desc.gpu.kernel.get(), Some(Ok(_)));
         let done = match self.current_device() {
-            Ok(Current::Nvidia(gpu)) if native => gpu.launch(ctx, l, q),
+            // `no_create` of absent data: the region uses the host's data, so it runs on the
+            // host (on mirrors of whatever else is on the GPU), as the emulated device does.
+            Ok(Current::Nvidia(gpu)) if native && !gpu.uses_host_data(l.ops) => {
+                gpu.launch(ctx, l, q)
+            }
             Ok(Current::Nvidia(_)) => self.launch_for_gpu_on_host(ctx, l, q),
             Ok(_) => Ok(()),
             Err(e) => Err(RunError {
@@ -255,11 +284,13 @@ impl Devices {
         }
     }
 
-    /// A region the GPU has no kernel for (jit-ptx does not emit it yet), run on the host in
-    /// the GPU's place: each array argument present on the GPU is mirrored into a temporary
-    /// host array (so the host's own copy is left alone, as a GPU run would), the gangs run on
-    /// the pool, and the mirrors go back to the GPU. Correct for any region; slow (every array
-    /// crosses the bus twice). Asynchronous launches of such regions run synchronously.
+    /// A region the GPU has no kernel for (jit-ptx does not emit it yet), or one that uses
+    /// host data (`no_create` of absent data), run on the host in the GPU's place: each array
+    /// argument present on the GPU is mirrored into a temporary host array (so the host's own
+    /// copy is left alone, as a GPU run would), the others are used in host memory, the gangs
+    /// run on the pool, and the mirrors go back to the GPU. Correct for any region; slow
+    /// (every array crosses the bus twice). Asynchronous launches of such regions run
+    /// synchronously.
     unsafe fn launch_for_gpu_on_host(
         &mut self,
         ctx: *mut Ctx,
@@ -291,44 +322,66 @@ impl Devices {
         let Ok(Current::Nvidia(gpu)) = self.current_device() else {
             return Ok(());
         };
-        for op in ops {
-            gpu.data_op(DataPhase::RegionEntry, op, false, false, QueueArg::Sync)?;
-        }
+        gpu.enter_ops(ops, QueueArg::Sync)?;
+        // From here on the clauses are exited whatever happens, as at the region's end.
         let mut slots = args.to_vec();
         let mut mirrors = Vec::new();
+        let mut ran = Ok(());
         for (slot, p) in slots.iter_mut().zip(&desc.params) {
             if p.is_array() {
                 let host = *slot as usize as *mut ArrayHeader;
-                if let Some(temp) = gpu.mirror(host).map_err(at)? {
-                    mirrors.push((host, temp));
-                    *slot = temp as usize as u64;
+                match gpu.mirror(host) {
+                    Ok(Some(temp)) => {
+                        mirrors.push((host, temp));
+                        *slot = temp as usize as u64;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        ran = Err(at(e));
+                        break;
+                    }
                 }
             }
         }
-        let r = launch::run_gangs_threaded(
-            &pool,
-            (*ctx).globals,
-            DEVICE_NVIDIA,
-            desc,
-            func,
-            &slots,
-            gangs,
-        );
+        let r = ran.is_ok().then(|| {
+            launch::run_gangs_threaded(
+                &pool,
+                (*ctx).globals,
+                DEVICE_NVIDIA,
+                desc,
+                func,
+                &slots,
+                gangs,
+            )
+        });
         for (host, temp) in mirrors {
-            gpu.unmirror(host, temp).map_err(at)?;
-        }
-        host_state(ctx).write(&r.output);
-        if let Some(e) = r.error {
-            return Err(e);
-        }
-        for (i, p) in desc.params.iter().enumerate() {
-            if p.pass.is_result() {
-                args[i] = r.args[i];
+            // Mirrors of a run that did not happen are only freed.
+            let back = if r.is_some() {
+                gpu.unmirror(host, temp)
+            } else {
+                crate::array::release(temp);
+                Ok(())
+            };
+            if let (Err(e), true) = (back, ran.is_ok()) {
+                ran = Err(at(e));
             }
         }
-        for op in ops {
-            gpu.data_op(DataPhase::RegionExit, op, false, false, QueueArg::Sync)?;
+        if let Some(r) = r {
+            host_state(ctx).write(&r.output);
+            match r.error {
+                Some(e) if ran.is_ok() => ran = Err(e),
+                Some(_) => {}
+                None if ran.is_ok() => {
+                    for (i, p) in desc.params.iter().enumerate() {
+                        if p.pass.is_result() {
+                            args[i] = r.args[i];
+                        }
+                    }
+                }
+                None => {}
+            }
         }
-        Ok(())
+        let exited = gpu.exit_ops(ops, QueueArg::Sync);
+        ran.and(exited)
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::ops::{decode_queues, DataOpArg, DataPhase, QueueArg};
-use super::{emulated, report, Current, DeviceKind, Devices, ASYNC_SYNC};
+use super::{emulated, report, Current, DeviceKind, Devices, OpenRegion, ASYNC_SYNC};
 use crate::abi::Ctx;
 use crate::error::RunError;
 use crate::host::host_state;
@@ -104,6 +104,10 @@ impl Devices {
 
     /// `acc_rt_data`: a data directive, or one side of a `data` construct.
     ///
+    /// A `data` construct's entry is recorded (`OpenRegion`) with the device it ran on and
+    /// the clauses it entered; its exit exits exactly those, on that device. A construct that
+    /// an error (or `exit`) leaves early is exited by `unwind` at the end of the run.
+    ///
     /// # Safety
     /// `ctx` is a live context; the ops' arrays are live.
     #[allow(clippy::too_many_arguments)]
@@ -125,7 +129,25 @@ impl Devices {
         };
         self.profiler
             .record(self.place(site, None), event, now, now);
+        if phase == DataPhase::RegionExit {
+            if let Some(region) = self.open.pop() {
+                if let Err(e) = self.exit_region(&region, None) {
+                    report(ctx, e);
+                }
+                return;
+            }
+        }
         if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
+            // Sections are checked on every device, so that a program fails the same way
+            // everywhere (LANGUAGE.md 7.3).
+            for op in ops {
+                if let Err(kind) = super::ops::placed(op) {
+                    return crate::host::fail(ctx, kind, Some(op.site));
+                }
+            }
+            if phase == DataPhase::RegionEntry {
+                self.open.push(OpenRegion::new(None, QueueArg::Sync, &[]));
+            }
             return;
         }
         let Some(q) = self.queue_arg(ctx, queue, site) else {
@@ -134,21 +156,66 @@ impl Devices {
         if !self.wait_clause(ctx, waits, q, site) {
             return;
         }
-        let done = match self.current_device() {
-            Err(e) => Err(RunError {
+        let device = (self.kind, self.num);
+        let done = match (self.current_device(), phase) {
+            (Err(e), _) => Err(RunError {
                 kind: e,
                 site: Some(site),
             }),
-            Ok(Current::Shared) => Ok(()),
-            Ok(Current::Emulated(dev)) => ops
+            (Ok(Current::Shared), _) => Ok(()),
+            (Ok(Current::Emulated(dev)), DataPhase::RegionEntry) => dev.enter_ops(ops, q),
+            (Ok(Current::Nvidia(gpu)), DataPhase::RegionEntry) => gpu.enter_ops(ops, q),
+            (Ok(Current::Emulated(dev)), _) => ops
                 .iter()
                 .try_for_each(|op| dev.data_op(phase, op, finalize, if_present, q)),
-            Ok(Current::Nvidia(gpu)) => ops
+            (Ok(Current::Nvidia(gpu)), _) => ops
                 .iter()
                 .try_for_each(|op| gpu.data_op(phase, op, finalize, if_present, q)),
         };
-        if let Err(e) = done {
-            report(ctx, e);
+        match done {
+            Err(e) => report(ctx, e),
+            Ok(()) if phase == DataPhase::RegionEntry => {
+                self.open.push(OpenRegion::new(Some(device), q, ops));
+            }
+            Ok(()) => {}
+        }
+    }
+
+    /// Exits a recorded `data` construct's clauses on the device it entered them on, on its
+    /// queue or on `queue`.
+    unsafe fn exit_region(
+        &mut self,
+        region: &OpenRegion,
+        queue: Option<QueueArg>,
+    ) -> Result<(), RunError> {
+        let Some((kind, num)) = region.device else {
+            return Ok(());
+        };
+        let q = queue.unwrap_or(region.q);
+        let current = (self.kind, self.num);
+        (self.kind, self.num) = (kind, num);
+        let done = match self.current_device() {
+            Err(kind) => Err(RunError { kind, site: None }),
+            Ok(Current::Shared) => Ok(()),
+            Ok(Current::Emulated(dev)) => dev.exit_ops(&region.ops, q),
+            Ok(Current::Nvidia(gpu)) => gpu.exit_ops(&region.ops, q),
+        };
+        (self.kind, self.num) = current;
+        done
+    }
+
+    /// Exits every `data` construct still open, innermost first, as their ends would (the
+    /// end of a run: a run-time error or `exit` left them early). Device memory is freed and
+    /// the presence entries go; `copy` and `copyout` data is copied out, so that the host sees
+    /// what the device held when the run stopped, as it would on a device that shares host
+    /// memory. The queues are drained by then: the transfers run synchronously. Errors of
+    /// the exits themselves are dropped (the run already failed).
+    ///
+    /// # Safety
+    /// The recorded arrays are live (the records hold references).
+    pub(super) unsafe fn unwind(&mut self) {
+        while let Some(region) = self.open.pop() {
+            let _ = self.exit_region(&region, Some(QueueArg::Sync));
         }
     }
 
@@ -195,7 +262,8 @@ impl Devices {
     pub unsafe fn is_present(&mut self, ctx: *mut Ctx, op: &DataOpArg) -> bool {
         let present = match self.current_device() {
             Err(e) => Err(e),
-            Ok(Current::Shared) => Ok(true),
+            // The section is checked on every device.
+            Ok(Current::Shared) => super::ops::placed(op).map(|_| true),
             Ok(Current::Emulated(dev)) => dev.is_present(op),
             Ok(Current::Nvidia(gpu)) => gpu.is_present(op),
         };

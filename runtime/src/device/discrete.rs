@@ -7,11 +7,24 @@
 //! Presence changes when a directive is issued (data entered asynchronously counts as present
 //! at once); the transfers are queued. The table holds a reference on every present host
 //! array, so that its identity stays valid until its data leaves the device.
+//!
+//! Presence is a property of storage, not of a view: a `reshape` view and the array it shares
+//! are one entry, keyed by the storage (`storage`), with every section in the storage's shape
+//! (`Section::reshaped`), so they share one device copy. A launch gives a view that copy in
+//! the view's own shape.
+//!
+//! `present` and `no_create` of present data hold a reference like every other clause of a
+//! structured construct (OpenACC 3.3, 2.7.5 and 2.7.10): an `exit data` inside the construct
+//! only takes the dynamic one, and the data stays until the construct ends.
+//!
+//! A construct's clauses enter and exit as a whole (`enter_ops`, `exit_ops`): a clause that
+//! fails on entry undoes the clauses entered before it, and a failed exit still exits the
+//! rest, so that an error leaves nothing present that the construct brought.
 
+use super::ops::{placed, section_text, storage, Placed};
 use super::ops::{
     DataOpArg, DataPhase, QueueArg, ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE,
     ACTION_DELETE, ACTION_NO_CREATE, ACTION_PRESENT, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST,
-    NO_SECTION,
 };
 use crate::abi::ArrayHeader;
 use crate::array;
@@ -87,12 +100,13 @@ impl<M: Memory> Discrete<M> {
         self.presence.len()
     }
 
-    /// The device copy of host array `a`, when any part of it is present.
+    /// The device copy of host array `a` (of its storage, in the storage's shape), when any
+    /// part of it is present.
     ///
     /// # Safety
     /// `a` is a live array.
     pub unsafe fn copy_of(&self, a: *mut ArrayHeader) -> Option<&M::Copy> {
-        self.presence.device((*a).id).map(|p| &p.copy)
+        self.presence.device((*storage(a)).id).map(|p| &p.copy)
     }
 
     /// `acc_is_present`.
@@ -100,11 +114,43 @@ impl<M: Memory> Discrete<M> {
     /// # Safety
     /// `op.array` is a live array.
     pub unsafe fn is_present(&self, op: &DataOpArg) -> Result<bool, RunErrorKind> {
-        let section = op.section()?;
+        let p = placed(op)?;
         Ok(matches!(
-            self.presence.lookup((*op.array).id, &section),
+            self.presence.lookup((*p.storage).id, &p.section),
             Lookup::Present(_)
         ))
+    }
+
+    /// The entry of a construct's clauses, in order. When one fails, those entered before it
+    /// are exited again (`exit_ops`) and its error is returned: nothing stays present.
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub unsafe fn enter_ops(&mut self, ops: &[DataOpArg], q: QueueArg) -> Result<(), RunError> {
+        for (i, op) in ops.iter().enumerate() {
+            if let Err(e) = self.data_op(DataPhase::RegionEntry, op, false, false, q) {
+                let _ = self.exit_ops(&ops[..i], q);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The exit of a construct's clauses, in order, as at the construct's end (copy-outs
+    /// included). A failing clause does not stop the others: every clause is exited, and the
+    /// first error is returned.
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub unsafe fn exit_ops(&mut self, ops: &[DataOpArg], q: QueueArg) -> Result<(), RunError> {
+        let mut first = Ok(());
+        for op in ops {
+            let done = self.data_op(DataPhase::RegionExit, op, false, false, q);
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
     }
 
     /// One op of a data directive or of a compute construct's entry or exit.
@@ -123,7 +169,7 @@ impl<M: Memory> Discrete<M> {
             kind,
             site: Some(op.site),
         };
-        let section = op.section().map_err(at)?;
+        let p = placed(op).map_err(at)?;
         let kind = if phase.structured() {
             RefKind::Structured
         } else {
@@ -132,46 +178,58 @@ impl<M: Memory> Discrete<M> {
         let entering = matches!(phase, DataPhase::RegionEntry | DataPhase::Enter);
         let exiting = matches!(phase, DataPhase::RegionExit | DataPhase::Exit);
         match op.action {
-            ACTION_PRESENT if entering => self.require(op, &section).map_err(at),
-            ACTION_NO_CREATE | ACTION_PRESENT => Ok(()),
+            ACTION_PRESENT | ACTION_NO_CREATE if entering => self
+                .enter_present(op, &p, kind, op.action == ACTION_PRESENT)
+                .map_err(at),
             ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE if entering => {
                 let upload = matches!(op.action, ACTION_COPY | ACTION_COPYIN);
-                self.enter(op, section, kind, upload, q).map_err(at)
+                self.enter(op, &p, kind, upload, q).map_err(at)
             }
             ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE | ACTION_DELETE
+            | ACTION_PRESENT | ACTION_NO_CREATE
                 if exiting =>
             {
                 let download = matches!(op.action, ACTION_COPY | ACTION_COPYOUT);
-                self.exit(op, &section, kind, finalize, download, q)
-                    .map_err(at)
+                self.exit(op, &p, kind, finalize, download, q).map_err(at)
             }
             ACTION_UPDATE_HOST | ACTION_UPDATE_DEVICE => self
-                .update(op, &section, op.action == ACTION_UPDATE_HOST, if_present, q)
+                .update(op, &p, op.action == ACTION_UPDATE_HOST, if_present, q)
                 .map_err(at),
             _ => Ok(()),
         }
     }
 
-    /// `present(a)`: the section must lie inside present data.
-    unsafe fn require(&self, op: &DataOpArg, section: &Section) -> Result<(), RunErrorKind> {
-        match self.presence.lookup((*op.array).id, section) {
-            Lookup::Present(_) => Ok(()),
-            Lookup::Partial { present } => Err(self.partly_present(op, section, present)),
-            Lookup::Absent => Err(self.not_present(op, section)),
+    /// `present(a)` and `no_create(a)` on entry: present data gains a reference of `kind`
+    /// (its exit is an ordinary exit, with nothing to copy out); absent data is an error for
+    /// `present` and the host's data for `no_create`.
+    unsafe fn enter_present(
+        &mut self,
+        op: &DataOpArg,
+        p: &Placed,
+        kind: RefKind,
+        required: bool,
+    ) -> Result<(), RunErrorKind> {
+        match self
+            .presence
+            .enter_present((*p.storage).id, &p.section, kind)
+        {
+            Ok(_) => Ok(()),
+            Err(PresenceError::Absent) if !required => Ok(()),
+            Err(e) => Err(self.presence_error(op, p, e)),
         }
     }
 
     unsafe fn enter(
         &mut self,
         op: &DataOpArg,
-        section: Section,
+        p: &Placed,
         kind: RefKind,
         upload: bool,
         q: QueueArg,
     ) -> Result<(), RunErrorKind> {
-        let host = op.array;
+        let host = p.storage;
         let memory = &mut self.memory;
-        let entered = self.presence.try_enter((*host).id, section, kind, || {
+        let entered = self.presence.try_enter((*host).id, p.section, kind, || {
             let copy = memory.alloc(host)?;
             array::retain(host);
             Ok(Present {
@@ -182,12 +240,22 @@ impl<M: Memory> Discrete<M> {
         let fresh = match entered {
             Ok(e) => e.fresh(),
             Err(EnterError::Make(e)) => return Err(e),
-            Err(EnterError::Presence(e)) => return Err(self.presence_error(op, &section, e)),
+            Err(EnterError::Presence(e)) => return Err(self.presence_error(op, p, e)),
         };
         if fresh && upload {
-            if let Some(p) = self.presence.device((*host).id) {
-                self.memory
-                    .transfer(host, &p.copy, &section, true, op.site, q)?;
+            if let Some(present) = self.presence.device((*host).id) {
+                let copied =
+                    self.memory
+                        .transfer(host, &present.copy, &p.section, true, op.site, q);
+                if let Err(e) = copied {
+                    // The section never arrived: it leaves again, with nothing to copy out.
+                    let gone = self.presence.exit((*host).id, &p.section, kind, false);
+                    if let Some(present) = gone.ok().and_then(|x| x.into_freed()) {
+                        self.memory.free(present.copy, q);
+                        array::release(present.host.0);
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(())
@@ -196,89 +264,89 @@ impl<M: Memory> Discrete<M> {
     unsafe fn exit(
         &mut self,
         op: &DataOpArg,
-        section: &Section,
+        p: &Placed,
         kind: RefKind,
         finalize: bool,
         download: bool,
         q: QueueArg,
     ) -> Result<(), RunErrorKind> {
-        let host = op.array;
-        let exited = match self.presence.exit((*host).id, section, kind, finalize) {
+        let host = p.storage;
+        let exited = match self.presence.exit((*host).id, &p.section, kind, finalize) {
             Ok(x) => x,
-            // Exiting data that is not present does nothing (OpenACC 3.3, 2.7.11).
+            // Exiting data that is not present does nothing (OpenACC 3.3, 2.7.11), nor does
+            // the exit of a `no_create` that found its data absent.
             Err(PresenceError::Absent) => return Ok(()),
-            Err(e) => return Err(self.presence_error(op, section, e)),
+            Err(e) => return Err(self.presence_error(op, p, e)),
         };
         let removed = exited.removed();
         let freed = exited.into_freed();
+        let mut copied = Ok(());
         if removed && download {
             let copy = match &freed {
-                Some(p) => Some(&p.copy),
-                None => self.presence.device((*host).id).map(|p| &p.copy),
+                Some(present) => Some(&present.copy),
+                None => self
+                    .presence
+                    .device((*host).id)
+                    .map(|present| &present.copy),
             };
             if let Some(copy) = copy {
-                self.memory
-                    .transfer(host, copy, section, false, op.site, q)?;
+                copied = self
+                    .memory
+                    .transfer(host, copy, &p.section, false, op.site, q);
             }
         }
-        if let Some(p) = freed {
-            self.memory.free(p.copy, q);
-            array::release(p.host.0);
+        // The data has left the table: its copy is freed even when the copy-out failed.
+        if let Some(present) = freed {
+            self.memory.free(present.copy, q);
+            array::release(present.host.0);
         }
-        Ok(())
+        copied
     }
 
     unsafe fn update(
         &mut self,
         op: &DataOpArg,
-        section: &Section,
+        p: &Placed,
         to_host: bool,
         if_present: bool,
         q: QueueArg,
     ) -> Result<(), RunErrorKind> {
-        let copy = match self.presence.lookup((*op.array).id, section) {
-            Lookup::Present(p) => &p.copy,
+        let copy = match self.presence.lookup((*p.storage).id, &p.section) {
+            Lookup::Present(present) => &present.copy,
             Lookup::Absent if if_present => return Ok(()),
             Lookup::Absent => {
                 return Err(RunErrorKind::UpdateAbsent {
-                    section: section_text(op, section),
+                    section: section_text(op, &p.written),
                     device: self.memory.name(),
                 })
             }
-            Lookup::Partial { present } => return Err(self.partly_present(op, section, present)),
+            Lookup::Partial { present } => return Err(self.partly_present(op, p, present)),
         };
         self.memory
-            .transfer(op.array, copy, section, !to_host, op.site, q)
+            .transfer(p.storage, copy, &p.section, !to_host, op.site, q)
     }
 
-    unsafe fn presence_error(
-        &self,
-        op: &DataOpArg,
-        section: &Section,
-        e: PresenceError,
-    ) -> RunErrorKind {
+    unsafe fn presence_error(&self, op: &DataOpArg, p: &Placed, e: PresenceError) -> RunErrorKind {
         match e {
-            PresenceError::Partial { present } => self.partly_present(op, section, present),
-            PresenceError::Absent => self.not_present(op, section),
+            PresenceError::Partial { present } => self.partly_present(op, p, present),
+            PresenceError::Absent => RunErrorKind::NotPresent {
+                section: section_text(op, &p.written),
+                device: self.memory.name(),
+            },
         }
     }
 
-    unsafe fn not_present(&self, op: &DataOpArg, section: &Section) -> RunErrorKind {
-        RunErrorKind::NotPresent {
-            section: section_text(op, section),
-            device: self.memory.name(),
-        }
-    }
-
-    unsafe fn partly_present(
-        &self,
-        op: &DataOpArg,
-        section: &Section,
-        present: Section,
-    ) -> RunErrorKind {
+    /// `present` is a present section in the storage's shape: it is shown in the shape of
+    /// the clause's array where it is a section of it.
+    unsafe fn partly_present(&self, op: &DataOpArg, p: &Placed, present: Section) -> RunErrorKind {
+        let (view, storage) = (array::shape(op.array), array::shape(p.storage));
+        let present = match present.reshaped(storage, view) {
+            Some(s) => s.display("", view),
+            None => present.display("", storage),
+        };
         RunErrorKind::PartlyPresent {
-            section: section_text(op, section),
-            present: present.display("", array::shape(op.array)),
+            section: section_text(op, &p.written),
+            present,
             device: self.memory.name(),
         }
     }
@@ -290,15 +358,5 @@ impl<M: Memory> Discrete<M> {
             // SAFETY: the table's reference.
             unsafe { array::release(p.host.0) };
         }
-    }
-}
-
-/// The section as the clause wrote it, after the variable's name (`[0:10]`; empty for a
-/// whole array): the name is the op's site text, which the engine adds to the message.
-unsafe fn section_text(op: &DataOpArg, section: &Section) -> String {
-    if op.nranges == NO_SECTION {
-        String::new()
-    } else {
-        section.display("", array::shape(op.array))
     }
 }

@@ -174,17 +174,55 @@ impl Emulated {
         self.data.memory.run(q, job);
     }
 
-    /// The device copy a region receives for host array `a`: its device copy when present,
-    /// else `a` itself (`no_create` of absent data, and private arrays, which only lend
-    /// their shape).
+    /// A construct's clauses on entry (`Discrete::enter_ops`).
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(crate) unsafe fn enter_ops(
+        &mut self,
+        ops: &[DataOpArg],
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.enter_ops(ops, q)
+    }
+
+    /// A construct's clauses on exit (`Discrete::exit_ops`).
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(crate) unsafe fn exit_ops(
+        &mut self,
+        ops: &[DataOpArg],
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.exit_ops(ops, q)
+    }
+
+    /// The device copy a region receives for host array `a`, with a reference for the caller:
+    /// its device copy when present (for a `reshape` view, the copy of the data it shares in
+    /// the view's shape), else `a` itself (`no_create` of absent data, and private arrays,
+    /// which only lend their shape). Null stays null.
     ///
     /// # Safety
     /// `a` is null or a live array.
-    pub(crate) unsafe fn device_array(&self, a: *mut ArrayHeader) -> *mut ArrayHeader {
+    pub(crate) unsafe fn device_array(
+        &self,
+        a: *mut ArrayHeader,
+    ) -> Result<*mut ArrayHeader, RunErrorKind> {
         if a.is_null() {
-            return a;
+            return Ok(a);
         }
-        self.data.copy_of(a).map_or(a, |c| c.0)
+        match self.data.copy_of(a) {
+            None => {
+                array::retain(a);
+                Ok(a)
+            }
+            Some(c) if array::shape(c.0) == array::shape(a) => {
+                array::retain(c.0);
+                Ok(c.0)
+            }
+            Some(c) => array::new_view(c.0, array::shape(a)),
+        }
     }
 
     /// `acc_is_present`.

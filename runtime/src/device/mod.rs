@@ -181,6 +181,8 @@ pub struct Devices {
     /// GPUs opened so far, by number.
     nvidia: Vec<Option<Nvidia>>,
     profiler: Arc<Profiler>,
+    /// The `data` constructs entered and not yet exited, innermost last.
+    open: Vec<OpenRegion>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
     /// not available (`--info`).
     pub notice: Option<String>,
@@ -196,6 +198,7 @@ impl Devices {
             emulated: Vec::new(),
             nvidia: Vec::new(),
             profiler,
+            open: Vec::new(),
             notice: None,
             opts,
         };
@@ -347,6 +350,12 @@ impl Devices {
         for gpu in self.nvidia.iter_mut().flatten() {
             gpu.wait(ctx, None);
         }
+        self.unwind();
+    }
+
+    /// `data` constructs entered and not exited (0 between runs).
+    pub fn open_regions(&self) -> usize {
+        self.open.len()
     }
 
     /// `(total, free)` memory of GPU `num` in bytes (`acc_get_property`), opening it if needed;
@@ -384,6 +393,8 @@ impl Devices {
 
 impl Drop for Devices {
     fn drop(&mut self) {
+        // SAFETY: the records hold references on their arrays.
+        unsafe { self.unwind() };
         for e in &mut self.emulated {
             e.wait_all();
             e.free_all();
@@ -410,6 +421,40 @@ pub(super) unsafe fn internal(ctx: *mut Ctx, message: &str) {
         },
         None,
     );
+}
+
+/// A `data` construct that was entered and not yet exited (`Devices::data`).
+pub(crate) struct OpenRegion {
+    /// The device its clauses were entered on; `None` for one that shares host memory.
+    device: Option<(DeviceKind, usize)>,
+    /// Its `async` queue.
+    q: QueueArg,
+    /// The clauses entered, each holding a reference on its array.
+    ops: Vec<DataOpArg>,
+}
+
+impl OpenRegion {
+    /// # Safety
+    /// The ops' arrays are live.
+    unsafe fn new(device: Option<(DeviceKind, usize)>, q: QueueArg, ops: &[DataOpArg]) -> Self {
+        for op in ops {
+            crate::array::retain(op.array);
+        }
+        OpenRegion {
+            device,
+            q,
+            ops: ops.to_vec(),
+        }
+    }
+}
+
+impl Drop for OpenRegion {
+    fn drop(&mut self) {
+        for op in &self.ops {
+            // SAFETY: the reference taken in `new`.
+            unsafe { crate::array::release(op.array) };
+        }
+    }
 }
 
 /// The current device as the directives see it.

@@ -51,6 +51,15 @@ const ERROR_RECORD: usize = 80;
 /// How long loading and initializing the driver took (set by `gpu_count`).
 static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
 
+/// A kernel launched by `Nvidia::start_kernel`: when, on which stream, its scratch memory
+/// and its grid.
+struct Started {
+    start: Instant,
+    stream: sys::CUstream,
+    scratch: Scratch,
+    grid: (u32, u32, u32),
+}
+
 /// How many GPUs the driver reports (0 without a driver).
 pub fn gpu_count() -> usize {
     static COUNT: OnceLock<usize> = OnceLock::new();
@@ -662,6 +671,69 @@ impl Nvidia {
         self.data.is_present(op)
     }
 
+    /// Whether a construct with these clauses must run on the host's data: a `no_create` of
+    /// data not on the GPU, which the region uses in host memory (LANGUAGE.md 7.3), as
+    /// `Devices::launch_for_gpu_on_host` does with the arrays it finds absent. (A clause whose
+    /// section is wrong also answers true: the host run's entry reports it.)
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(crate) unsafe fn uses_host_data(&self, ops: &[DataOpArg]) -> bool {
+        ops.iter().any(|op| {
+            op.action == super::ops::ACTION_NO_CREATE && !self.data.is_present(op).unwrap_or(false)
+        })
+    }
+
+    /// A construct's clauses on entry (`Discrete::enter_ops`).
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(crate) unsafe fn enter_ops(
+        &mut self,
+        ops: &[DataOpArg],
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.enter_ops(ops, q)
+    }
+
+    /// A construct's clauses on exit (`Discrete::exit_ops`).
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(crate) unsafe fn exit_ops(
+        &mut self,
+        ops: &[DataOpArg],
+        q: QueueArg,
+    ) -> Result<(), RunError> {
+        self.data.exit_ops(ops, q)
+    }
+
+    /// A device header for a `reshape` view of `copy` with extents `dims` (the view's own
+    /// shape, over the data it shares), written on `stream`; the caller frees it in stream
+    /// order after the kernel that reads it.
+    fn view_header(
+        copy: &CudaCopy,
+        len: i64,
+        dims: &[u64; MAX_RANK],
+        stream: sys::CUstream,
+    ) -> Result<sys::CUdeviceptr, RunErrorKind> {
+        let what = "making a view's header on the GPU";
+        // SAFETY: a stream of this device; the header is 64 bytes, as `alloc`'s.
+        unsafe {
+            let header = result::malloc_async(stream, 64).map_err(|e| driver_error(what, e))?;
+            let mut words = [0u64; 2 + MAX_RANK];
+            words[0] = copy.data;
+            words[1] = len as u64;
+            words[2..].copy_from_slice(dims);
+            // Pageable memory: the words are staged before the call returns.
+            if let Err(e) = result::memcpy_htod_async(header, &words, stream) {
+                let _ = result::free_async(header, stream);
+                return Err(driver_error(what, e));
+            }
+            Ok(header)
+        }
+    }
+
     /// The function of a kernel, loading its module on first use.
     fn function(&mut self, k: &GpuKernel) -> Result<&mut Loaded, RunErrorKind> {
         let text = Arc::as_ptr(&k.ptx) as *const u8 as usize;
@@ -761,7 +833,7 @@ impl Nvidia {
             .and_then(|g| g.inner.as_ref().filter(|_| kernel.split))
             .and_then(|c| unsafe { c.trip_count(args, &desc.params) });
         let mut parts = 1;
-        let (mut grid, block) = Self::shape(desc, sizes, |workers, vector| {
+        let (grid, block) = Self::shape(desc, sizes, |workers, vector| {
             let shared = kernel.shared_bytes(workers, vector);
             let wave = sms * loaded.resident_blocks(workers * vector, shared);
             let per_gang = desc
@@ -789,10 +861,91 @@ impl Nvidia {
             }
         });
         self.strings = kernel.strings.clone();
-        for op in ops {
-            self.data
-                .data_op(DataPhase::RegionEntry, op, false, false, q)?;
+        self.data.enter_ops(ops, q)?;
+        // From here on an error exits the clauses again (`exit_ops`), as the region's end
+        // would: nothing the construct brought stays present.
+        let mut views = Vec::new();
+        let started = self.start_kernel(ctx, l, q, kernel, f, grid, block, parts, &mut views);
+        if let Ok(stream) = self.data.memory.stream(q) {
+            for header in views {
+                // Stream-ordered: the headers go once the kernel is done.
+                let _ = result::free_async(header, stream);
+            }
         }
+        let Started {
+            start,
+            stream,
+            scratch,
+            grid,
+        } = match started {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = self.data.exit_ops(ops, q);
+                return Err(e);
+            }
+        };
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            site,
+            ..
+        } = *l;
+        let place = self.data.memory.place(site, q);
+        let launched = EventKind::Launch {
+            gangs: grid.0,
+            workers: block.1,
+            vector: block.0,
+        };
+        self.data.exit_ops(ops, q)?;
+        if q == QueueArg::Sync || desc.has_results() {
+            result::stream::synchronize(stream)
+                .map_err(|e| at(driver_error("running a kernel", e)))?;
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, Instant::now());
+            self.output.drain(ctx, stream);
+            self.check_error(ctx);
+            scratch.results(desc, args, grid.0, &self.scratch);
+        } else {
+            self.data
+                .memory
+                .profiler
+                .record(place, launched, start, start);
+        }
+        Ok(())
+    }
+
+    /// The part of a launch between its clauses' entry and exit: the kernel's parameters, its
+    /// scratch memory, the launch itself. Headers made for `reshape` views go to `views`, for
+    /// the caller to free after the kernel. Returns when the kernel was launched, its
+    /// stream, its scratch and its grid.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn start_kernel(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &mut Launch<'_>,
+        q: QueueArg,
+        kernel: &GpuKernel,
+        f: sys::CUfunction,
+        mut grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        parts: u32,
+        views: &mut Vec<sys::CUdeviceptr>,
+    ) -> Result<Started, RunError> {
+        let Launch {
+            desc,
+            ref mut args,
+            sizes,
+            site,
+            ..
+        } = *l;
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        let view_stream = self.data.memory.stream(q).map_err(at)?;
         let mut values = Vec::with_capacity(desc.params.len() + 3);
         // The data pointers and extents of `kernel.arrays`, passed after the private arrays.
         let mut array_values = Vec::new();
@@ -804,21 +957,31 @@ impl Nvidia {
                     let host = args[i] as usize as *mut ArrayHeader;
                     match self.data.copy_of(host) {
                         Some(c) => {
+                            // A `reshape` view has the copy of the data it shares, in its
+                            // own shape.
+                            let dims = (*host).dims.map(|d| d as u64);
                             if let Some(a) = arrays.next_if(|a| a.param == i) {
                                 array_values.push(c.data);
-                                array_values.extend(c.dims.iter().take(a.rank as usize));
+                                array_values.extend(dims.iter().take(a.rank as usize));
                             }
-                            c.header
+                            if dims == c.dims {
+                                c.header
+                            } else {
+                                let header = Self::view_header(c, (*host).len, &dims, view_stream)
+                                    .map_err(at)?;
+                                views.push(header);
+                                header
+                            }
                         }
                         // A private array's copies come from the scratch below; the kernel
                         // reads the original only for `firstprivate`, which copies it in.
                         None if p.pass == ParamPass::PrivateArray => 0,
+                        // `no_create` of absent data runs on the host (`Devices::launch_nvidia`
+                        // sends such launches to `launch_for_gpu_on_host`).
                         None => {
-                            let message = "an array that is not on the GPU (`no_create` of \
-                                           absent data runs only on devices that share host \
-                                           memory)"
-                                .to_string();
-                            return Err(at(RunErrorKind::Device { message }));
+                            let message =
+                                "an array that is not on the GPU reached a kernel".to_string();
+                            return Err(at(RunErrorKind::Internal { message }));
                         }
                     }
                 }
@@ -871,33 +1034,12 @@ impl Nvidia {
             let _ = result::free_async(base, stream);
         }
         launched.map_err(|e| at(driver_error("launching a kernel", e)))?;
-        let place = self.data.memory.place(site, q);
-        let launched = EventKind::Launch {
-            gangs: grid.0,
-            workers: block.1,
-            vector: block.0,
-        };
-        for op in ops {
-            self.data
-                .data_op(DataPhase::RegionExit, op, false, false, q)?;
-        }
-        if q == QueueArg::Sync || desc.has_results() {
-            result::stream::synchronize(stream)
-                .map_err(|e| at(driver_error("running a kernel", e)))?;
-            self.data
-                .memory
-                .profiler
-                .record(place, launched, start, Instant::now());
-            self.output.drain(ctx, stream);
-            self.check_error(ctx);
-            scratch.results(desc, args, grid.0, &self.scratch);
-        } else {
-            self.data
-                .memory
-                .profiler
-                .record(place, launched, start, start);
-        }
-        Ok(())
+        Ok(Started {
+            start,
+            stream,
+            scratch,
+            grid,
+        })
     }
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang

@@ -106,6 +106,65 @@ impl DataOpArg {
     }
 }
 
+/// The array that owns `a`'s data: `a` itself, or the array a `reshape` view `a` shares.
+/// Presence is keyed by it.
+///
+/// # Safety
+/// `a` is a live array.
+pub(crate) unsafe fn storage(a: *mut ArrayHeader) -> *mut ArrayHeader {
+    if (*a).owner.is_null() {
+        a
+    } else {
+        (*a).owner
+    }
+}
+
+/// A clause's array and section as the presence table keeps them.
+pub(crate) struct Placed {
+    /// The array that owns the data (`storage`).
+    pub storage: *mut ArrayHeader,
+    /// The section in the storage's shape.
+    pub section: Section,
+    /// The section as written, in the shape of the clause's array (for messages).
+    pub written: Section,
+}
+
+/// The op's section, checked against its array's shape, and placed in its storage: every
+/// device checks this, so that a clause fails the same way on each (LANGUAGE.md 7.3).
+///
+/// # Safety
+/// `op.array` is a live array.
+pub(crate) unsafe fn placed(op: &DataOpArg) -> Result<Placed, RunErrorKind> {
+    let written = op.section()?;
+    let storage = storage(op.array);
+    let (view, shared) = (array::shape(op.array), array::shape(storage));
+    let section = if storage == op.array || view == shared {
+        written
+    } else {
+        written
+            .reshaped(view, shared)
+            .ok_or_else(|| RunErrorKind::ViewSection {
+                section: section_text(op, &written),
+                storage: shared.to_vec(),
+            })?
+    };
+    Ok(Placed {
+        storage,
+        section,
+        written,
+    })
+}
+
+/// The section as the clause wrote it, after the variable's name (`[0:10]`; empty for a
+/// whole array): the name is the op's site text, which the engine adds to the message.
+pub(crate) unsafe fn section_text(op: &DataOpArg, section: &Section) -> String {
+    if op.nranges == NO_SECTION {
+        String::new()
+    } else {
+        section.display("", array::shape(op.array))
+    }
+}
+
 /// Where an operation runs: now, on the caller's thread, or on a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueArg {
