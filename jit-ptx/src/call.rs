@@ -235,20 +235,19 @@ pub(crate) fn emit_function(
     fx.ins(format!("ld.param.u64 {err}, [err]"));
     fx.read_special(if shared { Gangs::Params } else { Gangs::One });
     for (k, &(g, ty)) in globals.iter().enumerate() {
-        match fx.fresh_local(ty) {
-            // A global array: the caller passes its device header.
-            Val::Array(a) => {
+        // A global array: the caller passes its device header.
+        if ty.is_array() {
+            if let Val::Array(a) = fx.fresh_local(ty) {
                 fx.ins(format!("ld.param.u64 {}, [g{k}]", a.hdr));
                 fx.load_header(&a);
                 fx.globals.push((g, a.hdr));
                 fx.global_arrays.push((g, a));
-            }
-            Val::Scalar(..) => {
-                let r = fx.fresh(Class::B64);
-                fx.ins(format!("ld.param.u64 {r}, [g{k}]"));
-                fx.globals.push((g, r));
+                continue;
             }
         }
+        let r = fx.fresh(Class::B64);
+        fx.ins(format!("ld.param.u64 {r}, [g{k}]"));
+        fx.globals.push((g, r));
     }
     for (i, p) in f.params.iter().enumerate() {
         match fx.local(*p)? {

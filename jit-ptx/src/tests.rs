@@ -488,3 +488,60 @@ fn the_race_check_sees_a_load_before_a_leader_store() {
                   @%p1 st.global.b32 [%rd12], %r2;\nbar.sync 0;";
     assert!(leader_store_after_racing_load(fenced).is_none());
 }
+
+/// A routine that reads a global array gets the region's parameter for it, the device copy's
+/// header, not a slot value of the host's array: the kernel takes no `g{k}` for it, and the
+/// header it passes is the one it loaded from that parameter.
+#[test]
+fn routines_get_the_device_header_of_a_global_array() {
+    let m = emit_module(
+        &lower(
+            "let g = zeros(i64, 4)\n\
+             let s = 2\n\
+             acc routine seq\n\
+             fn get(i: i64) -> i64 {\n\
+                 return g[i] * s\n\
+             }\n\
+             let out = zeros(i64, 4)\n\
+             acc data copyin(g) {\n\
+                 acc parallel loop copyout(out)\n\
+                 for i in 0..4 {\n\
+                     out[i] = get(i)\n\
+                 }\n\
+             }\n\
+             print(out)\n",
+        ),
+        &PtxOptions::default(),
+    );
+    assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+    let [kernel] = &m.kernels[..] else {
+        panic!("one kernel: {:?}", m.kernels);
+    };
+    // Only the scalar `s` comes as a slot value.
+    assert_eq!(kernel.globals.len(), 1, "{:?}", kernel.globals);
+    let text = &m.text;
+    assert!(
+        text.contains(
+            "acc_fn_0_get(.param .b64 err, .param .b64 g0, .param .b64 g1, .param .b64 a0)"
+        ),
+        "{text}"
+    );
+    // `g` is region parameter 1 (after `out`): its header register goes to the call as `c_g0`.
+    let entry = &text[text.find(".entry").unwrap()..];
+    let lines: Vec<&str> = entry.lines().map(str::trim).collect();
+    let loaded = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("ld.param.u64 ")?.strip_suffix(", [p1];"))
+        .expect("the header of parameter 1 is loaded");
+    let header = lines
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("mov.b64 ")?
+                .strip_suffix(&format!(", {loaded};"))
+        })
+        .expect("the array's header register");
+    assert!(
+        lines.contains(&format!("st.param.b64 [c_g0], {header};").as_str()),
+        "{entry}"
+    );
+}
