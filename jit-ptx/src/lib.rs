@@ -20,8 +20,11 @@
 //!   storage for the whole launch, as the host devices share one cell per `copy` scalar: the
 //!   runtime fills the slots with the arguments before the launch and reads these slots back
 //!   after it; every thread reads and writes the variable there (in its natural width at the
-//!   slot's start), and `acc atomic` updates it with atomic instructions. Other slots are not
-//!   used.
+//!   slot's start), and `acc atomic` updates it with atomic instructions. Where the threads of
+//!   a block (or row) run the same code, all of them read the cell and the leader writes it
+//!   between two barriers, so that no read is in flight when it changes (the slots are
+//!   page-locked host memory, far enough away for such a read to refill L1 with the old value
+//!   after the store). Other slots are not used.
 //! - `partials`: the device address of `reductions.len() * gridDim.x` 8-byte slots: thread
 //!   (0,0) of block `b` stores its block's partial result of reduction `r` (in the slot form
 //!   above) at slot `r * gridDim.x + b`. The runtime combines them in block order with the
