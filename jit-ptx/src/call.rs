@@ -13,8 +13,10 @@
 //! gang, .param .b32 ngangs][, .param .b64 g0, …], .param .T a0, …)`: the error record's
 //! address; the output buffer's, for a routine that prints (itself or in a routine it calls);
 //! for the non-`seq` routines the caller's gang number and count (gang loops share iterations by
-//! them); the 8-byte slot value of each global scalar the routine (or a routine it calls)
-//! reads, in `VarId` order; then the parameters (a scalar in a register of its type, `bool`
+//! them); one `.b64` per global the routine (or a routine it calls) reads, in `VarId` order: a
+//! scalar's 8-byte slot value, an array's device header (the region's copy of it, never the
+//! host's: the kernel passes the header of the region parameter the analysis made for the
+//! global); then the parameters (a scalar in a register of its type, `bool`
 //! as a 0/1 `.b32`; an array as its device header's address, from which the routine loads the
 //! data pointer and extents).
 
@@ -50,8 +52,8 @@ pub(crate) struct FuncSig {
     pub ret: Option<Ty>,
     /// Not `seq`: takes the caller's gang and gang count, and runs in the caller's mode.
     pub shared: bool,
-    /// The global scalars it reads, in `VarId` order.
-    pub globals: Vec<VarId>,
+    /// The globals it reads (scalars and arrays), in `VarId` order, with their types.
+    pub globals: Vec<(VarId, Ty)>,
     /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
     pub row_barriers: bool,
     /// It uses the shared scratch slots (reductions over threads, broadcasts).
@@ -104,11 +106,15 @@ pub(crate) fn prototype(sig: &FuncSig) -> String {
     format!("{};\n", header(sig))
 }
 
-/// The globals that `stmts` read directly, and the functions they call.
-pub(crate) fn reads_and_calls(stmts: &[Stmt], globals: &mut Vec<VarId>, calls: &mut Vec<FnId>) {
-    fn expr(e: &Expr, globals: &mut Vec<VarId>, calls: &mut Vec<FnId>) {
+/// The globals that `stmts` read directly (with their types), and the functions they call.
+pub(crate) fn reads_and_calls(
+    stmts: &[Stmt],
+    globals: &mut Vec<(VarId, Ty)>,
+    calls: &mut Vec<FnId>,
+) {
+    fn expr(e: &Expr, globals: &mut Vec<(VarId, Ty)>, calls: &mut Vec<FnId>) {
         match &e.kind {
-            ExprKind::Global(g) => globals.push(*g),
+            ExprKind::Global(g) => globals.push((*g, e.ty)),
             ExprKind::Call(f, args) => {
                 calls.push(*f);
                 args.iter().for_each(|a| expr(a, globals, calls));
@@ -228,10 +234,20 @@ pub(crate) fn emit_function(
     let err = fx.sp.err;
     fx.ins(format!("ld.param.u64 {err}, [err]"));
     fx.read_special(if shared { Gangs::Params } else { Gangs::One });
-    for (k, g) in globals.iter().enumerate() {
+    for (k, &(g, ty)) in globals.iter().enumerate() {
+        // A global array: the caller passes its device header.
+        if ty.is_array() {
+            if let Val::Array(a) = fx.fresh_local(ty) {
+                fx.ins(format!("ld.param.u64 {}, [g{k}]", a.hdr));
+                fx.load_header(&a);
+                fx.globals.push((g, a.hdr));
+                fx.global_arrays.push((g, a));
+                continue;
+            }
+        }
         let r = fx.fresh(Class::B64);
         fx.ins(format!("ld.param.u64 {r}, [g{k}]"));
-        fx.globals.push((*g, r));
+        fx.globals.push((g, r));
     }
     for (i, p) in f.params.iter().enumerate() {
         match fx.local(*p)? {
@@ -312,7 +328,7 @@ impl Fx<'_, '_> {
             regs.push((r, param_type_of(t)));
         }
         let mut globals = Vec::with_capacity(sig.globals.len());
-        for g in &sig.globals {
+        for (g, _) in &sig.globals {
             match self.globals.iter().find(|x| x.0 == *g) {
                 Some(&(_, r)) => globals.push(r),
                 None => return unsupported("a global that the caller was not given"),

@@ -82,6 +82,12 @@ impl Fx<'_, '_> {
         let v = match &e.kind {
             ExprKind::Const(c) => Val::Scalar(self.const_value(*c), c.ty()),
             ExprKind::Local(l) => self.read_local(*l)?,
+            ExprKind::Global(g) if e.ty.is_array() => {
+                match self.global_arrays.iter().find(|x| x.0 == *g) {
+                    Some((_, a)) => Val::Array(a.clone()),
+                    None => return unsupported("a global array that the function was not given"),
+                }
+            }
             ExprKind::Global(g) => {
                 let Some(&(_, bits)) = self.globals.iter().find(|x| x.0 == *g) else {
                     return unsupported("a global variable that the function was not given");

@@ -145,8 +145,11 @@ pub(crate) struct Fx<'c, 'm> {
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
     /// of the memory cell each lives in, shared by every thread of the launch.
     pub cells: Vec<(LocalId, Reg)>,
-    /// The global scalars the code reads: each one's 8-byte slot value at the launch.
+    /// The globals the code reads: a scalar's 8-byte slot value at the launch, an array's
+    /// device header.
     pub globals: Vec<(VarId, Reg)>,
+    /// The global arrays it reads: their device copies (the header in `globals` too).
+    pub global_arrays: Vec<(VarId, ArrayVal)>,
     /// The mode the function starts in (`return` is uniform only there).
     pub entry_mode: Mode,
     /// The enclosing gang loops' reductions that inner vector loops may leave to them.
@@ -208,6 +211,7 @@ impl<'c, 'm> Fx<'c, 'm> {
             prints: false,
             cells: Vec::new(),
             globals: Vec::new(),
+            global_arrays: Vec::new(),
             entry_mode: mode,
             gang_frames: Vec::new(),
             proven: Default::default(),
@@ -362,6 +366,13 @@ impl<'c, 'm> Fx<'c, 'm> {
             return unsupported("an array assigned to a `copy` scalar");
         };
         let r = self.storable(r, s);
+        // Every thread of the block (or row) may have read the cell since the last barrier
+        // (`s += x` reads it in all of them); the leader stores only once they all have.
+        // Without this barrier another warp's load can still be in flight when the leader
+        // stores: a data race in PTX's memory model, and on the GPU (the cell is page-locked
+        // host memory, a PCIe round trip away) that late load refilled L1 with the old value,
+        // which the leader read back in the next iteration, losing an update.
+        self.sync();
         let g = self.guard();
         self.ins(format!("{g}st.global.{} [{addr}], {r}", crate::ptx::mem(s)));
         self.sync();

@@ -1,6 +1,7 @@
 //! A compute region as a kernel (`.visible .entry acc_region_{N}`), with the parameters, the
 //! result and partial-result slots and the error record of the crate's kernel ABI.
 
+use acc_lang::hir::VarId;
 use acc_lang::ir::{Construct, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
 
 use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
@@ -94,7 +95,14 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     }
     let private_arrays = crate::private::plan(r)?;
     let single = one_gang(r);
-    let globals = cx.body_globals(&r.body)?;
+    // The globals its routines read. Scalars come as kernel parameters (their slot values at
+    // the launch); an array is the region's own parameter for it (the analysis gives a region
+    // every global its routines use), so routines work on the device copy, not the host's.
+    let (array_globals, globals): (Vec<_>, Vec<_>) = cx
+        .body_globals(&r.body)?
+        .into_iter()
+        .partition(|(_, t)| t.is_array());
+    let globals: Vec<VarId> = globals.into_iter().map(|(g, _)| g).collect();
     let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
     fx.local_tys = r.locals.iter().map(|l| l.ty).collect();
     for l in &r.locals {
@@ -181,6 +189,17 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
                 ))
             }
         }
+    }
+    for (g, _) in &array_globals {
+        let param = r
+            .params
+            .iter()
+            .position(|p| p.var == *g && p.pass == Pass::Array);
+        let Some(Val::Array(a)) = param.map(|i| fx.local(LocalId(i as u32))).transpose()? else {
+            return unsupported("a routine reads a global array that is not a region parameter");
+        };
+        fx.globals.push((*g, a.hdr));
+        fx.global_arrays.push((*g, a));
     }
     for red in &r.reductions {
         match fx.local(red.private)? {

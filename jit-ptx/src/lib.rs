@@ -20,8 +20,11 @@
 //!   storage for the whole launch, as the host devices share one cell per `copy` scalar: the
 //!   runtime fills the slots with the arguments before the launch and reads these slots back
 //!   after it; every thread reads and writes the variable there (in its natural width at the
-//!   slot's start), and `acc atomic` updates it with atomic instructions. Other slots are not
-//!   used.
+//!   slot's start), and `acc atomic` updates it with atomic instructions. Where the threads of
+//!   a block (or row) run the same code, all of them read the cell and the leader writes it
+//!   between two barriers, so that no read is in flight when it changes (the slots are
+//!   page-locked host memory, far enough away for such a read to refill L1 with the old value
+//!   after the store). Other slots are not used.
 //! - `partials`: the device address of `reductions.len() * gridDim.x` 8-byte slots: thread
 //!   (0,0) of block `b` stores its block's partial result of reduction `r` (in the slot form
 //!   above) at slot `r * gridDim.x + b`. The runtime combines them in block order with the
@@ -57,7 +60,10 @@
 //!   floats converted to `f64`).
 //! - `g{k}`, after `out`, one per entry of [`Kernel::globals`]: the 8-byte slot value of a
 //!   global scalar that a routine called by the kernel reads (a routine sees a global's value
-//!   at region entry, LANGUAGE.md 7.9).
+//!   at region entry, LANGUAGE.md 7.9). A global *array* a routine reads takes no parameter:
+//!   the analysis makes it a parameter of the region (`Pass::Array`), and the kernel passes
+//!   that parameter's device header to the routine, so routines read and write the device
+//!   copy, never the host's array.
 //! - For each entry of [`Kernel::private_arrays`], in parameter order, after the `g{k}`:
 //!   `s{i}` (`i` the parameter's index), the device address of the launch's copies of that
 //!   private array, then `s{i}_d{k}` for `k` in `0..rank`, the original's extents. The
@@ -225,7 +231,8 @@ pub struct Kernel {
     /// The kernel works in block 0 only: launch one block.
     pub one_gang: bool,
     /// The global scalars its routines read: after `out`, the kernel takes one `.u64`
-    /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch.
+    /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch. (Global
+    /// arrays its routines read are region parameters, not entries here.)
     pub globals: Vec<acc_lang::hir::VarId>,
     /// The kernel (or a routine it calls) has `print` or `printf` statements: it needs an
     /// output buffer (its `out` parameter).

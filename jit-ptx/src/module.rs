@@ -31,8 +31,8 @@ pub(crate) struct Cx<'m> {
     functions: HashMap<(FnId, Mode), std::result::Result<FuncSig, String>>,
     /// Routines being generated (a call back into one is recursion).
     in_progress: Vec<FnId>,
-    /// The global scalars each routine reads, itself or through the routines it calls.
-    globals_read: HashMap<FnId, Vec<VarId>>,
+    /// The globals each routine reads, itself or through the routines it calls.
+    globals_read: HashMap<FnId, Vec<(VarId, ir::Ty)>>,
     /// Prototypes and definitions of the generated routines, in order of generation.
     definitions: Vec<(String, String)>,
     /// The math library's helpers generated so far.
@@ -95,9 +95,9 @@ impl<'m> Cx<'m> {
         self.definitions.push((prototype, text));
     }
 
-    /// The global scalars that routine `id` reads, itself or through the routines it calls,
-    /// in `VarId` order.
-    pub(crate) fn globals_of(&mut self, id: FnId) -> Result<Vec<VarId>> {
+    /// The globals that routine `id` reads, itself or through the routines it calls, in
+    /// `VarId` order, with their types.
+    pub(crate) fn globals_of(&mut self, id: FnId) -> Result<Vec<(VarId, ir::Ty)>> {
         if let Some(g) = self.globals_read.get(&id) {
             return Ok(g.clone());
         }
@@ -116,8 +116,9 @@ impl<'m> Cx<'m> {
         Ok(globals)
     }
 
-    /// The global scalars that `body` reads, itself or through the routines it calls.
-    pub(crate) fn body_globals(&mut self, body: &[ir::Stmt]) -> Result<Vec<VarId>> {
+    /// The globals that `body` reads, itself or through the routines it calls, with their
+    /// types.
+    pub(crate) fn body_globals(&mut self, body: &[ir::Stmt]) -> Result<Vec<(VarId, ir::Ty)>> {
         let (mut globals, mut calls) = (Vec::new(), Vec::new());
         reads_and_calls(body, &mut globals, &mut calls);
         calls.sort_by_key(|c| c.0);
@@ -125,8 +126,8 @@ impl<'m> Cx<'m> {
         for c in calls {
             globals.extend(self.globals_of(c)?);
         }
-        globals.sort_by_key(|g| g.index());
-        globals.dedup();
+        globals.sort_by_key(|g| g.0.index());
+        globals.dedup_by_key(|g| g.0);
         Ok(globals)
     }
 }

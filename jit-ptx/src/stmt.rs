@@ -2,7 +2,9 @@
 //!
 //! In `Block` and `Row` mode every thread of the block (or row) runs each statement with the
 //! same values, so control flow stays uniform and barriers are safe; only the leader stores,
-//! and a barrier follows each store so that the others read what it wrote.
+//! and a barrier follows each store so that the others read what it wrote. A `copy` scalar's
+//! cell also gets a barrier before the leader's store (`Fx::write_local`): every thread reads
+//! the cell, and no read may still be in flight when it changes.
 
 use acc_lang::ir::{Block, Expr, ScalarType, SiteId, Stmt, StringId};
 

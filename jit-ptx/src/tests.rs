@@ -434,3 +434,114 @@ fn arrays_past_the_parameter_space_are_read_from_their_headers() {
         7 * (80 - k.arrays.len())
     );
 }
+
+/// For every store only the leader makes (`@%p st.global… [R]`), whether a load of the same
+/// address `[R]` comes after the last barrier before it, in the text's order (a loop's body
+/// comes after the barrier that ends its previous iteration).
+fn leader_store_after_racing_load(ptx: &str) -> Option<String> {
+    let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+    for (i, line) in lines.iter().enumerate() {
+        if !(line.starts_with("@%p") && line.contains(" st.global.")) {
+            continue;
+        }
+        let addr = &line[line.find('[')?..=line.find(']')?];
+        for earlier in lines[..i].iter().rev() {
+            if earlier.starts_with("bar.sync") || earlier.starts_with("bar.warp.sync") {
+                break;
+            }
+            if earlier.starts_with("ld.global") && earlier.contains(addr) {
+                return Some(format!("`{earlier}` … `{line}`"));
+            }
+        }
+    }
+    None
+}
+
+/// A `copy` scalar of a `kernels` region accumulated in a sequential loop lives in a cell that
+/// every thread reads and the leader writes. No thread's read of the cell may be in flight when
+/// the leader stores: a barrier comes between them (on an H100 the racing reads lost updates of
+/// an i32 sum, 1192322944 instead of 1146749120).
+#[test]
+fn leader_stores_a_cell_only_after_every_thread_read_it() {
+    let text = ptx("let n = 100\n\
+         let a = zeros(i32, n + 1)\n\
+         let s: i32 = 0\n\
+         acc kernels copyin(a) copy(s)\n\
+         {\n\
+             for i in 1..=n {\n\
+                 s += a[i]\n\
+             }\n\
+         }\n\
+         print(s)\n");
+    assert!(text.contains("st.global.b32"), "{text}");
+    if let Some(race) = leader_store_after_racing_load(&text) {
+        panic!("a leader's store races with a read: {race}\n{text}");
+    }
+}
+
+#[test]
+fn the_race_check_sees_a_load_before_a_leader_store() {
+    let racy = "ld.global.b32 %r1, [%rd12];\nadd.s32 %r2, %r1, 1;\n\
+                @%p1 st.global.b32 [%rd12], %r2;\nbar.sync 0;";
+    assert!(leader_store_after_racing_load(racy).is_some());
+    let fenced = "ld.global.b32 %r1, [%rd12];\nadd.s32 %r2, %r1, 1;\nbar.sync 0;\n\
+                  @%p1 st.global.b32 [%rd12], %r2;\nbar.sync 0;";
+    assert!(leader_store_after_racing_load(fenced).is_none());
+}
+
+/// A routine that reads a global array gets the region's parameter for it, the device copy's
+/// header, not a slot value of the host's array: the kernel takes no `g{k}` for it, and the
+/// header it passes is the one it loaded from that parameter.
+#[test]
+fn routines_get_the_device_header_of_a_global_array() {
+    let m = emit_module(
+        &lower(
+            "let g = zeros(i64, 4)\n\
+             let s = 2\n\
+             acc routine seq\n\
+             fn get(i: i64) -> i64 {\n\
+                 return g[i] * s\n\
+             }\n\
+             let out = zeros(i64, 4)\n\
+             acc data copyin(g) {\n\
+                 acc parallel loop copyout(out)\n\
+                 for i in 0..4 {\n\
+                     out[i] = get(i)\n\
+                 }\n\
+             }\n\
+             print(out)\n",
+        ),
+        &PtxOptions::default(),
+    );
+    assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
+    let [kernel] = &m.kernels[..] else {
+        panic!("one kernel: {:?}", m.kernels);
+    };
+    // Only the scalar `s` comes as a slot value.
+    assert_eq!(kernel.globals.len(), 1, "{:?}", kernel.globals);
+    let text = &m.text;
+    assert!(
+        text.contains(
+            "acc_fn_0_get(.param .b64 err, .param .b64 g0, .param .b64 g1, .param .b64 a0)"
+        ),
+        "{text}"
+    );
+    // `g` is region parameter 1 (after `out`): its header register goes to the call as `c_g0`.
+    let entry = &text[text.find(".entry").unwrap()..];
+    let lines: Vec<&str> = entry.lines().map(str::trim).collect();
+    let loaded = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("ld.param.u64 ")?.strip_suffix(", [p1];"))
+        .expect("the header of parameter 1 is loaded");
+    let header = lines
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("mov.b64 ")?
+                .strip_suffix(&format!(", {loaded};"))
+        })
+        .expect("the array's header register");
+    assert!(
+        lines.contains(&format!("st.param.b64 [c_g0], {header};").as_str()),
+        "{entry}"
+    );
+}

@@ -212,6 +212,9 @@ pub(crate) struct Tx<'a, 'f> {
     in_function: bool,
     /// The IR size of all the bodies inlined into this function so far.
     inlined_size: usize,
+    /// In a region that runs on a copy of the global slots: the engine's slots, which
+    /// `ctx.globals` gets back on every way out (`region::device_globals`).
+    host_globals: Option<Value>,
 }
 
 /// Build `func`'s body.
@@ -267,12 +270,15 @@ pub(crate) fn translate(
         inline_depth: 0,
         in_function: matches!(kind, FnKind::Function(_)),
         inlined_size: 0,
+        host_globals: None,
     };
     match kind {
         FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params[1..])?,
         FnKind::Region(r) => tx.region_body(r, &params[1..])?,
     }
     tx.b.switch_to_block(tx.fail);
+    // A failed region leaves too: the host's code after it reads the engine's slots.
+    tx.restore_globals(tx.host_globals);
     tx.return_dummy();
     tx.b.seal_all_blocks();
     let config = tx.jit.target_config();

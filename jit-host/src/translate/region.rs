@@ -15,20 +15,33 @@
 //! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
 //! (see `atomic`), since gangs may run on several threads at once.
 
-use acc_lang::ir::{Launch, LocalId, Pass, Place, Region, Ty};
+use acc_lang::ir::visit::{walk_expr, Visitor};
+use acc_lang::ir::{Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
 use acc_runtime::device::SECTION_ABSENT;
 use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc};
-use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::builtin::elem_code;
-use super::{clif_type, Gang, Tx};
+use super::{clif_type, Gang, Tx, CTX_GLOBALS_OFFSET, PTR};
 use crate::JitError;
 
 impl Tx<'_, '_> {
     /// The body of a region function; `params` are `(args, gang, num_gangs)`.
     pub(super) fn region_body(&mut self, r: &Region, params: &[Value]) -> Result<(), JitError> {
         let (args, gang, num_gangs) = (params[0], params[1], params[2]);
+        let replaced = self.replaced_globals(r);
+        if !replaced.is_empty() {
+            // Loaded first, in the entry block, which dominates every way out (`fail` too).
+            // A plain load, not the entry's movable one: it stays before the store that
+            // points `ctx.globals` at the copy.
+            let host =
+                self.b
+                    .ins()
+                    .load(PTR, MemFlagsData::trusted(), self.ctx, CTX_GLOBALS_OFFSET);
+            self.host_globals = Some(host);
+        }
         let epilogue = self.b.create_block();
         self.gang = Some(Gang { gang, num_gangs });
         self.epilogue = Some(epilogue);
@@ -94,6 +107,7 @@ impl Tx<'_, '_> {
             let identity = self.identity(red.op, red.ty);
             self.b.def_var(var, identity);
         }
+        self.device_globals(r, &replaced)?;
 
         self.block(&r.body)?;
         self.b.ins().jump(epilogue, &[]);
@@ -109,9 +123,107 @@ impl Tx<'_, '_> {
         for a in owned {
             self.call_rt("acc_rt_release", &[a])?;
         }
+        self.restore_globals(self.host_globals);
         self.b.ins().return_(&[]);
         self.start_unreachable();
         Ok(())
+    }
+
+    /// Routines called by the region read globals through `ctx.globals`, and a global array
+    /// there is the host's array. Where the region has global arrays among its parameters (the
+    /// analysis gives a region every global its routines use) and calls functions, the gang
+    /// runs on a copy of the slots in its stack frame in which those arrays are the region's
+    /// arguments: the device copies on a discrete device (emulated, or nvidia's host fallback),
+    /// the host arrays themselves on the others. Scalars keep their slot values, which are their
+    /// values at region entry (routines may not assign globals). `ctx.globals` points at the
+    /// copy until the region returns (`restore_globals`, on every way out).
+    /// These are the `(slot, parameter)` pairs to replace; none where nothing needs the copy.
+    fn replaced_globals(&self, r: &Region) -> Vec<(u32, usize)> {
+        struct Calls(bool);
+        impl<'a> Visitor<'a> for Calls {
+            fn expr(&mut self, e: &'a Expr) {
+                self.0 |= matches!(e.kind, ExprKind::Call(..));
+                walk_expr(self, e);
+            }
+        }
+        let mut calls = Calls(false);
+        calls.block(&r.body);
+        if !calls.0 {
+            return Vec::new();
+        }
+        r.params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pass == Pass::Array && p.ty.is_array())
+            .filter_map(|(i, p)| self.env.slots.get(&p.var).map(|&slot| (slot, i)))
+            .collect()
+    }
+
+    /// Point `ctx.globals` at a copy of the slots with the `replaced` arrays set to the
+    /// region's parameters (see `replaced_globals`).
+    fn device_globals(&mut self, r: &Region, replaced: &[(u32, usize)]) -> Result<(), JitError> {
+        let Some(host) = self.host_globals else {
+            return Ok(());
+        };
+        debug_assert!(replaced.iter().all(|&(_, i)| i < r.params.len()));
+        // Every global this compile and the earlier ones know; the routines use no others.
+        let count = self.env.slots.values().max().map_or(0, |&m| m as usize + 1);
+        let shadow = self.stack_buffer(count);
+        self.copy_words(shadow, host, count);
+        for &(slot, i) in replaced {
+            let (var, _) = self.local(LocalId(i as u32))?;
+            let array = self.b.use_var(var);
+            let offset = i32::try_from(slot as i64 * 8)
+                .map_err(|_| JitError::Unsupported(format!("global slot {slot} too large")))?;
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), array, shadow, offset);
+        }
+        self.b.ins().store(
+            MemFlagsData::trusted(),
+            shadow,
+            self.ctx,
+            CTX_GLOBALS_OFFSET,
+        );
+        // Code inlined into the region reads its globals through the copy too.
+        self.globals = shadow;
+        Ok(())
+    }
+
+    /// Point `ctx.globals` back at the engine's slots (see `device_globals`).
+    pub(super) fn restore_globals(&mut self, host: Option<Value>) {
+        if let Some(host) = host {
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), host, self.ctx, CTX_GLOBALS_OFFSET);
+        }
+    }
+
+    /// Copy `words` 8-byte words from `src` to `dst` (a loop: the count is every global's).
+    fn copy_words(&mut self, dst: Value, src: Value, words: usize) {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(head, types::I64);
+        let zero = self.iconst(types::I64, 0);
+        self.b.ins().jump(head, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(head);
+        let at = self.b.block_params(head)[0];
+        let end = self.iconst(types::I64, words as i64 * 8);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let from = self.b.ins().iadd(src, at);
+        let word = self
+            .b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), from, 0);
+        let to = self.b.ins().iadd(dst, at);
+        self.b.ins().store(MemFlagsData::trusted(), word, to, 0);
+        let eight = self.iconst(types::I64, 8);
+        let next = self.b.ins().iadd(at, eight);
+        self.b.ins().jump(head, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(done);
     }
 
     /// `Stmt::Launch`: evaluate the arguments and clauses, call `acc_rt_launch`, store the

@@ -1,7 +1,8 @@
 //! Device code (LANGUAGE.md 7.9): which functions are compiled for the device, and what device
 //! code may not contain: array creation, host-only built-ins and runtime routines, data
 //! directives and compute constructs (in functions without `acc routine`, which `validate` did
-//! not see as device code), writes to global scalars from routines, and recursion.
+//! not see as device code), writes to global scalars and rebinding of global arrays from
+//! routines, and recursion.
 
 use super::loops::{self, LoopContext, Root};
 use super::visit::{self, Visitor};
@@ -361,6 +362,18 @@ impl Visitor for DeviceScan<'_, '_> {
                     p.span,
                     format!("assigns global scalar `{var}`"),
                     format!("in device code a global scalar keeps its value from region entry: pass `{var}` in and return the new value, or keep it in an array"),
+                );
+            }
+            // In device code a global array is the calling region's copy of it (its device
+            // copy on a discrete device), which no assignment can rebind to another array.
+            if let Some(info) = info.filter(|i| i.kind == VarKind::Global && i.ty.is_array()) {
+                let var = info.name.clone();
+                let name = self.cx.fn_name(f);
+                self.report(
+                    format!("device routine `{name}` rebinds global array `{var}`"),
+                    p.span,
+                    format!("assigns global array `{var}`"),
+                    format!("in device code `{var}` is the region's copy of the array: assign its elements (`{var}[i] = …`), or rebind it on the host"),
                 );
             }
         }
