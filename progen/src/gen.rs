@@ -201,12 +201,15 @@ impl Gen {
 
     /// One unit, at the top level or wrapped in a function called right after it.
     fn unit(&mut self, u: usize) -> Node {
-        let (globals, body) = match self.rng.below(10) {
+        let (globals, body) = match self.rng.below(14) {
             0..=2 => self.elementwise(u),
             3..=4 => self.reduction(u),
             5 => self.private(u),
             6..=7 => self.atomics(u),
-            _ => self.data_movement(u),
+            8..=9 => self.data_movement(u),
+            10 | 11 => self.row_reduction(u),
+            12 => self.device_print(u),
+            _ => self.scalar_data(u),
         };
         let mut nodes = globals;
         if self.rng.chance(30) {
@@ -368,6 +371,10 @@ impl Gen {
             Construct::Kernels,
             Construct::Serial,
         ]);
+        let wrap = self.rng.below(6);
+        let ycl = self.rng.below(4);
+        // Loops that skip elements leave them as they were: only where y is copied in.
+        let gaps_ok = wrap == 2 || (wrap <= 1 && ycl != 1);
         let combined = self.rng.chance(60);
         let mut levels = self.levels(kind, r);
         // collapse / tile over the outer loops of a perfect nest
@@ -413,8 +420,22 @@ impl Gen {
         let mut scopes = vec![sc.clone()];
         // t_scope[k]: what `let tk`, between loops k and k + 1 (an imperfect nest), may read
         let mut t_scope: Vec<Option<Scope>> = vec![None; r];
+        let mut headers = Vec::new();
         for k in 0..r {
-            sc = sc.with(&format!("i{k}"), Ty::I64);
+            let (d, i) = (dims[k], format!("i{k}"));
+            let (header, ity) = match self.rng.below(12) {
+                0 => (format!("for {i} in {} ..= 0 step -1", d - 1), Ty::I64),
+                1 => (format!("for {i} in 0i32..{d}i32"), Ty::I32),
+                2 if gaps_ok => {
+                    let st = self.rng.pick(&[2, 3]);
+                    (format!("for {i} in {} .. {d} step {st}", self.rng.below(2)), Ty::I64)
+                }
+                3 if gaps_ok => (format!("for {i} in {d} - 1 .. -1 step -2"), Ty::I64),
+                4 => (format!("for {i} in 0..={}", d - 1), Ty::I64),
+                _ => (format!("for {i} in 0..{d}"), Ty::I64),
+            };
+            headers.push(header);
+            sc = sc.with(&i, ity);
             if k + 1 >= perfect && k + 1 < r && self.rng.chance(30) {
                 t_scope[k] = Some(sc.clone());
                 sc = sc.with(&format!("t{k}"), Ty::I64);
@@ -423,6 +444,13 @@ impl Gen {
         }
         let target = format!("{y}[{}] = ", idx(r));
         let mut body = self.element_body(&target, tout, &scopes[r]);
+        if gaps_ok && self.rng.chance(15) {
+            // `continue` skips some elements (they keep the value copied in)
+            let c = self.ex().boolean(&scopes[r], 2);
+            let skip = self.fixed("continue");
+            let n = self.block(vec![], vec![t("if "), e(c)], vec![skip]);
+            body.insert(0, n);
+        }
         for k in (0..r).rev() {
             let mut pre = Vec::new();
             if k > 0 {
@@ -430,11 +458,7 @@ impl Gen {
                     pre.push(format!("acc loop {l}").trim_end().to_string());
                 }
             }
-            let header = if self.rng.chance(10) && k >= perfect {
-                format!("for i{k} in {} ..= 0 step -1", dims[k] - 1)
-            } else {
-                format!("for i{k} in 0..{}", dims[k])
-            };
+            let header = headers[k].clone();
             let lp = self.block(pre, vec![t(header)], body);
             body = vec![lp];
             // a private scalar computed between levels (imperfect nest)
@@ -464,12 +488,11 @@ impl Gen {
         if self.rng.chance(20) {
             clauses.push(format!("firstprivate({s})"));
         }
-        let wrap = self.rng.below(6);
         let mut async_q: Option<Queue> = None;
         let mut data_q: Option<Queue> = None;
         match wrap {
             0 | 1 => {
-                match self.rng.below(4) {
+                match ycl {
                     0 => clauses.push(format!("copyin({x}) copy({y})")),
                     1 => clauses.push(format!("copyin({x}) copyout({y})")),
                     2 => clauses.push(format!("copy({x}, {y})")),
@@ -533,6 +556,18 @@ impl Gen {
                 let mut g = self.stmt(vec![t("let g = "), e(v)]);
                 g.removable = false;
                 inner.insert(0, g);
+            }
+            if kind == Construct::Kernels && self.rng.chance(50) {
+                // a second loop nest, its own kernel, reading what the first one wrote
+                let one = tout.literal(1);
+                let w = self.fixed(format!("{y}[{0}] = {y}[{0}] + {one}", idx(r)));
+                let mut nest = vec![w];
+                for h in headers.iter().rev() {
+                    let mut l = self.block(vec![], vec![t(h.clone())], nest);
+                    l.removable = false;
+                    nest = vec![l];
+                }
+                inner.extend(nest);
             }
             let mut region = self.block(
                 vec![],
@@ -615,7 +650,19 @@ impl Gen {
                 let w = self.ex().value(&inner, ty, 2);
                 let upd = self.stmt(vec![t("w = w + "), e(w)]);
                 let n = 1 + self.rng.below(4);
-                let lp = self.block(vec![], vec![t(format!("for q in 0..{n}"))], vec![upd]);
+                let lp = if self.rng.chance(50) {
+                    self.block(vec![], vec![t(format!("for q in 0..{n}"))], vec![upd])
+                } else {
+                    // the same as a while loop, with a break that may end it early
+                    let c = self.ex().boolean(&inner, 1);
+                    let brk = self.fixed("break");
+                    let b = self.block(vec![], vec![t("if "), e(c)], vec![brk]);
+                    let inc = self.fixed("q += 1");
+                    let mut wl = self.block(vec![], vec![t(format!("while q < {n}"))], vec![upd, b, inc]);
+                    wl.removable = false;
+                    let q0 = self.fixed("let q = 0");
+                    self.group(vec![q0, wl])
+                };
                 let sc2 = sc.with("w", ty);
                 let fin = self.ex().value(&sc2, ty, 1);
                 vec![a, lp, self.stmt(vec![t(target), e(fin)])]
@@ -713,6 +760,12 @@ impl Gen {
             }
             let upd = self.reduction_update(name, *ty, op, inner_sc);
             updates.push(upd);
+        }
+        if self.rng.chance(15) {
+            let c = self.ex().boolean(inner_sc, 2);
+            let skip = self.fixed("continue");
+            let n = self.block(vec![], vec![t("if "), e(c)], vec![skip]);
+            updates.insert(0, n);
         }
         let clause = |vars: &[(String, Ty, &str)], rng: &mut Rng| -> String {
             if rng.chance(50) {
@@ -1475,6 +1528,176 @@ impl Gen {
         if let Some(p) = pending.take() {
             ops.push(self.wait_for(p));
         }
+    }
+
+    // ---------------------------------------------------------------- more units
+
+    /// Per-row reductions inside a gang loop: `out[i] = reduce over j`, by an `acc loop
+    /// worker/vector reduction` in the region or in an `acc routine worker/vector`.
+    fn row_reduction(&mut self, u: usize) -> (Vec<Node>, Vec<Node>) {
+        let n = self.rng.pick(&[1, 3, 8, 40]);
+        let m = self.rng.pick(&[1, 2, 5, 32, 100, 200]);
+        let ty = self.rng.pick(&[Ty::I32, Ty::I64, Ty::F32, Ty::F64]);
+        let ops: &[&str] = if ty.is_int() { &["+", "*", "max", "min", "&", "|", "^"] } else { &["+", "max", "min"] };
+        let op = self.rng.pick(ops);
+        let (mat, out) = (format!("mat{u}"), format!("out{u}"));
+        let mut nodes = self.host_array(&mat, ty, &[n, m], &self.scope());
+        // exact floats in the matrix: sums in any order are exact
+        if ty.is_float() {
+            let mut sc = self.scope().with("i0", Ty::I64).with("i1", Ty::I64);
+            sc.arrays.clear();
+            let v = self.ex().exact_float(&sc, ty, 2);
+            let w = self.stmt(vec![t(format!("{mat}[i0, i1] = ")), e(v)]);
+            let inner = self.block(vec![], vec![t(format!("for i1 in 0..{m}"))], vec![w]);
+            nodes.push(self.block(vec![], vec![t(format!("for i0 in 0..{n}"))], vec![inner]));
+        }
+        nodes.push(self.fixed(format!("let {out} = zeros({}, {n})", ty.name())));
+        let init = if op == "*" { ty.literal(1) } else { ty.literal(self.rng.below(3) as i64) };
+        let upd = match op {
+            "max" | "min" => format!("s = {op}(s, {mat}[i, j])"),
+            _ => format!("s {op}= {mat}[i, j]"),
+        };
+        let level = self.rng.pick(&["vector", "worker", "worker vector", ""]);
+        let body = vec![
+            self.fixed(format!("let s: {} = {init}", ty.name())),
+            self.fixed(squash(&format!("acc loop {level} reduction({op}: s)"))),
+        ];
+        let mut globals = Vec::new();
+        let mut row = body;
+        row.pop();
+        let inner_loop = {
+            let u = self.fixed(upd);
+            let mut l = self.block(vec![squash(&format!("acc loop {level} reduction({op}: s)"))], vec![t(format!("for j in 0..{m}"))], vec![u]);
+            l.removable = false;
+            l
+        };
+        let workers = self.rng.pick(&["", " num_workers(2)", " num_workers(4) vector_length(32)"]);
+        let call_routine = self.rng.chance(40);
+        if call_routine {
+            // the same, in a routine of the loop's level
+            let rlevel = if level.contains("worker") { "worker" } else { "vector" };
+            let decl = self.fixed(format!("let s: {} = {init}", ty.name()));
+            let u2 = self.fixed(match op {
+                "max" | "min" => format!("s = {op}(s, m[i, j])"),
+                _ => format!("s {op}= m[i, j]"),
+            });
+            let lv = if level.is_empty() { rlevel } else { level };
+            let mut l = self.block(
+                vec![format!("acc loop {lv} reduction({op}: s)")],
+                vec![t("for j in 0..n")],
+                vec![u2],
+            );
+            l.removable = false;
+            let store = self.fixed("o[i] = s");
+            let mut f = self.block(
+                vec![format!("acc routine {rlevel}")],
+                vec![t(format!("fn rowred{u}(m: {0}[,], o: {0}[], i: i64, n: i64)", ty.name()))],
+                vec![decl, l, store],
+            );
+            f.removable = false;
+            globals.push(f);
+            row = vec![self.fixed(format!("rowred{u}({mat}, {out}, i, {m})"))];
+        } else {
+            row.push(inner_loop);
+            row.push(self.fixed(format!("{out}[i] = s")));
+        }
+        let mut l = self.block(vec![format!("acc parallel loop gang{workers}")], vec![t(format!("for i in 0..{n}"))], row);
+        l.removable = false;
+        nodes.push(l);
+        nodes.push(self.print_array(&out, ty));
+        (globals, nodes)
+    }
+
+    /// `print` and `printf` in device code that one thread runs (serial, kernels outside loops,
+    /// a one-gang parallel region): formatted exactly as on the host.
+    fn device_print(&mut self, u: usize) -> (Vec<Node>, Vec<Node>) {
+        let v = format!("pv{u}");
+        let ty = self.num_ty();
+        let lit = self.ex().literal(ty);
+        let mut nodes = vec![{
+            let mut d = self.stmt(vec![t(format!("let {v}: {} = ", ty.name())), e(lit)]);
+            d.removable = false;
+            d
+        }];
+        let sc = self.scope().with(&v, ty);
+        let mut body = Vec::new();
+        for _ in 0..1 + self.rng.below(3) {
+            if self.rng.chance(60) {
+                let mut parts = vec![t("print(")];
+                for k in 0..1 + self.rng.below(3) {
+                    if k > 0 {
+                        parts.push(t(", "));
+                    }
+                    let pty = self.rng.pick(&[Ty::I32, Ty::I64, Ty::F32, Ty::F64, Ty::Bool]);
+                    let x = self.ex().value(&sc, pty, 3);
+                    parts.push(e(x));
+                }
+                parts.push(t(")"));
+                body.push(self.stmt(parts));
+            } else {
+                let i = self.ex().int(&sc, Ty::I64, 3);
+                let f = self.ex().float(&sc, Ty::F64, 3);
+                let fmt = self.rng.pick(&["%d %f", "%5d|%.3f", "%-4d|%e", "%x %g", "%d %10.2f"]);
+                let int = if fmt.starts_with("%x") { self.ex().frozen(Ty::I64, &["(", " & 65535)"], vec![i]) } else { i };
+                body.push(self.stmt(vec![t(format!("printf(\"{fmt}\\n\", ")), e(int), t(", "), e(f), t(")")]));
+            }
+        }
+        let head = self.rng.pick(&["acc serial", "acc kernels", "acc parallel num_gangs(1)"]);
+        let mut r = self.block(vec![], vec![t(head)], body);
+        r.removable = false;
+        nodes.push(self.fixed(format!("print(\"host\", {v})")));
+        nodes.push(r);
+        nodes.push(self.fixed(format!("print(\"after\", {v})")));
+        (vec![], nodes)
+    }
+
+    /// Scalars in data clauses and kernels' implicit copy: a serial or kernels region writes
+    /// them, and the host sees the final value.
+    fn scalar_data(&mut self, u: usize) -> (Vec<Node>, Vec<Node>) {
+        let (k, f) = (format!("k{u}"), format!("kf{u}"));
+        let ty = self.num_ty();
+        let lit = self.ex().literal(ty);
+        let lit2 = self.ex().literal(ty);
+        let mut nodes = Vec::new();
+        for (name, l) in [(&k, lit), (&f, lit2)] {
+            let mut d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(l)]);
+            d.removable = false;
+            nodes.push(d);
+        }
+        let sc = self.scope().with(&k, ty).with(&f, ty);
+        let v = self.ex().value(&sc, ty, 3);
+        let w = self.ex().value(&sc, ty, 3);
+        let body = vec![self.stmt(vec![t(format!("{k} = ")), e(v)]), self.stmt(vec![t(format!("{f} = ")), e(w)])];
+        let head = match self.rng.below(4) {
+            0 => format!("acc serial copy({k})"),
+            1 => format!("acc serial copy({k}) firstprivate({f})"),
+            2 => "acc kernels".to_string(),
+            _ => format!("acc kernels copyout({k})"),
+        };
+        let mut r = self.block(vec![], vec![t(head)], body);
+        r.removable = false;
+        nodes.push(r);
+        // in serial regions f is firstprivate (implicitly or not): the host's is unchanged
+        nodes.push(self.fixed(format!("print({k}, {f})")));
+        // kernels: a scalar accumulation recognized as a reduction
+        let n = self.rng.pick(&[1, 10, 100, 1000]);
+        let acc_ty = self.int_ty();
+        let sum = format!("ks{u}");
+        nodes.push(self.fixed(format!("let {sum}: {} = {}", acc_ty.name(), acc_ty.literal(3))));
+        let isc = self.scope().with("i", Ty::I64);
+        let v = self.ex().int(&isc, acc_ty, 3);
+        let upd = match self.rng.below(3) {
+            0 => vec![t(format!("{sum} += ")), e(v)],
+            1 => vec![t(format!("{sum} = max({sum}, ")), e(v), t(")")],
+            _ => vec![t(format!("{sum} = min({sum}, ")), e(v), t(")")],
+        };
+        let st = self.stmt(upd);
+        let lp = self.block(vec![], vec![t(format!("for i in 0..{n}"))], vec![st]);
+        let mut r = self.block(vec![], vec![t("acc kernels")], vec![lp]);
+        r.removable = false;
+        nodes.push(r);
+        nodes.push(self.fixed(format!("print({sum})")));
+        (vec![], nodes)
     }
 
     // ---------------------------------------------------------------- run-time errors
