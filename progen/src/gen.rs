@@ -117,9 +117,14 @@ impl Gen {
 
     /// A statement the shrinker must keep (a wait, a copy back: without it the program would
     /// be wrong on a discrete device rather than smaller).
+    ///
+    /// Declarations and prints stay removable: without them the program either fails to
+    /// compile everywhere (not interesting to the shrinker) or just prints less.
     fn fixed(&mut self, text: impl Into<String>) -> Node {
+        let text = text.into();
+        let keep = !(text.starts_with("let ") || text.starts_with("print("));
         let mut n = self.stmt(vec![t(text)]);
-        n.removable = false;
+        n.removable = !keep;
         n
     }
 
@@ -185,8 +190,7 @@ impl Gen {
                 vec![]
             };
             let sig = format!("fn {name}(p: i64, q: i32) -> {}", ret.name());
-            let mut f = self.block(pre, vec![t(sig)], body);
-            f.removable = false;
+            let f = self.block(pre, vec![t(sig)], body);
             out.push(f);
             self.routines.push(RoutineSig {
                 name,
@@ -213,8 +217,7 @@ impl Gen {
         };
         let mut nodes = globals;
         if self.rng.chance(30) {
-            let mut f = self.block(vec![], vec![t(format!("fn unit{u}()"))], body);
-            f.removable = false;
+            let f = self.block(vec![], vec![t(format!("fn unit{u}()"))], body);
             nodes.push(f);
             let call = self.fixed(format!("unit{u}()"));
             nodes.push(call);
@@ -242,12 +245,11 @@ impl Gen {
 
     /// `let name = zeros(ty, dims)` and a host loop nest that fills it.
     fn host_array(&mut self, name: &str, ty: Ty, dims: &[usize], sc: &Scope) -> Vec<Node> {
-        let mut decl = self.stmt(vec![t(format!(
+        let decl = self.stmt(vec![t(format!(
             "let {name} = zeros({}, {})",
             ty.name(),
             dims_text(dims)
         ))]);
-        decl.removable = false;
         let mut inner = sc.clone();
         for k in 0..dims.len() {
             inner = inner.with(&format!("i{k}"), Ty::I64);
@@ -352,17 +354,15 @@ impl Gen {
         let (tin, tout, sty) = (self.num_ty(), self.num_ty(), self.int_ty());
         let mut out = Vec::new();
         let sv = self.ex().literal(sty);
-        let mut decl = self.stmt(vec![t(format!("let {s}: {} = ", sty.name())), e(sv)]);
-        decl.removable = false;
+        let decl = self.stmt(vec![t(format!("let {s}: {} = ", sty.name())), e(sv)]);
         out.push(decl);
         let base = self.scope().with(&s, sty);
         out.extend(self.host_array(&x, tin, &dims, &base));
-        let mut ydecl = self.stmt(vec![t(format!(
+        let ydecl = self.stmt(vec![t(format!(
             "let {y} = zeros({}, {})",
             tout.name(),
             dims_text(&dims)
         ))]);
-        ydecl.removable = false;
         out.push(ydecl);
 
         let kind = self.rng.pick(&[
@@ -428,7 +428,10 @@ impl Gen {
                 1 => (format!("for {i} in 0i32..{d}i32"), Ty::I32),
                 2 if gaps_ok => {
                     let st = self.rng.pick(&[2, 3]);
-                    (format!("for {i} in {} .. {d} step {st}", self.rng.below(2)), Ty::I64)
+                    (
+                        format!("for {i} in {} .. {d} step {st}", self.rng.below(2)),
+                        Ty::I64,
+                    )
                 }
                 3 if gaps_ok => (format!("for {i} in {d} - 1 .. -1 step -2"), Ty::I64),
                 4 => (format!("for {i} in 0..={}", d - 1), Ty::I64),
@@ -464,8 +467,7 @@ impl Gen {
             // a private scalar computed between levels (imperfect nest)
             if let Some(ts) = k.checked_sub(1).and_then(|p| t_scope[p].clone()) {
                 let v = self.ex().int(&ts, Ty::I64, 2);
-                let mut tn = self.stmt(vec![t(format!("let t{} = ", k - 1)), e(v)]);
-                tn.removable = false;
+                let tn = self.stmt(vec![t(format!("let t{} = ", k - 1)), e(v)]);
                 body.insert(0, tn);
             }
         }
@@ -553,8 +555,7 @@ impl Gen {
             if kind == Construct::Parallel && self.rng.chance(30) {
                 // a gang-redundant private local used by the loop
                 let v = self.ex().int(&base, Ty::I64, 2);
-                let mut g = self.stmt(vec![t("let g = "), e(v)]);
-                g.removable = false;
+                let g = self.stmt(vec![t("let g = "), e(v)]);
                 inner.insert(0, g);
             }
             if kind == Construct::Kernels && self.rng.chance(50) {
@@ -658,7 +659,8 @@ impl Gen {
                     let brk = self.fixed("break");
                     let b = self.block(vec![], vec![t("if "), e(c)], vec![brk]);
                     let inc = self.fixed("q += 1");
-                    let mut wl = self.block(vec![], vec![t(format!("while q < {n}"))], vec![upd, b, inc]);
+                    let mut wl =
+                        self.block(vec![], vec![t(format!("while q < {n}"))], vec![upd, b, inc]);
                     wl.removable = false;
                     let q0 = self.fixed("let q = 0");
                     self.group(vec![q0, wl])
@@ -734,8 +736,7 @@ impl Gen {
                 }
                 _ => self.ex().literal(ty),
             };
-            let mut d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(init)]);
-            d.removable = false;
+            let d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(init)]);
             out.push(d);
             vars.push((name, ty, op));
         }
@@ -948,13 +949,11 @@ impl Gen {
         let pv = self.ex().literal(ty);
         let fv = self.ex().literal(ty);
         for (name, v) in [(&p, pv), (&f, fv)] {
-            let mut d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(v)]);
-            d.removable = false;
+            let d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(v)]);
             out.push(d);
         }
         out.extend(self.host_array(&tmp, ty, &[k], &self.scope()));
-        let mut yd = self.fixed(format!("let {y} = zeros({}, {n})", ty.name()));
-        yd.removable = false;
+        let yd = self.fixed(format!("let {y} = zeros({}, {n})", ty.name()));
         out.push(yd);
         let sc = self.scope().with("i", Ty::I64).with(&f, ty);
         let mut sc_t = sc.clone();
@@ -1070,8 +1069,7 @@ impl Gen {
             } else {
                 format!("let {x}: {} = {init}", ty.name())
             };
-            let mut d = self.fixed(decl);
-            d.removable = false;
+            let d = self.fixed(decl);
             if !elem && self.rng.chance(30) {
                 globals.push(d);
             } else {
@@ -1538,7 +1536,11 @@ impl Gen {
         let n = self.rng.pick(&[1, 3, 8, 40]);
         let m = self.rng.pick(&[1, 2, 5, 32, 100, 200]);
         let ty = self.rng.pick(&[Ty::I32, Ty::I64, Ty::F32, Ty::F64]);
-        let ops: &[&str] = if ty.is_int() { &["+", "*", "max", "min", "&", "|", "^"] } else { &["+", "max", "min"] };
+        let ops: &[&str] = if ty.is_int() {
+            &["+", "*", "max", "min", "&", "|", "^"]
+        } else {
+            &["+", "max", "min"]
+        };
         let op = self.rng.pick(ops);
         let (mat, out) = (format!("mat{u}"), format!("out{u}"));
         let mut nodes = self.host_array(&mat, ty, &[n, m], &self.scope());
@@ -1552,7 +1554,11 @@ impl Gen {
             nodes.push(self.block(vec![], vec![t(format!("for i0 in 0..{n}"))], vec![inner]));
         }
         nodes.push(self.fixed(format!("let {out} = zeros({}, {n})", ty.name())));
-        let init = if op == "*" { ty.literal(1) } else { ty.literal(self.rng.below(3) as i64) };
+        let init = if op == "*" {
+            ty.literal(1)
+        } else {
+            ty.literal(self.rng.below(3) as i64)
+        };
         let upd = match op {
             "max" | "min" => format!("s = {op}(s, {mat}[i, j])"),
             _ => format!("s {op}= {mat}[i, j]"),
@@ -1567,15 +1573,25 @@ impl Gen {
         row.pop();
         let inner_loop = {
             let u = self.fixed(upd);
-            let mut l = self.block(vec![squash(&format!("acc loop {level} reduction({op}: s)"))], vec![t(format!("for j in 0..{m}"))], vec![u]);
+            let mut l = self.block(
+                vec![squash(&format!("acc loop {level} reduction({op}: s)"))],
+                vec![t(format!("for j in 0..{m}"))],
+                vec![u],
+            );
             l.removable = false;
             l
         };
-        let workers = self.rng.pick(&["", " num_workers(2)", " num_workers(4) vector_length(32)"]);
+        let workers = self
+            .rng
+            .pick(&["", " num_workers(2)", " num_workers(4) vector_length(32)"]);
         let call_routine = self.rng.chance(40);
         if call_routine {
             // the same, in a routine of the loop's level
-            let rlevel = if level.contains("worker") { "worker" } else { "vector" };
+            let rlevel = if level.contains("worker") {
+                "worker"
+            } else {
+                "vector"
+            };
             let decl = self.fixed(format!("let s: {} = {init}", ty.name()));
             let u2 = self.fixed(match op {
                 "max" | "min" => format!("s = {op}(s, m[i, j])"),
@@ -1589,19 +1605,25 @@ impl Gen {
             );
             l.removable = false;
             let store = self.fixed("o[i] = s");
-            let mut f = self.block(
+            let f = self.block(
                 vec![format!("acc routine {rlevel}")],
-                vec![t(format!("fn rowred{u}(m: {0}[,], o: {0}[], i: i64, n: i64)", ty.name()))],
+                vec![t(format!(
+                    "fn rowred{u}(m: {0}[,], o: {0}[], i: i64, n: i64)",
+                    ty.name()
+                ))],
                 vec![decl, l, store],
             );
-            f.removable = false;
             globals.push(f);
             row = vec![self.fixed(format!("rowred{u}({mat}, {out}, i, {m})"))];
         } else {
             row.push(inner_loop);
             row.push(self.fixed(format!("{out}[i] = s")));
         }
-        let mut l = self.block(vec![format!("acc parallel loop gang{workers}")], vec![t(format!("for i in 0..{n}"))], row);
+        let mut l = self.block(
+            vec![format!("acc parallel loop gang{workers}")],
+            vec![t(format!("for i in 0..{n}"))],
+            row,
+        );
         l.removable = false;
         nodes.push(l);
         nodes.push(self.print_array(&out, ty));
@@ -1615,8 +1637,7 @@ impl Gen {
         let ty = self.num_ty();
         let lit = self.ex().literal(ty);
         let mut nodes = vec![{
-            let mut d = self.stmt(vec![t(format!("let {v}: {} = ", ty.name())), e(lit)]);
-            d.removable = false;
+            let d = self.stmt(vec![t(format!("let {v}: {} = ", ty.name())), e(lit)]);
             d
         }];
         let sc = self.scope().with(&v, ty);
@@ -1628,7 +1649,9 @@ impl Gen {
                     if k > 0 {
                         parts.push(t(", "));
                     }
-                    let pty = self.rng.pick(&[Ty::I32, Ty::I64, Ty::F32, Ty::F64, Ty::Bool]);
+                    let pty = self
+                        .rng
+                        .pick(&[Ty::I32, Ty::I64, Ty::F32, Ty::F64, Ty::Bool]);
                     let x = self.ex().value(&sc, pty, 3);
                     parts.push(e(x));
                 }
@@ -1637,12 +1660,26 @@ impl Gen {
             } else {
                 let i = self.ex().int(&sc, Ty::I64, 3);
                 let f = self.ex().float(&sc, Ty::F64, 3);
-                let fmt = self.rng.pick(&["%d %f", "%5d|%.3f", "%-4d|%e", "%x %g", "%d %10.2f"]);
-                let int = if fmt.starts_with("%x") { self.ex().frozen(Ty::I64, &["(", " & 65535)"], vec![i]) } else { i };
-                body.push(self.stmt(vec![t(format!("printf(\"{fmt}\\n\", ")), e(int), t(", "), e(f), t(")")]));
+                let fmt = self
+                    .rng
+                    .pick(&["%d %f", "%5d|%.3f", "%-4d|%e", "%x %g", "%d %10.2f"]);
+                let int = if fmt.starts_with("%x") {
+                    self.ex().frozen(Ty::I64, &["(", " & 65535)"], vec![i])
+                } else {
+                    i
+                };
+                body.push(self.stmt(vec![
+                    t(format!("printf(\"{fmt}\\n\", ")),
+                    e(int),
+                    t(", "),
+                    e(f),
+                    t(")"),
+                ]));
             }
         }
-        let head = self.rng.pick(&["acc serial", "acc kernels", "acc parallel num_gangs(1)"]);
+        let head = self
+            .rng
+            .pick(&["acc serial", "acc kernels", "acc parallel num_gangs(1)"]);
         let mut r = self.block(vec![], vec![t(head)], body);
         r.removable = false;
         nodes.push(self.fixed(format!("print(\"host\", {v})")));
@@ -1660,14 +1697,16 @@ impl Gen {
         let lit2 = self.ex().literal(ty);
         let mut nodes = Vec::new();
         for (name, l) in [(&k, lit), (&f, lit2)] {
-            let mut d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(l)]);
-            d.removable = false;
+            let d = self.stmt(vec![t(format!("let {name}: {} = ", ty.name())), e(l)]);
             nodes.push(d);
         }
         let sc = self.scope().with(&k, ty).with(&f, ty);
         let v = self.ex().value(&sc, ty, 3);
         let w = self.ex().value(&sc, ty, 3);
-        let body = vec![self.stmt(vec![t(format!("{k} = ")), e(v)]), self.stmt(vec![t(format!("{f} = ")), e(w)])];
+        let body = vec![
+            self.stmt(vec![t(format!("{k} = ")), e(v)]),
+            self.stmt(vec![t(format!("{f} = ")), e(w)]),
+        ];
         let head = match self.rng.below(4) {
             0 => format!("acc serial copy({k})"),
             1 => format!("acc serial copy({k}) firstprivate({f})"),
@@ -1683,7 +1722,11 @@ impl Gen {
         let n = self.rng.pick(&[1, 10, 100, 1000]);
         let acc_ty = self.int_ty();
         let sum = format!("ks{u}");
-        nodes.push(self.fixed(format!("let {sum}: {} = {}", acc_ty.name(), acc_ty.literal(3))));
+        nodes.push(self.fixed(format!(
+            "let {sum}: {} = {}",
+            acc_ty.name(),
+            acc_ty.literal(3)
+        )));
         let isc = self.scope().with("i", Ty::I64);
         let v = self.ex().int(&isc, acc_ty, 3);
         let upd = match self.rng.below(3) {
