@@ -962,7 +962,7 @@ impl Gen {
             ty,
             dims: vec![k],
         });
-        match self.rng.below(5) {
+        match self.rng.below(6) {
             0 | 1 => {
                 // private scalar and private array, written before they are read
                 let v = self.ex().value(&sc, ty, 3);
@@ -998,6 +998,33 @@ impl Gen {
                 } else {
                     out.push(l);
                 }
+            }
+            5 => {
+                // a private array of a gang loop, filled by its vector loop and read after
+                // it by the gang loop's (vector-single) code
+                let inner = sc.with("q", Ty::I64);
+                let w = self.ex().value(&inner, ty, 3);
+                let fill = self.stmt(vec![t(format!("{tmp}[q] = ")), e(w)]);
+                let mut vl = self.block(
+                    vec!["acc loop vector".into()],
+                    vec![t(format!("for q in 0..{k}"))],
+                    vec![fill],
+                );
+                vl.removable = false;
+                let zero = ty.literal(0);
+                let acc0 = self.fixed(format!("let w: {} = {zero}", ty.name()));
+                let add = self.fixed(format!("w = w + {tmp}[q]"));
+                let mut sl = self.block(vec![], vec![t(format!("for q in 0..{k}"))], vec![add]);
+                sl.removable = false;
+                let st = self.fixed(format!("{y}[i] = w"));
+                let vlen = self.rng.pick(&["", " vector_length(32)", " num_gangs(2)"]);
+                let mut l = self.block(
+                    vec![format!("acc parallel loop gang private({tmp}){vlen}")],
+                    vec![t(format!("for i in 0..{n}"))],
+                    vec![vl, acc0, sl, st],
+                );
+                l.removable = false;
+                out.push(l);
             }
             2 => {
                 // firstprivate arrays and scalars are read-only copies
@@ -1157,7 +1184,7 @@ impl Gen {
         if body.is_empty() {
             return (globals, out);
         }
-        let copy = format!("copy({})", copies.join(", "));
+        let mut copy = format!("copy({})", copies.join(", "));
         let mut lp = self.block(vec![], vec![t(format!("for i in 0..{n}"))], body);
         lp.removable = false;
         match shape {
@@ -1177,9 +1204,24 @@ impl Gen {
             }
             2 => {
                 lp.pre = vec!["acc loop".into()];
-                let g = self.rng.pick(&["", " num_gangs(3)", " vector_length(32)"]);
-                let mut r =
-                    self.block(vec![], vec![t(format!("acc parallel{g} {copy}"))], vec![lp]);
+                let g = self.rng.pick(&[
+                    "",
+                    " num_gangs(3)",
+                    " vector_length(32)",
+                    " num_gangs(2) num_workers(2)",
+                ]);
+                let mut inner = vec![lp];
+                if g.contains("num_gangs") {
+                    // gang-redundant code runs once per gang: an atomic count of the gangs
+                    let gc = format!("gangs{u}");
+                    out.push(self.fixed(format!("let {gc} = 0")));
+                    prints.push(gc.clone());
+                    copy = format!("{copy} copy({gc})");
+                    let mut a = self.fixed(format!("{gc} += 1"));
+                    a.pre = vec!["acc atomic".into()];
+                    inner.insert(self.rng.below(2), a);
+                }
+                let mut r = self.block(vec![], vec![t(format!("acc parallel{g} {copy}"))], inner);
                 r.removable = false;
                 out.push(r);
             }
@@ -1619,14 +1661,33 @@ impl Gen {
             row.push(inner_loop);
             row.push(self.fixed(format!("{out}[i] = s")));
         }
+        // Code of a gang loop outside its worker and vector loops runs once per iteration
+        // (worker-single, vector-single): an atomic count of it is the trip count.
+        let count = self.rng.chance(50);
+        let cnt = format!("cnt{u}");
+        if count {
+            nodes.push(self.fixed(format!("let {cnt} = 0")));
+            let mut a = self.fixed(format!("{cnt} += 1"));
+            a.pre = vec!["acc atomic update".into()];
+            let at = self.rng.below(row.len() + 1);
+            row.insert(at, a);
+        }
+        let copy = if count {
+            format!(" copy({cnt})")
+        } else {
+            String::new()
+        };
         let mut l = self.block(
-            vec![format!("acc parallel loop gang{workers}")],
+            vec![format!("acc parallel loop gang{workers}{copy}")],
             vec![t(format!("for i in 0..{n}"))],
             row,
         );
         l.removable = false;
         nodes.push(l);
         nodes.push(self.print_array(&out, ty));
+        if count {
+            nodes.push(self.fixed(format!("print({cnt})")));
+        }
         (globals, nodes)
     }
 
