@@ -20,7 +20,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn generated_programs_agree_on_host_multicore_and_emulated() {
-    let count = env_u64("ACC_PROGEN_COUNT", 240);
+    let count = env_u64("ACC_PROGEN_COUNT", 400);
     let first = env_u64("ACC_PROGEN_SEED", 1);
     let devices = ["host", "multicore", "emulated"].map(String::from).to_vec();
     // A generous timeout: the machine may be busy; generated programs take milliseconds.
