@@ -805,20 +805,31 @@ impl Gen {
             l
         };
         let gangs = self.rng.pick(&[1, 2, 3, 4]);
+        // if(false) and self(true) run the construct on the host
+        let ifc = self.rng.pick(&[
+            "",
+            "",
+            "",
+            " if(true)",
+            " if(false)",
+            " self(true)",
+            " self(false)",
+        ]);
+        let nest = self.rng.pick(&["collapse(2)", "tile(2, 2)", "tile(*, 3)"]);
         let compute: Vec<Node> = match shape {
             0 => vec![loop_i(
                 self,
-                vec![format!("acc parallel loop {red}")],
+                vec![format!("acc parallel loop {red}{ifc}")],
                 updates,
             )],
             1 => vec![loop_i(
                 self,
-                vec![format!("acc kernels loop {red}")],
+                vec![format!("acc kernels loop {red}{ifc}")],
                 updates,
             )],
             2 => vec![loop_i(
                 self,
-                vec![format!("acc serial loop {red}")],
+                vec![format!("acc serial loop {red}{ifc}")],
                 updates,
             )],
             3 => {
@@ -866,7 +877,7 @@ impl Gen {
                 let inner = loop_j(self, vec![], updates);
                 vec![loop_i(
                     self,
-                    vec![format!("acc parallel loop collapse(2) {red}")],
+                    vec![format!("acc parallel loop {nest} {red}")],
                     vec![inner],
                 )]
             }
@@ -1337,7 +1348,7 @@ impl Gen {
         let sect = |lo: usize, cnt: usize| {
             if two_d {
                 format!("{a}[{lo}:{cnt}, 0:{cols}]")
-            } else if lo == 0 && cnt == rows && lo % 2 == 0 {
+            } else if lo == 0 && cnt == rows {
                 format!("{a}[:{cnt}]")
             } else {
                 format!("{a}[{lo}:{cnt}]")
@@ -1350,7 +1361,15 @@ impl Gen {
             let (cl, aq) = self.async_for(&mut pending, &mut ops);
             let how = self.rng.pick(&["copyin", "copyin", "create"]);
             let create = how == "create";
-            ops.push(self.fixed(format!("acc enter data {how}({}){cl}{aq}", sect(lo, cnt))));
+            if lo == 0 && cnt == rows && self.rng.chance(30) {
+                // the runtime routine instead of the directive (whole arrays only)
+                // (a blanket wait: the clauses chosen above are not used)
+                ops.push(self.fixed("acc wait"));
+                pending = None;
+                ops.push(self.fixed(format!("acc_{how}({a})")));
+            } else {
+                ops.push(self.fixed(format!("acc enter data {how}({}){cl}{aq}", sect(lo, cnt))));
+            }
             if create {
                 // a created section holds garbage until written: fill it on the device
                 let (cl, aq) = self.async_for(&mut pending, &mut ops);
@@ -1378,8 +1397,11 @@ impl Gen {
                     let v = self.ex().value(&sc, ty, 3);
                     // default(present) asks for the whole array: only when it is all present
                     let whole = lo == 0 && cnt == rows;
-                    let clause = if whole && self.rng.chance(50) {
+                    let clause = if whole && self.rng.chance(40) {
                         "default(present)".into()
+                    } else if self.rng.chance(25) {
+                        // present data: no_create uses the device copy
+                        format!("no_create({})", sect(lo, cnt))
                     } else {
                         format!("present({})", sect(lo, cnt))
                     };
@@ -1420,7 +1442,13 @@ impl Gen {
                 let cnt2 = 1 + self.rng.below(lo + cnt - lo2);
                 let dir = if self.rng.chance(50) { "host" } else { "self" };
                 let (cl, aq) = self.async_for(&mut pending, &mut ops);
-                ops.push(self.fixed(format!("acc update {dir}({}){cl}{aq}", sect(lo2, cnt2))));
+                if lo2 == 0 && cnt2 == rows && self.rng.chance(30) {
+                    ops.push(self.fixed("acc wait"));
+                    pending = None;
+                    ops.push(self.fixed(format!("acc_update_self({a})")));
+                } else {
+                    ops.push(self.fixed(format!("acc update {dir}({}){cl}{aq}", sect(lo2, cnt2))));
+                }
                 self.wait_pending(&mut pending, &mut ops);
                 let read = if two_d {
                     format!("{a}[k, {}]", cols - 1)
@@ -1452,6 +1480,11 @@ impl Gen {
             let mut tail = Vec::new();
             let (cl, aq) = self.async_for(&mut pending, &mut tail);
             match self.rng.below(3) {
+                0 if lo == 0 && cnt == rows && self.rng.chance(30) => {
+                    tail.push(self.fixed("acc wait"));
+                    pending = None;
+                    tail.push(self.fixed(format!("acc_copyout({a})")));
+                }
                 0 => tail
                     .push(self.fixed(format!("acc exit data copyout({}){cl}{aq}", sect(lo, cnt)))),
                 1 => {

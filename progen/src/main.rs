@@ -124,7 +124,7 @@ fn main() {
                     }
                 }
                 let done = seed + 1 - args.seed;
-                if done % 500 == 0 {
+                if done.is_multiple_of(500) {
                     let _g = out.lock().unwrap();
                     eprintln!("[{done} programs, {:.0}s]", start.elapsed().as_secs_f64());
                 }
