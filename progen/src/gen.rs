@@ -22,7 +22,8 @@ pub struct Config {
     /// At most this many units per program.
     pub max_units: usize,
     /// Also generate forms that hit bugs known and being fixed (atomic capture into an array
-    /// element): programs that use them are flaky on multicore and emulated until then.
+    /// element, reshape views of present data): programs that use them differ or are flaky on
+    /// multicore and emulated until then.
     pub known_bugs: bool,
     /// Now and then end a program with a run-time error (same diagnostic expected everywhere).
     pub errors: bool,
@@ -205,7 +206,7 @@ impl Gen {
 
     /// One unit, at the top level or wrapped in a function called right after it.
     fn unit(&mut self, u: usize) -> Node {
-        let (globals, body) = match self.rng.below(14) {
+        let (globals, body) = match self.rng.below(15) {
             0..=2 => self.elementwise(u),
             3..=4 => self.reduction(u),
             5 => self.private(u),
@@ -213,6 +214,7 @@ impl Gen {
             8..=9 => self.data_movement(u),
             10 | 11 => self.row_reduction(u),
             12 => self.device_print(u),
+            13 if self.rng.chance(60) => self.array_params(u),
             _ => self.scalar_data(u),
         };
         let mut nodes = globals;
@@ -1835,6 +1837,72 @@ impl Gen {
         nodes.push(r);
         nodes.push(self.fixed(format!("print({sum})")));
         (vec![], nodes)
+    }
+
+    /// Arrays reach compute regions as function parameters and as other names of one array
+    /// (`let z = y`): presence follows the array, whatever its name.
+    fn array_params(&mut self, u: usize) -> (Vec<Node>, Vec<Node>) {
+        let n = self.rng.pick(&[1, 7, 64, 300]);
+        let ty = self.num_ty();
+        let (x, y, z) = (format!("x{u}"), format!("y{u}"), format!("z{u}"));
+        let mut sc = self.scope().with("i", Ty::I64);
+        sc.arrays.push(ArrayVar {
+            name: "a".into(),
+            ty,
+            dims: vec![n],
+        });
+        let v = self.ex().value(&sc, ty, 3);
+        let body = vec![self.stmt(vec![t("b[i] = "), e(v)])];
+        let clause = self
+            .rng
+            .pick(&["copyin(a) copy(b)", "present(a, b)", "", "default(present)"]);
+        let inside_data = clause.contains("present");
+        let mut l = self.block(
+            vec![squash(&format!("acc parallel loop {clause}"))],
+            vec![t(format!("for i in 0..{n}"))],
+            body,
+        );
+        l.removable = false;
+        let f = self.block(
+            vec![],
+            vec![t(format!("fn kern{u}(a: {0}[], b: {0}[])", ty.name()))],
+            vec![l],
+        );
+        let mut nodes = self.host_array(&x, ty, &[n], &self.scope());
+        nodes.push(self.fixed(format!("let {y} = zeros({}, {n})", ty.name())));
+        if self.cfg.known_bugs && self.rng.chance(50) {
+            // a reshape view: the same data under another shape (a known bug: a view of
+            // present data gets a device copy of its own)
+            nodes.push(self.fixed(format!("let {z} = reshape({y}, {n})")));
+        } else {
+            nodes.push(self.fixed(format!("let {z} = {y}")));
+        }
+        let call = self.fixed(format!("kern{u}({x}, {z})"));
+        if inside_data || self.rng.chance(50) {
+            let how = self
+                .rng
+                .pick(&["copyin({x}) copy({y})", "copyin({x}) copy({z})"]);
+            let how = how.replace("{x}", &x).replace("{y}", &y).replace("{z}", &z);
+            let mut inner = vec![call];
+            if self.rng.chance(50) {
+                // a second region through the other name, in the same data region
+                let add = self.fixed(format!("{y}[i] = {y}[i] + {}", ty.literal(1)));
+                let mut l2 = self.block(
+                    vec![format!("acc parallel loop present({y})")],
+                    vec![t(format!("for i in 0..{n}"))],
+                    vec![add],
+                );
+                l2.removable = false;
+                inner.push(l2);
+            }
+            let mut r = self.block(vec![], vec![t(format!("acc data {how}"))], inner);
+            r.removable = false;
+            nodes.push(r);
+        } else {
+            nodes.push(call);
+        }
+        nodes.push(self.print_array(&y, ty));
+        (vec![f], nodes)
     }
 
     // ---------------------------------------------------------------- run-time errors
