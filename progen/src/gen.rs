@@ -143,6 +143,26 @@ impl Gen {
         self.rng.pick(&[Ty::I32, Ty::I64, Ty::I64])
     }
 
+    /// A value for `x op= v` with `op` one of `+ * & | ^`: for an `i32` x, sometimes an `i64`
+    /// value (the result is narrowed, which commutes with these operators, so the reduction
+    /// or atomic stays order-free).
+    fn wide_value(&mut self, sc: &Scope, ty: Ty, depth: u32) -> Expr {
+        if ty == Ty::I32 && self.rng.chance(30) {
+            self.ex().int(sc, Ty::I64, depth)
+        } else {
+            self.ex().order_free(sc, ty, depth)
+        }
+    }
+
+    /// An array element type: sometimes `bool`.
+    fn elem_ty(&mut self) -> Ty {
+        if self.rng.chance(10) {
+            Ty::Bool
+        } else {
+            self.num_ty()
+        }
+    }
+
     fn num_ty(&mut self) -> Ty {
         self.rng
             .pick(&[Ty::I32, Ty::I64, Ty::I64, Ty::F32, Ty::F64])
@@ -350,10 +370,10 @@ impl Gen {
     /// An element-wise loop nest: `y[i…] = f(x, i…)`, in every compute construct, schedule,
     /// collapse and tile, with the data in clauses, a data region or enter/exit data.
     fn elementwise(&mut self, u: usize) -> (Vec<Node>, Vec<Node>) {
-        let r = self.rng.pick(&[1, 1, 2, 2, 3]);
+        let r = self.rng.pick(&[1, 1, 2, 2, 3, 3, 4]);
         let dims = self.dims(r);
         let (x, y, s) = (format!("x{u}"), format!("y{u}"), format!("s{u}"));
-        let (tin, tout, sty) = (self.num_ty(), self.num_ty(), self.int_ty());
+        let (tin, tout, sty) = (self.elem_ty(), self.elem_ty(), self.int_ty());
         let mut out = Vec::new();
         let sv = self.ex().literal(sty);
         let decl = self.stmt(vec![t(format!("let {s}: {} = ", sty.name())), e(sv)]);
@@ -560,7 +580,7 @@ impl Gen {
                 let g = self.stmt(vec![t("let g = "), e(v)]);
                 inner.insert(0, g);
             }
-            if kind == Construct::Kernels && self.rng.chance(50) {
+            if kind == Construct::Kernels && tout != Ty::Bool && self.rng.chance(50) {
                 // a second loop nest, its own kernel, reading what the first one wrote
                 let one = tout.literal(1);
                 let w = self.fixed(format!("{y}[{0}] = {y}[{0}] + {one}", idx(r)));
@@ -624,7 +644,14 @@ impl Gen {
 
     /// The statements of one iteration that write `target` (`y[i…] = `).
     fn element_body(&mut self, target: &str, ty: Ty, sc: &Scope) -> Vec<Node> {
-        match self.rng.below(5) {
+        let choice = self.rng.below(5);
+        // (no running sum of bools)
+        let choice = if ty == Ty::Bool && choice == 2 {
+            3
+        } else {
+            choice
+        };
+        match choice {
             0 => {
                 let v = self.ex().value(sc, ty, 3);
                 let tn = self.stmt(vec![t("let t = "), e(v)]);
@@ -681,7 +708,8 @@ impl Gen {
     fn print_array(&mut self, name: &str, ty: Ty) -> Node {
         let text = match self.rng.below(3) {
             0 => format!("print({name})"),
-            1 if ty != Ty::Bool => format!("print(sum({name}), minimum({name}), maximum({name}))"),
+            _ if ty == Ty::Bool => format!("print({name})"),
+            1 => format!("print(sum({name}), minimum({name}), maximum({name}))"),
             _ => format!("print({name}, sum({name}))"),
         };
         self.fixed(text)
@@ -929,7 +957,7 @@ impl Gen {
                 }
             }
             _ => {
-                let v = self.ex().order_free(sc, ty, 3);
+                let v = self.wide_value(sc, ty, 3);
                 match self.rng.below(3) {
                     0 => vec![t(format!("{name} {op}= ")), e(v)],
                     1 => vec![t(format!("{name} = {name} {op} ")), e(v)],
@@ -1313,7 +1341,7 @@ impl Gen {
                 }
             }
             _ => {
-                let v = self.ex().order_free(sc, ty, 2);
+                let v = self.wide_value(sc, ty, 2);
                 match self.rng.below(3) {
                     0 => vec![t(format!("{loc} {op}= ")), e(v)],
                     1 => vec![t(format!("{loc} = {loc} {op} ")), e(v)],
