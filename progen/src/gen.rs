@@ -1375,9 +1375,17 @@ impl Gen {
         // the section the device holds: rows lo..lo+cnt
         let lo = self.rng.below(rows);
         let cnt = 1 + self.rng.below(rows - lo);
+        // and columns c0..c0+cc (a strided section when not all of them)
+        let (c0, cc) = if two_d && self.rng.chance(50) {
+            let c0 = self.rng.below(cols);
+            (c0, 1 + self.rng.below(cols - c0))
+        } else {
+            (0, cols)
+        };
+        let all_cols = c0 == 0 && cc == cols;
         let sect = |lo: usize, cnt: usize| {
             if two_d {
-                format!("{a}[{lo}:{cnt}, 0:{cols}]")
+                format!("{a}[{lo}:{cnt}, {c0}:{cc}]")
             } else if lo == 0 && cnt == rows {
                 format!("{a}[:{cnt}]")
             } else {
@@ -1391,7 +1399,7 @@ impl Gen {
             let (cl, aq) = self.async_for(&mut pending, &mut ops);
             let how = self.rng.pick(&["copyin", "copyin", "create"]);
             let create = how == "create";
-            if lo == 0 && cnt == rows && self.rng.chance(30) {
+            if lo == 0 && cnt == rows && all_cols && self.rng.chance(30) {
                 // the runtime routine instead of the directive (whole arrays only)
                 // (a blanket wait: the clauses chosen above are not used)
                 ops.push(self.fixed("acc wait"));
@@ -1407,7 +1415,7 @@ impl Gen {
                 ops.push(self.section_loop(
                     &a,
                     two_d,
-                    cols,
+                    (c0, cc),
                     lo,
                     cnt,
                     &format!("present({}){cl}{aq}", sect(lo, cnt)),
@@ -1426,7 +1434,7 @@ impl Gen {
                     }
                     let v = self.ex().value(&sc, ty, 3);
                     // default(present) asks for the whole array: only when it is all present
-                    let whole = lo == 0 && cnt == rows;
+                    let whole = lo == 0 && cnt == rows && all_cols;
                     let clause = if whole && self.rng.chance(40) {
                         "default(present)".into()
                     } else if self.rng.chance(25) {
@@ -1438,7 +1446,7 @@ impl Gen {
                     ops.push(self.section_loop(
                         &a,
                         two_d,
-                        cols,
+                        (c0, cc),
                         lo,
                         cnt,
                         &format!("{clause}{cl}{aq}"),
@@ -1456,7 +1464,7 @@ impl Gen {
                         // the whole row, which update device sends
                         let w = self.stmt(vec![t(format!("{a}[{row}, j] = ")), e(v)]);
                         let mut l =
-                            self.block(vec![], vec![t(format!("for j in 0..{cols}"))], vec![w]);
+                            self.block(vec![], vec![t(format!("for j in {c0}..{}", c0 + cc))], vec![w]);
                         l.removable = false;
                         ops.push(l);
                     } else {
@@ -1472,7 +1480,7 @@ impl Gen {
                 let cnt2 = 1 + self.rng.below(lo + cnt - lo2);
                 let dir = if self.rng.chance(50) { "host" } else { "self" };
                 let (cl, aq) = self.async_for(&mut pending, &mut ops);
-                if lo2 == 0 && cnt2 == rows && self.rng.chance(30) {
+                if lo2 == 0 && cnt2 == rows && all_cols && self.rng.chance(30) {
                     ops.push(self.fixed("acc wait"));
                     pending = None;
                     ops.push(self.fixed(format!("acc_update_self({a})")));
@@ -1481,7 +1489,7 @@ impl Gen {
                 }
                 self.wait_pending(&mut pending, &mut ops);
                 let read = if two_d {
-                    format!("{a}[k, {}]", cols - 1)
+                    format!("{a}[k, {}]", c0 + cc - 1)
                 } else {
                     format!("{a}[k]")
                 };
@@ -1510,7 +1518,7 @@ impl Gen {
             let mut tail = Vec::new();
             let (cl, aq) = self.async_for(&mut pending, &mut tail);
             match self.rng.below(3) {
-                0 if lo == 0 && cnt == rows && self.rng.chance(30) => {
+                0 if lo == 0 && cnt == rows && all_cols && self.rng.chance(30) => {
                     tail.push(self.fixed("acc wait"));
                     pending = None;
                     tail.push(self.fixed(format!("acc_copyout({a})")));
@@ -1560,7 +1568,7 @@ impl Gen {
         &mut self,
         a: &str,
         two_d: bool,
-        cols: usize,
+        (c0, cc): (usize, usize),
         lo: usize,
         cnt: usize,
         clauses: &str,
@@ -1584,7 +1592,8 @@ impl Gen {
         }
         body.push(self.stmt(vec![t(format!("{elem} = ")), e(v)]));
         if two_d {
-            let mut inner = self.block(vec![], vec![t(format!("for j in 0..{cols}"))], body);
+            let header = format!("for j in {c0}..{}", c0 + cc);
+            let mut inner = self.block(vec![], vec![t(header)], body);
             inner.removable = false;
             body = vec![inner];
         }
