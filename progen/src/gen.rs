@@ -844,6 +844,9 @@ impl Gen {
             " if(false)",
             " self(true)",
             " self(false)",
+            // a construct with a reduction waits for its own queue, even with async
+            " async(1)",
+            " async",
         ]);
         let nest = self.rng.pick(&["collapse(2)", "tile(2, 2)", "tile(*, 3)"]);
         let compute: Vec<Node> = match shape {
@@ -1463,8 +1466,11 @@ impl Gen {
                     if two_d {
                         // the whole row, which update device sends
                         let w = self.stmt(vec![t(format!("{a}[{row}, j] = ")), e(v)]);
-                        let mut l =
-                            self.block(vec![], vec![t(format!("for j in {c0}..{}", c0 + cc))], vec![w]);
+                        let mut l = self.block(
+                            vec![],
+                            vec![t(format!("for j in {c0}..{}", c0 + cc))],
+                            vec![w],
+                        );
                         l.removable = false;
                         ops.push(l);
                     } else {
