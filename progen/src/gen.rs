@@ -439,6 +439,11 @@ impl Gen {
             ty: tin,
             dims: dims.clone(),
         });
+        // a gang-redundant local of a parallel region, read by the loop
+        let has_g = kind == Construct::Parallel && !combined && self.rng.chance(30);
+        if has_g {
+            sc = sc.with("g", Ty::I64);
+        }
         let mut scopes = vec![sc.clone()];
         // t_scope[k]: what `let tk`, between loops k and k + 1 (an imperfect nest), may read
         let mut t_scope: Vec<Option<Scope>> = vec![None; r];
@@ -574,7 +579,7 @@ impl Gen {
             }
             let mut inner = body;
             inner.push(lp);
-            if kind == Construct::Parallel && self.rng.chance(30) {
+            if has_g {
                 // a gang-redundant private local used by the loop
                 let v = self.ex().int(&base, Ty::I64, 2);
                 let g = self.stmt(vec![t("let g = "), e(v)]);
