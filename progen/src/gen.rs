@@ -1964,10 +1964,12 @@ impl Gen {
             .rng
             .pick(&["acc parallel loop", "acc kernels loop", "acc serial loop"]);
         let bad = self.rng.below(n);
-        let stmt = match self.rng.below(3) {
+        let kind = self.rng.below(5);
+        let stmt = match kind {
             0 => format!("{z}[i + (if i == {bad} {{ {n} }} else {{ 0 }})] = i"),
             1 => format!("{z}[i] = 10 / (i - {bad})"),
-            _ => format!("{z}[i] = 10 % (i - {bad})"),
+            2 => format!("{z}[i] = 10 % (i - {bad})"),
+            _ => format!("{z}[i] = i * 2"),
         };
         let body = vec![self.fixed(stmt)];
         let mut l = self.block(
@@ -1978,6 +1980,14 @@ impl Gen {
         l.removable = false;
         nodes.push(l);
         nodes.push(self.fixed(format!("print({z})")));
+        // the host's errors and exit status after device work
+        match kind {
+            3 => nodes.push(self.fixed(format!(
+                "assert(sum({z}) < 0, \"progen: the sum is not negative\")"
+            ))),
+            4 => nodes.push(self.fixed(format!("exit((sum({z}) % 100) as i32 + 3)"))),
+            _ => {}
+        }
         self.group(nodes)
     }
 }
