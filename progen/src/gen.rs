@@ -609,8 +609,6 @@ impl Gen {
         if let Some(q) = async_q {
             compute.push(self.wait_for(q));
         }
-        // `g` is only declared in block form: drop reads of it elsewhere by never naming it in
-        // scopes (the block form adds it after the body was generated, so nothing reads it).
         match wrap {
             2 => {
                 let r = self.block(
@@ -1120,7 +1118,6 @@ impl Gen {
         let mut body = Vec::new();
         let mut copies = Vec::new();
         let mut prints = Vec::new();
-        let mut after = Vec::new();
         let sc = self.scope().with("i", Ty::I64);
         for k in 0..1 + self.rng.below(3) {
             let ty = self
@@ -1279,7 +1276,6 @@ impl Gen {
                 out.push(lp);
             }
         }
-        out.append(&mut after);
         out.push(self.fixed(format!("print({})", prints.join(", "))));
         (globals, out)
     }
@@ -1689,13 +1685,8 @@ impl Gen {
             _ => format!("s {op}= {mat}[i, j]"),
         };
         let level = self.rng.pick(&["vector", "worker", "worker vector", ""]);
-        let body = vec![
-            self.fixed(format!("let s: {} = {init}", ty.name())),
-            self.fixed(squash(&format!("acc loop {level} reduction({op}: s)"))),
-        ];
+        let mut row = vec![self.fixed(format!("let s: {} = {init}", ty.name()))];
         let mut globals = Vec::new();
-        let mut row = body;
-        row.pop();
         let inner_loop = {
             let u = self.fixed(upd);
             let mut l = self.block(
