@@ -24,8 +24,12 @@ const REGISTERS_FOR_UNROLLED: u32 = 128;
 const MAX_PARAM_WORDS: usize = 4096 / 8;
 
 /// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
-/// a single loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
-/// whose loops may read what earlier statements wrote, which gangs cannot wait for).
+/// a single gang loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
+/// whose loops may read what earlier statements wrote, which gangs cannot wait for). Every
+/// block of a launch runs the code outside gang loops, so only assignments of a gang's own
+/// scalars may stand beside the one loop nest: an assignment of a `copy` scalar's cell, run
+/// by every block, would apply as many times as there are blocks, and a region with no gang
+/// loop at all is all such code.
 pub(crate) fn one_gang(r: &Region) -> bool {
     match r.construct {
         Construct::Serial | Construct::SerialLoop => true,
@@ -34,11 +38,11 @@ pub(crate) fn one_gang(r: &Region) -> bool {
             for s in &r.body {
                 match s {
                     Stmt::For(f) if f.schedule.gang => gang_loops += 1,
-                    Stmt::Set(_, e) if !has_call(e) => {}
+                    Stmt::Set(l, e) if !has_call(e) && !r.is_cell(l.0 as usize) => {}
                     _ => return true,
                 }
             }
-            gang_loops > 1
+            gang_loops != 1
         }
         _ => false,
     }

@@ -197,10 +197,31 @@ acc parallel loop copy(a)
 for i in 0..10 {
     a[i] = 3.0
 }
+let s = 3
+acc kernels copy(s) {
+    s = s * 2
+}
+let t = 1
+acc kernels copy(a) copy(t) {
+    t = t + 1
+    for i in 0..10 {
+        a[i] = 4.0
+    }
+}
+acc kernels copy(a) {
+    let k = 5.0
+    acc loop gang
+    for i in 0..10 {
+        a[i] = k
+    }
+}
 ",
     );
+    // A `kernels` region of `copy` scalar assignments alone, or with one beside its loop,
+    // runs as one gang (each block would apply the assignment again); a gang's own scalar
+    // beside one loop nest does not need to.
     let one: Vec<bool> = m.regions.iter().map(crate::kernel::one_gang).collect();
-    assert_eq!(one, vec![true, true, false]);
+    assert_eq!(one, vec![true, true, false, true, true, false]);
 }
 
 #[test]
