@@ -1154,7 +1154,13 @@ mod tests {
             );
         }
         let submitted_in = start.elapsed();
-        queues.wait_all();
+        let queues = Arc::new(queues);
+        let waiter = Arc::clone(&queues);
+        if !returns_in_time(move || waiter.wait_all()) {
+            // Deadlocked: dropping the queues would hang too.
+            std::mem::forget(queues);
+            panic!("the queued waits deadlocked");
+        }
         assert!(queues.test_all());
         assert_eq!(total.load(Ordering::SeqCst), JOBS);
         for (q, log) in logs.iter().enumerate() {
@@ -1260,7 +1266,11 @@ mod tests {
         }
         gate.signal();
         let done = queues.record(Q1);
-        assert!(done.wait_timeout(PATIENCE), "the queued waits deadlocked");
+        if !done.wait_timeout(PATIENCE) {
+            // Deadlocked: dropping the queues would hang too.
+            std::mem::forget(queues);
+            panic!("the queued waits deadlocked");
+        }
         assert_eq!(*lock(&log), (1..=N).rev().collect::<Vec<_>>());
         assert_eq!(queues.workers_started(), 1);
     }
@@ -1340,8 +1350,8 @@ mod tests {
     #[test]
     fn dropping_the_queues_completes_parked_waits() {
         let count = Arc::new(AtomicUsize::new(0));
+        let queues = Queues::with_workers(false, 1);
         {
-            let queues = Queues::with_workers(false, 1);
             let gate = Gate::new();
             hold_the_worker(&queues, &gate);
             for q in 1..=50 {
@@ -1356,6 +1366,7 @@ mod tests {
             }
             gate.signal();
         }
+        assert!(returns_in_time(move || drop(queues)), "the drop hung");
         assert_eq!(count.load(Ordering::SeqCst), 50);
         assert_eq!(Arc::strong_count(&count), 1);
     }
