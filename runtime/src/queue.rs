@@ -1,12 +1,26 @@
 //! The asynchronous queues of one emulated device (LANGUAGE.md 7.7), the host-thread
 //! counterpart of CUDA streams.
 //!
-//! Each queue is a lane: a FIFO of jobs run in order by one worker thread (`acc-queue-{q}`,
-//! started on the queue's first use), with two counters, `submitted` and `completed`. Queues
-//! are independent of each other; the only links between them are the waits that
-//! `submit_wait` queues. Everything that waits (`wait`, `wait_all`, a queued wait) waits for
-//! a *checkpoint*: "completed >= the submitted count at the time of the call", so jobs
-//! submitted later never extend a wait that already started.
+//! Each queue is a lane: a FIFO of tasks with two counters, `submitted` and `completed`. Any
+//! number of lanes share one bounded pool of worker threads (`acc-queue-worker-{n}`, started
+//! as work arrives, at most the core count clamped to `MIN_WORKERS..=MAX_WORKERS`): a lane
+//! with work is scheduled on the pool's ready list, and a worker serves it, running its jobs
+//! one at a time in submission order, so a queue's jobs never overlap or reorder, while
+//! different queues run on different workers. Queues are independent of each other; the only
+//! links between them are the waits that `submit_wait` queues. Everything that waits
+//! (`wait`, `wait_all`, a queued wait) waits for a *checkpoint*: "completed >= the submitted
+//! count at the time of the call", so jobs submitted later never extend a wait that already
+//! started.
+//!
+//! A queued wait never blocks a worker (with a bounded pool, workers blocked in waits whose
+//! awaited jobs sit in lanes that wait for a worker would stop everything). When a worker
+//! reaches a wait that is not over, it registers the lane with the awaited lane and *parks*
+//! it: no worker holds it, and the awaited lane's next completed job schedules it again, to
+//! look once more. The check and the registration are one step under the awaited lane's lock,
+//! and a wake-up that arrives while the lane is still being served makes the worker look
+//! again instead of parking, so no wake-up is lost. So the pool size bounds how many jobs
+//! run at once, never whether the queues make progress: only jobs that block on something
+//! outside the queues hold a worker.
 //!
 //! Synchronous mode (`--synchronous`, `ACC_SYNCHRONOUS=1`) runs every job on the caller's
 //! thread at submit time, after the jobs of its queue that are still pending (when the mode
@@ -117,32 +131,61 @@ impl Event {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lanes: one queue's jobs, counters and worker
+// Lanes: one queue's tasks and counters
+
+/// What a lane holds: a job to run, or a queued wait (`submit_wait`), which holds no worker
+/// while its checkpoints are not reached (see `Pool::serve`).
+enum Task {
+    Run(Job),
+    Wait(Arc<[Checkpoint]>),
+}
+
+/// Where a lane stands with the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sched {
+    /// Nothing to do, or its tasks are run inline (synchronous mode): no worker has it.
+    Idle,
+    /// In the pool's ready list, or being served by a worker.
+    Scheduled,
+    /// Its first task is a wait that is not over: registered with the awaited lane, whose
+    /// progress schedules it again.
+    Parked,
+}
 
 struct Lane {
     id: QueueId,
     state: Mutex<LaneState>,
-    /// The worker waits here for jobs (or for the lane to close).
-    has_work: Condvar,
-    /// Waiters wait here for `completed` to grow.
+    /// Blocking waiters (`wait`, `Checkpoint::wait`, inline jobs) wait here for `completed`
+    /// to grow.
     progressed: Condvar,
 }
 
-#[derive(Default)]
 struct LaneState {
-    pending: VecDeque<Job>,
+    pending: VecDeque<Task>,
+    /// Tasks submitted (queued or run inline) and completed; a queued wait counts as one.
     submitted: u64,
     completed: u64,
-    /// Set when the owner is dropped: the worker drains `pending`, then exits.
-    closing: bool,
+    sched: Sched,
+    /// Set when a watched lane progressed while this lane was being served (not parked): the
+    /// worker about to park it re-checks its wait instead, so that wake-up is not lost.
+    woken: bool,
+    /// Lanes parked on a wait for this lane: scheduled again (and removed) whenever this lane
+    /// completes a task. Duplicates are harmless (a second wake is a spurious re-check).
+    watchers: Vec<Arc<Lane>>,
 }
 
 impl Lane {
     fn new(id: QueueId) -> Lane {
         Lane {
             id,
-            state: Mutex::new(LaneState::default()),
-            has_work: Condvar::new(),
+            state: Mutex::new(LaneState {
+                pending: VecDeque::new(),
+                submitted: 0,
+                completed: 0,
+                sched: Sched::Idle,
+                woken: false,
+                watchers: Vec::new(),
+            }),
             progressed: Condvar::new(),
         }
     }
@@ -162,49 +205,42 @@ impl Lane {
         }
     }
 
-    /// Hands `job` to the worker.
-    fn push(&self, job: Job) {
-        let mut state = lock(&self.state);
-        state.submitted += 1;
-        state.pending.push_back(job);
-        drop(state);
-        self.has_work.notify_one();
-    }
-
-    /// The worker's next job, or None once the lane is closed and drained.
-    fn next_job(&self) -> Option<Job> {
-        let mut state = lock(&self.state);
-        loop {
-            if let Some(job) = state.pending.pop_front() {
-                return Some(job);
-            }
-            if state.closing {
-                return None;
-            }
-            state = wait_on(&self.has_work, state);
-        }
-    }
-
-    fn finish_one(&self) {
-        lock(&self.state).completed += 1;
+    /// Counts one task completed, wakes the blocking waiters and hands back the parked lanes
+    /// to schedule again.
+    fn finish_one(&self) -> Vec<Arc<Lane>> {
+        let watchers = {
+            let mut state = lock(&self.state);
+            state.completed += 1;
+            std::mem::take(&mut state.watchers)
+        };
         self.progressed.notify_all();
+        watchers
     }
 
-    fn close(&self) {
-        lock(&self.state).closing = true;
-        self.has_work.notify_all();
+    /// Registers `watcher` to be woken when this lane progresses, unless `target` is reached
+    /// already: the check and the registration are one step under this lane's lock, and
+    /// `finish_one` takes the watchers under it, so no completion slips between them.
+    /// True when registered (the target is not reached).
+    fn watch(&self, target: u64, watcher: &Arc<Lane>) -> bool {
+        let mut state = lock(&self.state);
+        if state.completed >= target {
+            return false;
+        }
+        state.watchers.push(Arc::clone(watcher));
+        true
     }
 }
 
 type PanicLog = Arc<Mutex<Vec<String>>>;
 
-/// Runs one job of `lane`, catching a panic, and counts it completed either way.
-fn run_job(lane: &Lane, job: Job, panics: &PanicLog) {
+/// Runs one job of `lane`, catching a panic, and counts it completed either way. Returns the
+/// lanes to wake.
+fn run_job(lane: &Lane, job: Job, panics: &PanicLog) -> Vec<Arc<Lane>> {
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(job)) {
         let message = panic_message(payload.as_ref());
         lock(panics).push(format!("job on queue {} panicked: {message}", lane.id));
     }
-    lane.finish_one();
+    lane.finish_one()
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> String {
@@ -217,21 +253,185 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Runs `job` on the caller's thread, in its place in the lane's order: after every job
-/// submitted to the lane before it.
-fn run_inline(lane: &Lane, job: Job, panics: &PanicLog) {
-    let ticket = {
-        let mut state = lock(&lane.state);
-        state.submitted += 1;
-        state.submitted
-    };
-    lane.wait_for(ticket - 1);
-    run_job(lane, job, panics);
+// ---------------------------------------------------------------------------------------------
+// The worker pool
+
+/// How many jobs a worker runs from one lane before it lets the other ready lanes have a
+/// turn (the lane goes to the back of the ready list), so that a long queue does not starve
+/// the others when the lanes outnumber the workers.
+const BATCH: usize = 64;
+
+/// The default pool size: the core count, at least `MIN_WORKERS` and at most `MAX_WORKERS`.
+/// Jobs of the emulated device (transfers, kernels that run their gangs on the gang pool)
+/// mostly keep a core busy, so more workers than cores buy little; a few more than one keep
+/// queues overlapping on a small machine (and keep a queue whose job sleeps or blocks on the
+/// host from stopping the others). Queued waits never hold a worker, so the size bounds only
+/// how many *jobs* run at once, never whether the queues make progress.
+pub const MIN_WORKERS: usize = 4;
+pub const MAX_WORKERS: usize = 64;
+
+fn default_workers() -> usize {
+    thread::available_parallelism()
+        .map_or(MIN_WORKERS, usize::from)
+        .clamp(MIN_WORKERS, MAX_WORKERS)
 }
 
-fn worker_loop(lane: &Lane, panics: &PanicLog) {
-    while let Some(job) = lane.next_job() {
-        run_job(lane, job, panics);
+struct Pool {
+    state: Mutex<PoolState>,
+    /// Idle workers wait here for a ready lane (or for the pool to close).
+    work: Condvar,
+    /// The most workers this pool starts.
+    limit: usize,
+    panics: PanicLog,
+}
+
+#[derive(Default)]
+struct PoolState {
+    /// Lanes with a task to run, each at most once (their `sched` is `Scheduled`).
+    ready: VecDeque<Arc<Lane>>,
+    /// Workers not serving a lane (waiting, or just started).
+    idle: usize,
+    workers: Vec<JoinHandle<()>>,
+    /// Set by `Queues::drop` once every lane is drained: the workers exit.
+    closing: bool,
+}
+
+impl Pool {
+    /// Puts a lane (marked `Scheduled` by the caller) on the ready list, starting a worker
+    /// when the ready lanes outnumber the idle workers and the pool is below its size.
+    /// False when the pool has no worker at all and none could be started (out of threads):
+    /// the caller then runs the lane's work inline.
+    fn schedule(self: &Arc<Pool>, lane: Arc<Lane>) -> bool {
+        let mut state = lock(&self.state);
+        if state.ready.len() >= state.idle && state.workers.len() < self.limit {
+            let pool = Arc::clone(self);
+            let name = format!("acc-queue-worker-{}", state.workers.len());
+            if let Ok(handle) = thread::Builder::new()
+                .name(name)
+                .spawn(move || pool.worker_loop())
+            {
+                state.workers.push(handle);
+                state.idle += 1;
+            }
+        }
+        if state.workers.is_empty() {
+            return false;
+        }
+        state.ready.push_back(lane);
+        drop(state);
+        self.work.notify_one();
+        true
+    }
+
+    fn worker_loop(self: &Arc<Pool>) {
+        loop {
+            let lane = {
+                let mut state = lock(&self.state);
+                loop {
+                    if let Some(lane) = state.ready.pop_front() {
+                        state.idle -= 1;
+                        break lane;
+                    }
+                    if state.closing {
+                        return;
+                    }
+                    state = wait_on(&self.work, state);
+                }
+            };
+            self.serve(&lane);
+            lock(&self.state).idle += 1;
+        }
+    }
+
+    /// Wakes the lanes parked on a lane that progressed: a parked one is scheduled again (it
+    /// re-checks its wait), one being served is told to re-check before it parks.
+    fn wake(self: &Arc<Pool>, watchers: Vec<Arc<Lane>>) {
+        for watcher in watchers {
+            let reschedule = {
+                let mut state = lock(&watcher.state);
+                match state.sched {
+                    Sched::Parked => {
+                        state.sched = Sched::Scheduled;
+                        true
+                    }
+                    Sched::Scheduled => {
+                        state.woken = true;
+                        false
+                    }
+                    // A registration left from a wait that is over (the lane emptied since).
+                    Sched::Idle => false,
+                }
+            };
+            if reschedule {
+                self.schedule_or_drain(watcher);
+            }
+        }
+    }
+
+    /// `schedule`, or, with no worker to be had, serves the lane on this thread.
+    fn schedule_or_drain(self: &Arc<Pool>, lane: Arc<Lane>) {
+        if !self.schedule(Arc::clone(&lane)) {
+            self.serve(&lane);
+        }
+    }
+
+    /// Serves a scheduled lane: runs its tasks in order, at most `BATCH` jobs, without ever
+    /// blocking on another lane. Leaves it `Idle` when it is empty, `Parked` (registered with
+    /// the lane it waits for) when its first task is a wait that is not over, or back on the
+    /// ready list when the batch is used up.
+    fn serve(self: &Arc<Pool>, lane: &Arc<Lane>) {
+        let mut ran = 0;
+        loop {
+            let task = {
+                let mut state = lock(&lane.state);
+                if ran == BATCH && !state.pending.is_empty() {
+                    drop(state);
+                    if self.schedule(Arc::clone(lane)) {
+                        return;
+                    }
+                    // No worker to hand it to: go on here.
+                    ran = 0;
+                    continue;
+                }
+                // Any wake-up that comes after this point makes `woken` true again.
+                state.woken = false;
+                match state.pending.front() {
+                    None => {
+                        state.sched = Sched::Idle;
+                        return;
+                    }
+                    Some(Task::Wait(checkpoints)) => Task::Wait(Arc::clone(checkpoints)),
+                    Some(Task::Run(_)) => state.pending.pop_front().expect("front was a job"),
+                }
+            };
+            match task {
+                Task::Run(job) => {
+                    let watchers = run_job(lane, job, &self.panics);
+                    self.wake(watchers);
+                    ran += 1;
+                }
+                Task::Wait(checkpoints) => {
+                    let blocking = checkpoints.iter().find_map(|c| {
+                        let (awaited, target) = c.lane.as_ref()?;
+                        awaited.watch(*target, lane).then_some(())
+                    });
+                    let mut state = lock(&lane.state);
+                    if blocking.is_none() {
+                        // Every checkpoint is reached: the wait is done.
+                        state.pending.pop_front();
+                        drop(state);
+                        let watchers = lane.finish_one();
+                        self.wake(watchers);
+                    } else if !state.woken {
+                        // Registered with the awaited lane, which wakes this one when it
+                        // progresses; no worker is held meanwhile.
+                        state.sched = Sched::Parked;
+                        return;
+                    }
+                    // Woken while registering: look again.
+                }
+            }
+        }
     }
 }
 
@@ -273,29 +473,32 @@ impl fmt::Debug for Checkpoint {
 // ---------------------------------------------------------------------------------------------
 // Queues
 
-struct LaneEntry {
-    lane: Arc<Lane>,
-    /// None until the first asynchronous submission (or when the thread could not be
-    /// started: that lane then runs its jobs inline).
-    worker: Option<JoinHandle<()>>,
-    spawn_failed: bool,
-}
-
 /// The asynchronous queues of one device. `Send + Sync`: any host thread may submit and wait.
 pub struct Queues {
     synchronous: bool,
-    lanes: Mutex<BTreeMap<QueueId, LaneEntry>>,
-    panics: PanicLog,
+    lanes: Mutex<BTreeMap<QueueId, Arc<Lane>>>,
+    pool: Arc<Pool>,
 }
 
 impl Queues {
     /// `synchronous`: `--synchronous` / `ACC_SYNCHRONOUS=1`: every job runs on the caller's
-    /// thread at submit time.
+    /// thread at submit time. The pool has the default size (the core count, clamped to
+    /// `MIN_WORKERS..=MAX_WORKERS`).
     pub fn new(synchronous: bool) -> Queues {
+        Queues::with_workers(synchronous, default_workers())
+    }
+
+    /// Queues served by at most `workers` threads (at least 1).
+    pub fn with_workers(synchronous: bool, workers: usize) -> Queues {
         Queues {
             synchronous,
             lanes: Mutex::new(BTreeMap::new()),
-            panics: PanicLog::default(),
+            pool: Arc::new(Pool {
+                state: Mutex::new(PoolState::default()),
+                work: Condvar::new(),
+                limit: workers.max(1),
+                panics: PanicLog::default(),
+            }),
         }
     }
 
@@ -309,45 +512,61 @@ impl Queues {
         self.synchronous
     }
 
-    /// The lane of `q`, created on first use; with `threaded`, its worker is started if it
-    /// is not running yet. The second result says whether the lane has a worker.
-    fn lane(&self, q: QueueId, threaded: bool) -> (Arc<Lane>, bool) {
+    /// The worker threads started so far: never more than the pool size, however many
+    /// queues are used.
+    pub fn workers_started(&self) -> usize {
+        lock(&self.pool.state).workers.len()
+    }
+
+    /// The lane of `q`, created on first use.
+    fn lane(&self, q: QueueId) -> Arc<Lane> {
         let mut lanes = lock(&self.lanes);
-        let entry = lanes.entry(q).or_insert_with(|| LaneEntry {
-            lane: Arc::new(Lane::new(q)),
-            worker: None,
-            spawn_failed: false,
-        });
-        if threaded && entry.worker.is_none() && !entry.spawn_failed {
-            let lane = Arc::clone(&entry.lane);
-            let panics = Arc::clone(&self.panics);
-            match thread::Builder::new()
-                .name(format!("acc-queue-{q}"))
-                .spawn(move || worker_loop(&lane, &panics))
-            {
-                Ok(handle) => entry.worker = Some(handle),
-                // Out of threads: the queue still works, synchronously.
-                Err(_) => entry.spawn_failed = true,
-            }
-        }
-        (Arc::clone(&entry.lane), entry.worker.is_some())
+        Arc::clone(lanes.entry(q).or_insert_with(|| Arc::new(Lane::new(q))))
     }
 
     /// The lane of `q` if it has been used.
     fn existing_lane(&self, q: QueueId) -> Option<Arc<Lane>> {
-        lock(&self.lanes)
-            .get(&q)
-            .map(|entry| Arc::clone(&entry.lane))
+        lock(&self.lanes).get(&q).map(Arc::clone)
     }
 
-    /// Queues `job` on `q` (starting q's worker on first use) and returns at once; in
-    /// synchronous mode runs it before returning.
+    /// Queues `task` on `lane` and schedules the lane if no worker has it and it is not
+    /// parked (a parked lane is scheduled by the progress it waits for).
+    fn push(&self, lane: &Arc<Lane>, task: Task) {
+        let schedule = {
+            let mut state = lock(&lane.state);
+            state.submitted += 1;
+            state.pending.push_back(task);
+            let idle = state.sched == Sched::Idle;
+            if idle {
+                state.sched = Sched::Scheduled;
+            }
+            idle
+        };
+        if schedule {
+            self.pool.schedule_or_drain(Arc::clone(lane));
+        }
+    }
+
+    /// Runs `job` on the caller's thread, in its place in the lane's order: after every task
+    /// submitted to the lane before it.
+    fn run_inline(&self, lane: &Lane, job: Job) {
+        let ticket = {
+            let mut state = lock(&lane.state);
+            state.submitted += 1;
+            state.submitted
+        };
+        lane.wait_for(ticket - 1);
+        let watchers = run_job(lane, job, &self.pool.panics);
+        self.pool.wake(watchers);
+    }
+
+    /// Queues `job` on `q` and returns at once; in synchronous mode runs it before returning.
     pub fn submit(&self, q: QueueId, job: Job) {
-        let (lane, threaded) = self.lane(q, !self.synchronous);
-        if threaded && !self.synchronous {
-            lane.push(job);
+        let lane = self.lane(q);
+        if self.synchronous {
+            self.run_inline(&lane, job);
         } else {
-            run_inline(&lane, job, &self.panics);
+            self.push(&lane, Task::Run(job));
         }
     }
 
@@ -356,7 +575,7 @@ impl Queues {
     /// those have finished; the caller is not blocked (except in synchronous mode, where the
     /// wait happens here). Waiting on `q` itself is a no-op: its earlier jobs already come
     /// first. The waited-for counts are taken before q's wait is queued, so crossed waits
-    /// (q on r, r on q) never deadlock.
+    /// (q on r, r on q) never deadlock. The queued wait holds no worker while it waits.
     pub fn submit_wait(&self, q: QueueId, on: &[QueueId]) {
         let checkpoints: Vec<Checkpoint> = on
             .iter()
@@ -364,17 +583,12 @@ impl Queues {
             .map(|&other| self.checkpoint(other))
             .filter(|checkpoint| !checkpoint.is_reached())
             .collect();
+        // q counts as used even when there is nothing to wait for.
+        let lane = self.lane(q);
         if self.synchronous {
             checkpoints.iter().for_each(Checkpoint::wait);
-            self.lane(q, false);
-        } else if checkpoints.is_empty() {
-            // Nothing to wait for, but q counts as used.
-            self.lane(q, true);
-        } else {
-            self.submit(
-                q,
-                Box::new(move || checkpoints.iter().for_each(Checkpoint::wait)),
-            );
+        } else if !checkpoints.is_empty() {
+            self.push(&lane, Task::Wait(checkpoints.into()));
         }
     }
 
@@ -414,8 +628,8 @@ impl Queues {
     fn checkpoints(&self) -> Vec<Checkpoint> {
         lock(&self.lanes)
             .values()
-            .map(|entry| Checkpoint {
-                lane: Some((Arc::clone(&entry.lane), entry.lane.submitted())),
+            .map(|lane| Checkpoint {
+                lane: Some((Arc::clone(lane), lane.submitted())),
             })
             .collect()
     }
@@ -441,7 +655,7 @@ impl Queues {
     /// The messages of the jobs that panicked since the last call, oldest first, each naming
     /// its queue: `job on queue 2 panicked: …`.
     pub fn take_panics(&self) -> Vec<String> {
-        std::mem::take(&mut *lock(&self.panics))
+        std::mem::take(&mut *lock(&self.pool.panics))
     }
 }
 
@@ -458,17 +672,23 @@ impl fmt::Debug for Queues {
 /// something outside the queues, blocks the drop too.)
 impl Drop for Queues {
     fn drop(&mut self) {
-        let lanes = std::mem::take(&mut *lock(&self.lanes));
-        // Close every lane before joining any: a queued wait on one lane may need another
-        // lane's jobs, and a closed worker still drains what it holds.
-        for entry in lanes.values() {
-            entry.lane.close();
+        // No one else can submit now (`&mut self`), and jobs cannot reach the queues, so once
+        // every lane has completed what it was given, nothing is left for the workers.
+        self.wait_all();
+        let workers = {
+            let mut state = lock(&self.pool.state);
+            state.closing = true;
+            std::mem::take(&mut state.workers)
+        };
+        self.pool.work.notify_all();
+        for worker in workers {
+            // A worker never panics (jobs are caught); nothing to report if it did.
+            let _ = worker.join();
         }
-        for entry in lanes.into_values() {
-            if let Some(worker) = entry.worker {
-                // A worker never panics (jobs are caught); nothing to report if it did.
-                let _ = worker.join();
-            }
+        // The lanes (and the parked lanes' watcher lists, which point back at lanes) go now:
+        // break the cycles a registration may have left.
+        for lane in lock(&self.lanes).values() {
+            lock(&lane.state).watchers.clear();
         }
     }
 }
@@ -476,7 +696,8 @@ impl Drop for Queues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::collections::HashSet;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::mpsc;
     use std::time::Instant;
 
@@ -589,7 +810,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_of_one_queue_run_in_order_on_its_named_thread() {
+    fn jobs_of_one_queue_run_in_order_on_the_named_workers() {
         let queues = Queues::new(false);
         let log = new_log();
         for i in 0..1000 {
@@ -608,12 +829,13 @@ mod tests {
         queues.wait(Q1);
         assert_eq!(*lock(&log), (0..1000).collect::<Vec<_>>());
         queues.wait_all();
-        let mut names = lock(&names).clone();
-        names.sort();
-        assert_eq!(
-            names,
-            [Some("acc-queue-3".into()), Some("acc-queue-default".into())]
-        );
+        // Workers are shared by all queues (no thread per queue): named for the pool.
+        let names = lock(&names).clone();
+        assert_eq!(names.len(), 2);
+        for name in names {
+            let name = name.expect("workers are named");
+            assert!(name.starts_with("acc-queue-worker-"), "{name}");
+        }
     }
 
     #[test]
@@ -902,9 +1124,16 @@ mod tests {
 
     #[test]
     fn stress_many_jobs_with_crossed_waits() {
+        // The default pool, and pools smaller than the number of queues (where parked waits
+        // are what keeps things moving).
+        for workers in [default_workers(), 2, 1] {
+            stress_with(Queues::with_workers(false, workers));
+        }
+    }
+
+    fn stress_with(queues: Queues) {
         const QUEUES: i32 = 4;
         const JOBS: usize = 10_000;
-        let queues = Queues::new(false);
         let logs: Vec<_> = (0..QUEUES).map(|_| new_log()).collect();
         let total = Arc::new(AtomicUsize::new(0));
         let start = Instant::now();
@@ -925,7 +1154,13 @@ mod tests {
             );
         }
         let submitted_in = start.elapsed();
-        queues.wait_all();
+        let queues = Arc::new(queues);
+        let waiter = Arc::clone(&queues);
+        if !returns_in_time(move || waiter.wait_all()) {
+            // Deadlocked: dropping the queues would hang too.
+            std::mem::forget(queues);
+            panic!("the queued waits deadlocked");
+        }
         assert!(queues.test_all());
         assert_eq!(total.load(Ordering::SeqCst), JOBS);
         for (q, log) in logs.iter().enumerate() {
@@ -934,5 +1169,205 @@ mod tests {
         }
         // Not a benchmark, only a guard against something pathological (a thread per job).
         assert!(submitted_in < Duration::from_secs(5), "{submitted_in:?}");
+    }
+
+    /// The threads of this process now (Linux), for a bound that a thread per queue breaks.
+    fn process_threads() -> Option<usize> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("Threads:"))?;
+        line["Threads:".len()..].trim().parse().ok()
+    }
+
+    /// `n` distinct queues, each with a job, a queued wait for the previous queue and a second
+    /// job that checks both first jobs ran: all of them work, with a bounded thread count.
+    fn many_queues(n: usize) {
+        let queues = Queues::new(false);
+        let firsts: Arc<Vec<AtomicBool>> =
+            Arc::new((0..n).map(|_| AtomicBool::new(false)).collect());
+        let in_order = Arc::new(AtomicUsize::new(0));
+        let threads = Arc::new(Mutex::new(HashSet::new()));
+        for i in 0..n {
+            let q = QueueId::Numbered(i as i32);
+            let (first, seen) = (Arc::clone(&firsts), Arc::clone(&threads));
+            queues.submit(
+                q,
+                Box::new(move || {
+                    first[i].store(true, Ordering::SeqCst);
+                    lock(&seen).insert(thread::current().id());
+                }),
+            );
+            if i > 0 {
+                queues.submit_wait(q, &[QueueId::Numbered(i as i32 - 1)]);
+            }
+            let (first, in_order) = (Arc::clone(&firsts), Arc::clone(&in_order));
+            queues.submit(
+                q,
+                Box::new(move || {
+                    if first[i].load(Ordering::SeqCst)
+                        && (i == 0 || first[i - 1].load(Ordering::SeqCst))
+                    {
+                        in_order.fetch_add(1, Ordering::SeqCst);
+                    }
+                }),
+            );
+        }
+        // Far below a thread per queue, with room for the other tests running meanwhile.
+        if let Some(now) = process_threads() {
+            assert!(now < 1000, "{now} threads for {n} queues");
+        }
+        queues.wait_all();
+        assert_eq!(in_order.load(Ordering::SeqCst), n);
+        assert_eq!(queues.used().len(), n);
+        assert!(queues.workers_started() <= default_workers());
+        let distinct = lock(&threads).len();
+        assert!(
+            (1..=default_workers()).contains(&distinct),
+            "{n} queues ran on {distinct} threads"
+        );
+    }
+
+    #[test]
+    fn twenty_thousand_queues_share_a_bounded_pool() {
+        many_queues(20_000);
+    }
+
+    #[test]
+    fn a_hundred_thousand_queues_share_a_bounded_pool() {
+        many_queues(100_000);
+    }
+
+    /// Holds the only worker of `queues` on a gated job of queue 0 while the test queues the
+    /// rest, so that the order in which lanes become ready is the order of submission.
+    fn hold_the_worker(queues: &Queues, gate: &Event) {
+        let (tx, rx) = mpsc::channel();
+        queues.submit(Q0, send(&tx, ()));
+        queues.submit(Q0, blocked_on(gate));
+        rx.recv_timeout(PATIENCE).expect("the worker never started");
+    }
+
+    #[test]
+    fn one_worker_parks_waits_instead_of_blocking_in_them() {
+        const N: i32 = 200;
+        let queues = Queues::with_workers(false, 1);
+        let gate = Gate::new();
+        hold_the_worker(&queues, &gate);
+        // Lanes 1..=N become ready in ascending order; lane i waits for lane i+1, so the one
+        // worker meets every wait before the job it waits for: a worker blocking in a wait
+        // would hang here.
+        for i in 1..=N {
+            queues.submit(QueueId::Numbered(i), Box::new(|| {}));
+        }
+        let log = new_log();
+        for i in (1..=N).rev() {
+            if i < N {
+                queues.submit_wait(QueueId::Numbered(i), &[QueueId::Numbered(i + 1)]);
+            }
+            queues.submit(QueueId::Numbered(i), append(&log, i));
+        }
+        gate.signal();
+        let done = queues.record(Q1);
+        if !done.wait_timeout(PATIENCE) {
+            // Deadlocked: dropping the queues would hang too.
+            std::mem::forget(queues);
+            panic!("the queued waits deadlocked");
+        }
+        assert_eq!(*lock(&log), (1..=N).rev().collect::<Vec<_>>());
+        assert_eq!(queues.workers_started(), 1);
+    }
+
+    #[test]
+    fn crossed_waits_do_not_deadlock_with_one_worker() {
+        let queues = Queues::with_workers(false, 1);
+        let gate = Gate::new();
+        hold_the_worker(&queues, &gate);
+        let log = new_log();
+        queues.submit(Q1, append(&log, "q1 before"));
+        queues.submit(Q2, append(&log, "q2 before"));
+        queues.submit_wait(Q1, &[Q2]);
+        queues.submit_wait(Q2, &[Q1]);
+        queues.submit(Q1, append(&log, "q1 after"));
+        queues.submit(Q2, append(&log, "q2 after"));
+        gate.signal();
+        assert!(returns_in_time({
+            let queues = Arc::new(queues);
+            move || queues.wait_all()
+        }));
+        let log = lock(&log).clone();
+        let at = |what| log.iter().position(|&s| s == what).unwrap();
+        assert!(at("q1 before") < at("q2 after") && at("q2 before") < at("q1 after"));
+    }
+
+    #[test]
+    fn a_blocked_queue_leaves_the_other_workers_to_the_other_queues() {
+        // Blocking k queues on gates needs more than k workers for the others to progress:
+        // with 2, one is held by the gate and the other serves a thousand queues.
+        let queues = Queues::with_workers(false, 2);
+        let gate = Gate::new();
+        queues.submit(Q0, blocked_on(&gate));
+        let count = Arc::new(AtomicUsize::new(0));
+        for q in 1..=1000 {
+            let count = Arc::clone(&count);
+            queues.submit(
+                QueueId::Numbered(q),
+                Box::new(move || {
+                    count.fetch_add(1, Ordering::SeqCst);
+                }),
+            );
+        }
+        let waiter = queues.checkpoint(QueueId::Numbered(1000));
+        assert!(returns_in_time(move || waiter.wait()));
+        for q in 1..=1000 {
+            queues.wait(QueueId::Numbered(q));
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 1000);
+        assert!(!queues.test(Q0));
+        gate.signal();
+        queues.wait(Q0);
+        assert_eq!(queues.workers_started(), 2);
+    }
+
+    #[test]
+    fn a_long_queue_does_not_starve_another_on_one_worker() {
+        let queues = Queues::with_workers(false, 1);
+        let gate = Gate::new();
+        hold_the_worker(&queues, &gate);
+        let log = new_log();
+        for i in 0..10 * BATCH {
+            queues.submit(Q1, append(&log, i));
+        }
+        queues.submit(Q2, append(&log, usize::MAX));
+        gate.signal();
+        queues.wait_all();
+        let log = lock(&log).clone();
+        let q2_at = log.iter().position(|&i| i == usize::MAX).unwrap();
+        assert_eq!(q2_at, BATCH, "q2 waited for q1's batch only");
+        log.iter()
+            .filter(|&&i| i != usize::MAX)
+            .zip(0..)
+            .for_each(|(&i, expected)| assert_eq!(i, expected));
+    }
+
+    #[test]
+    fn dropping_the_queues_completes_parked_waits() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let queues = Queues::with_workers(false, 1);
+        {
+            let gate = Gate::new();
+            hold_the_worker(&queues, &gate);
+            for q in 1..=50 {
+                queues.submit_wait(QueueId::Numbered(q), &[QueueId::Numbered(q - 1)]);
+                let count = Arc::clone(&count);
+                queues.submit(
+                    QueueId::Numbered(q),
+                    Box::new(move || {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }),
+                );
+            }
+            gate.signal();
+        }
+        assert!(returns_in_time(move || drop(queues)), "the drop hung");
+        assert_eq!(count.load(Ordering::SeqCst), 50);
+        assert_eq!(Arc::strong_count(&count), 1);
     }
 }

@@ -116,6 +116,9 @@ impl Devices {
     /// `ctx` is a live context; `l.args` matches `l.desc.params`; the ops' arrays are live.
     pub unsafe fn launch(&mut self, ctx: *mut Ctx, mut l: Launch<'_>, cond: bool) {
         let site = l.site;
+        if !super::directives::queue_values_ok(ctx, l.queue, l.waits.unwrap_or_default(), site) {
+            return;
+        }
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);

@@ -10,6 +10,29 @@ use crate::host::host_state;
 use crate::profile::EventKind;
 use crate::queue::QueueId;
 
+/// Checks the queue values of a directive or routine (its `async` value and `wait` list)
+/// before any device looks at them, so that every device, and synchronous mode, accepts and
+/// rejects the same values (LANGUAGE.md 7.7): `acc_async_sync`, `acc_async_noval` (through the
+/// default queue, which `acc_set_default_async` may have set to anything) and numbers >= 0.
+/// Devices that share host memory ignore the values otherwise. False after recording the
+/// error.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub(super) unsafe fn queue_values_ok(ctx: *mut Ctx, queue: i64, waits: &[i64], site: u32) -> bool {
+    let default_async = host_state(ctx).default_async();
+    let bad = QueueArg::decode(queue, default_async)
+        .err()
+        .or_else(|| decode_queues(waits, default_async).err());
+    match bad {
+        None => true,
+        Some(kind) => {
+            crate::host::fail(ctx, kind, Some(site));
+            false
+        }
+    }
+}
+
 impl Devices {
     /// A queue argument of compiled code, or `None` after recording a bad one.
     pub(super) unsafe fn queue_arg(
@@ -129,6 +152,9 @@ impl Devices {
         };
         self.profiler
             .record(self.place(site, None), event, now, now);
+        if !queue_values_ok(ctx, queue, waits.unwrap_or_default(), site) {
+            return;
+        }
         if phase == DataPhase::RegionExit {
             if let Some(region) = self.open.pop() {
                 if let Err(e) = self.exit_region(&region, None) {
@@ -224,6 +250,9 @@ impl Devices {
     /// # Safety
     /// `ctx` is a live context.
     pub unsafe fn wait(&mut self, ctx: *mut Ctx, queues: &[i64], all: bool, queue: i64, site: u32) {
+        if !queue_values_ok(ctx, queue, queues, site) {
+            return;
+        }
         if matches!(self.kind, DeviceKind::Host | DeviceKind::Multicore) {
             return;
         }
