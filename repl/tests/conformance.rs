@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-/// `acc test --device DEVICE tests/conformance examples` passes every script.
+/// `acc test --device DEVICE tests/conformance examples tests/progen-regressions` passes every
+/// script.
 fn suite_passes_on(device: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let output = Command::new(env!("CARGO_BIN_EXE_acc"))
@@ -13,6 +14,7 @@ fn suite_passes_on(device: &str) {
         .arg(device)
         .arg(root.join("tests/conformance"))
         .arg(root.join("examples"))
+        .arg(root.join("tests/progen-regressions"))
         .output()
         .expect("acc runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
