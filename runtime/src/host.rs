@@ -182,6 +182,25 @@ pub unsafe fn fail(ctx: *mut Ctx, kind: RunErrorKind, site: Option<u32>) {
     (*ctx).status = STATUS_ERROR;
 }
 
+/// Runs the body of an entry point that compiled code calls, turning a panic (a bug in the
+/// runtime) into an internal error at `site`: a panic may not cross `extern "C"`, which aborts
+/// the process, nor unwind into compiled code, which has no unwind tables. The REPL or the
+/// embedding host then reports it and goes on.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe fn guard(ctx: *mut Ctx, site: Option<u32>, body: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let message = format!("the runtime panicked: {what}");
+        fail(ctx, RunErrorKind::Internal { message }, site);
+    }
+}
+
 /// An output sink the engine (or a test) can read back: clones share one buffer.
 #[derive(Clone, Default)]
 pub struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
@@ -221,6 +240,28 @@ impl Write for SharedBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_in_an_entry_point_is_an_internal_error_at_its_site() {
+        let mut context = crate::context::Context::new(HostState::new(Box::new(io::sink())));
+        let ctx = context.ctx_ptr();
+        unsafe {
+            guard(ctx, Some(7), || panic!("a broken invariant"));
+            assert_eq!((*ctx).status, STATUS_ERROR);
+        }
+        let error = context.host().take_error().expect("an error");
+        assert_eq!(error.site, Some(7));
+        assert!(
+            matches!(&error.kind, RunErrorKind::Internal { message } if message.contains("a broken invariant")),
+            "{error:?}"
+        );
+        // The context stays usable: a guarded body that returns records nothing.
+        unsafe {
+            (*ctx).status = STATUS_OK;
+            guard(ctx, Some(8), || {});
+            assert_eq!((*ctx).status, STATUS_OK);
+        }
+    }
 
     struct Broken;
     impl Write for Broken {

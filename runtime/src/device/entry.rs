@@ -5,7 +5,7 @@
 use super::ops::{DataOpArg, DataPhase};
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
-use crate::host::{fail, host_state};
+use crate::host::{fail, guard, host_state};
 use crate::launch::RegionDesc;
 
 /// `flags` of `acc_rt_data`.
@@ -49,24 +49,26 @@ pub unsafe extern "C" fn acc_rt_launch(
     nwaits: i32,
     site: u32,
 ) {
-    let desc = &*desc;
-    let args = std::slice::from_raw_parts_mut(args, desc.params.len());
-    let sizes = &*(sizes as *const [i64; 9]);
-    if let Err(kind) = crate::launch::check_sizes(sizes) {
-        return fail(ctx, kind, Some(site));
-    }
-    let ops = records(ops, nops);
-    let waits = wait_list(waits, nwaits);
-    let launch = super::Launch {
-        desc,
-        args,
-        ops,
-        sizes,
-        queue,
-        waits,
-        site,
-    };
-    host_state(ctx).devices().launch(ctx, launch, cond != 0);
+    guard(ctx, Some(site), || {
+        let desc = &*desc;
+        let args = std::slice::from_raw_parts_mut(args, desc.params.len());
+        let sizes = &*(sizes as *const [i64; 9]);
+        if let Err(kind) = crate::launch::check_sizes(sizes) {
+            return fail(ctx, kind, Some(site));
+        }
+        let ops = records(ops, nops);
+        let waits = wait_list(waits, nwaits);
+        let launch = super::Launch {
+            desc,
+            args,
+            ops,
+            sizes,
+            queue,
+            waits,
+            site,
+        };
+        host_state(ctx).devices().launch(ctx, launch, cond != 0);
+    })
 }
 
 /// A data directive (`phase` an `ir::DataPhase` code): `enter data`, `exit data`, `update`,
@@ -94,16 +96,18 @@ pub unsafe extern "C" fn acc_rt_data(
         let message = format!("unknown data phase {phase}");
         return fail(ctx, RunErrorKind::Internal { message }, Some(site));
     };
-    host_state(ctx).devices().data(
-        ctx,
-        phase,
-        records(ops, nops),
-        flags & DATA_FINALIZE != 0,
-        flags & DATA_IF_PRESENT != 0,
-        queue,
-        wait_list(waits, nwaits),
-        site,
-    );
+    guard(ctx, Some(site), || {
+        host_state(ctx).devices().data(
+            ctx,
+            phase,
+            records(ops, nops),
+            flags & DATA_FINALIZE != 0,
+            flags & DATA_IF_PRESENT != 0,
+            queue,
+            wait_list(waits, nwaits),
+            site,
+        )
+    });
 }
 
 /// `acc wait[(queues…)] [async(q)]`: `n` queues at `queues`, or every queue when `all`.
@@ -119,9 +123,11 @@ pub unsafe extern "C" fn acc_rt_wait(
     site: u32,
 ) {
     let qs = records(queues, n);
-    host_state(ctx)
-        .devices()
-        .wait(ctx, qs, all != 0, queue, site);
+    guard(ctx, Some(site), || {
+        host_state(ctx)
+            .devices()
+            .wait(ctx, qs, all != 0, queue, site)
+    });
 }
 
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
