@@ -281,6 +281,16 @@ impl Fx<'_, '_> {
             (UnOp::Neg, ScalarType::Bool) | (UnOp::Not, _) => {
                 return unsupported(format!("`{op:?}` on {}", s.name()))
             }
+            (UnOp::Neg, ScalarType::I32 | ScalarType::I64) => {
+                // `-v` as `~v + 1` (the same bits, wrap-around included): ptxas 13.0 fuses
+                // two `min`s of negated `not`/`and`/`xor` results into one three-way min
+                // (`VIMNMX3`) and drops one operand's negation (`min(r, -(~i))` in an unrolled
+                // reduction gave -99 for 1; docs/GPU-RESULTS.md, session 8). Without a `neg`
+                // it folds the `+ 1` into the min (`VIADDMNMX`) instead.
+                let t = self.fresh_of(s);
+                self.ins(format!("not.{} {t}, {v}", bits(s)));
+                self.ins(format!("add.{} {d}, {t}, 1", arith(s)));
+            }
             (UnOp::Neg, _) => self.ins(format!("neg.{} {d}, {v}", arith(s))),
             (UnOp::BitNot, ScalarType::F32 | ScalarType::F64) => {
                 return unsupported(format!("`~` on {}", s.name()))
