@@ -306,6 +306,17 @@ impl Fx<'_, '_> {
         }
         let (a, s) = self.scalar(l)?;
         let (c, t) = self.scalar(r)?;
+        if op == BinOp::Sub && s == t && is_bitwise(r) {
+            if let ScalarType::I32 | ScalarType::I64 = s {
+                // `a - (x & y)` as `a + (~(x & y) + 1)`: ptxas 13.0 drops the negation of a
+                // bitwise result in a fused three-way min (see `unary`'s `Neg`).
+                let (n, d) = (self.fresh_of(s), self.fresh_of(s));
+                self.ins(format!("not.{} {n}, {c}", bits(s)));
+                self.ins(format!("add.{} {n}, {n}, 1", arith(s)));
+                self.ins(format!("add.{} {d}, {a}, {n}", arith(s)));
+                return Ok(Val::Scalar(d, s));
+            }
+        }
         self.binary_values(op, a, s, c, t, r, site)
     }
 
@@ -740,4 +751,13 @@ fn compare(op: BinOp) -> Option<BinOp> {
         BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
     )
     .then_some(op)
+}
+
+/// Whether `e` is computed by a bitwise operation (`& | ^ ~`), which ptxas turns into a `LOP3`.
+fn is_bitwise(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+            | ExprKind::Unary(UnOp::BitNot, _)
+    )
 }
