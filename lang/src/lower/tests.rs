@@ -662,6 +662,12 @@ fn interpreter_catches_count_mistakes() {
 /// `.out` says, except where the interpreter is not the language (listed with the reason).
 #[test]
 fn conformance_suite() {
+    // Lowering, the checks and the interpreter recurse over the tree, as deep as the nesting
+    // limits allow (a 2000-arm `else if` chain): on a deep stack, as the engine runs them.
+    crate::with_deep_stack(conformance_suite_on_this_thread);
+}
+
+fn conformance_suite_on_this_thread() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
