@@ -779,6 +779,27 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "error_runtime_memcpy_d2d_absent",
         "the interpreter has no emulated devices",
     ),
+    // Checks the runtime makes, not lowering.
+    (
+        "error_runtime_async_negative",
+        "the runtime checks queue values; the interpreter has no queues",
+    ),
+    (
+        "error_runtime_in_data_region",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
+        "error_runtime_section_past_end",
+        "the runtime checks data-clause sections; the interpreter ignores data clauses",
+    ),
+    (
+        "error_runtime_section_past_end_launch",
+        "the runtime checks data-clause sections; the interpreter ignores data clauses",
+    ),
+    (
+        "error_runtime_view_section",
+        "the runtime checks data-clause sections; the interpreter ignores data clauses",
+    ),
     // Limits the runtime enforces, not lowering.
     (
         "directive_num_gangs_many",
