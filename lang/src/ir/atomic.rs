@@ -228,7 +228,7 @@ pub fn classify(
                 .into_iter()
                 .find_map(|(u, r, read_first)| {
                     let update = write_of(u, is_cell)?;
-                    let read = read_of(r, &update.location, is_cell)?;
+                    let read = read_of(r, &update.location)?;
                     Some(Form::Capture {
                         update,
                         read,
@@ -273,25 +273,6 @@ fn read_private(value: &Expr, is_cell: &impl Fn(LocalId) -> bool) -> Option<Loca
     }
 }
 
-fn same_location(a: &Location<'_>, b: &Location<'_>) -> bool {
-    match (a, b) {
-        (
-            Location::Element { array, indices },
-            Location::Element {
-                array: b,
-                indices: js,
-            },
-        ) => {
-            same(array, b)
-                && indices.len() == js.len()
-                && indices.iter().zip(js.iter()).all(|(x, y)| same(x, y))
-        }
-        (Location::Global(g), Location::Global(h)) => g == h,
-        (Location::Cell(l), Location::Cell(m)) => l == m,
-        _ => false,
-    }
-}
-
 /// The place a statement assigns and the value it assigns.
 fn target_of(s: &Stmt) -> Option<(Target<'_>, &Expr)> {
     Some(match s {
@@ -315,14 +296,18 @@ fn target_of(s: &Stmt) -> Option<(Target<'_>, &Expr)> {
 }
 
 /// `s` as the read `v = (conversion of) x` of `loc` in a capture.
-fn read_of<'e>(
-    s: &'e Stmt,
-    loc: &Location<'_>,
-    is_cell: &impl Fn(LocalId) -> bool,
-) -> Option<Read<'e>> {
+fn read_of<'e>(s: &'e Stmt, loc: &Location<'_>) -> Option<Read<'e>> {
     let (target, value) = target_of(s)?;
-    let read = read_location(value, is_cell)?;
-    same_location(&read, loc).then_some(Read { target, value })
+    loc.is_read(without_conversions(value))
+        .then_some(Read { target, value })
+}
+
+/// `e` without the conversions around it: the load a converted read of a location reads.
+fn without_conversions(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Convert(x) => without_conversions(x),
+        _ => e,
+    }
 }
 
 /// A capture block whose location is a private scalar local `x`: one statement sets `x`, the
