@@ -1,11 +1,11 @@
 //! `Engine`: compile and run acc source on the host, keeping globals and functions across runs.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use acc_jit_host::{GlobalSlots, Jit};
+use acc_jit_host::{GlobalSlots, Jit, UnitId};
 use acc_lang::hir::VarId;
 use acc_lang::ir::{self, Ty};
 use acc_lang::{Diagnostic, Frontend, SourceFile, Span};
@@ -40,14 +40,16 @@ pub struct Engine {
     slots: GlobalSlots,
     /// Globals holding arrays, released when the engine goes.
     array_slots: Vec<u32>,
-    /// Every run's check sites, numbered across runs (an error in a function of an earlier run
-    /// points into that run's source).
-    sites: Vec<(usize, ir::Site)>,
-    /// Every source run so far, for error messages.
-    sources: Vec<SourceFile>,
-    /// Each site as `(construct or variable, file, line)`, shared with the profiler's
+    /// How many slots the globals table has.
+    slot_count: u32,
+    /// Slots of globals no name refers to and no live code uses, for new globals.
+    free_slots: Vec<u32>,
+    /// The sources and check sites of the compiles whose code may still run (an error in a
+    /// function of an earlier run points into that run's source), shared with the profiler's
     /// `ACC_NOTIFY` lines.
-    site_names: Arc<RwLock<Vec<(String, String, u32)>>>,
+    compiles: Arc<RwLock<Compiles>>,
+    /// The last source compiled, for run-time errors that have no site.
+    last_source: Option<SourceFile>,
     /// Print the value of top-level expression statements (the REPL).
     print_values: bool,
     /// `--unchecked`: device code without bounds checks.
@@ -59,9 +61,44 @@ pub struct Engine {
     device_prints: Arc<PrintTable>,
 }
 
+/// The sources and check sites of the compiles whose code is alive, by their first site: sites
+/// are numbered across compiles, and a compile's sites go with its code (`Engine::free_code`).
+#[derive(Default)]
+struct Compiles {
+    by_first_site: BTreeMap<u32, Compile>,
+    next_site: u32,
+}
+
+struct Compile {
+    source: SourceFile,
+    sites: Vec<ir::Site>,
+    /// Its code (none while it is being compiled, or when it only was lowered: `--emit`).
+    unit: Option<UnitId>,
+}
+
+impl Compiles {
+    fn site(&self, site: u32) -> Option<(&SourceFile, &ir::Site)> {
+        let (&first, compile) = self.by_first_site.range(..=site).next_back()?;
+        let site = compile.sites.get((site - first) as usize)?;
+        Some((&compile.source, site))
+    }
+
+    /// `(construct or variable, file, line)`, for profiles, traces and notices.
+    fn name(&self, site: u32) -> (String, String, u32) {
+        match self.site(site) {
+            Some((source, s)) => {
+                let (line, _) = source.line_col(s.span.start);
+                (s.what.clone(), source.name.to_string(), line as u32)
+            }
+            None => (String::new(), String::new(), 0),
+        }
+    }
+}
+
 struct LastScript {
     text: String,
     name: String,
+    unit: UnitId,
     main: acc_jit_host::MainFn,
     /// Slots of the array globals its top-level code declares, released before a re-run.
     array_slots: Vec<u32>,
@@ -88,9 +125,10 @@ impl Engine {
             context: Context::new(host),
             slots: HashMap::new(),
             array_slots: Vec::new(),
-            sites: Vec::new(),
-            sources: Vec::new(),
-            site_names: Arc::default(),
+            slot_count: 0,
+            free_slots: Vec::new(),
+            compiles: Arc::default(),
+            last_source: None,
             print_values: false,
             unchecked: false,
             last: None,
@@ -138,6 +176,17 @@ impl Engine {
         self.context.host().devices().profiler().totals()
     }
 
+    /// How many compiles' code is alive: the functions names refer to, what they call, and the
+    /// last script (for leak checks; stays flat over runs that declare nothing new).
+    pub fn code_units(&self) -> usize {
+        self.jit.live_units()
+    }
+
+    /// How many global slots are in use (for leak checks).
+    pub fn global_slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&mut self) -> usize {
         self.context
@@ -148,13 +197,10 @@ impl Engine {
 
     /// Maps a site to `(construct or variable, file, line)` for profiles, traces and notices.
     fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + Send + Sync + 'static {
-        let names = self.site_names.clone();
+        let compiles = self.compiles.clone();
         move |site| {
-            let names = names.read().unwrap_or_else(|e| e.into_inner());
-            names
-                .get(site as usize)
-                .cloned()
-                .unwrap_or_else(|| (String::new(), String::new(), 0))
+            let compiles = compiles.read().unwrap_or_else(|e| e.into_inner());
+            compiles.name(site)
         }
     }
 
@@ -198,17 +244,54 @@ impl Engine {
             unsafe { devices.finish(ctx) };
         }
         let _ = self.context.flush();
-        match self.context.finish() {
+        let result = match self.context.finish() {
             Outcome::Finished => Ok(()),
             Outcome::Exit(code) => Err(Error::Exit(code)),
             Outcome::Error(e) => Err(self.run_error(e)),
+        };
+        self.free_code();
+        result
+    }
+
+    /// Frees the code nothing can run any more (the top-level code of finished runs, functions
+    /// redefined since and not called by live code) with its sources and sites. Keeps
+    /// everything while profiling: the report names the sites of every run.
+    fn free_code(&mut self) {
+        let devices = self.context.host().devices_if_made();
+        if devices
+            .as_ref()
+            .is_some_and(|d| d.options().profile.is_on())
+        {
+            return;
         }
+        let keep = self.last.as_ref().map(|l| l.unit);
+        let dead = self.jit.unreachable(self.frontend.live_functions(), keep);
+        if let Some(devices) = devices {
+            for &unit in &dead {
+                for desc in self.jit.unit_descs(unit) {
+                    if let Some(Ok(kernel)) = desc.gpu.kernel.get() {
+                        devices.forget_kernel(&kernel.ptx);
+                    }
+                }
+            }
+        }
+        // SAFETY: the run finished and its device work with it (`Devices::finish`); nothing
+        // holds the code of these units (`last` is kept).
+        unsafe { self.jit.free(&dead) };
+        let dead: HashSet<UnitId> = dead.into_iter().collect();
+        self.compiles
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_first_site
+            .retain(|_, c| c.unit.is_some_and(|u| !dead.contains(&u)));
+        self.free_globals();
     }
 
     /// Compile `text` without running it, and give the IR (`Emit::Ir`) or the Cranelift IR
     /// (`Emit::Clif`) it compiles to: `acc --emit ir|clif`.
     pub fn emit(&mut self, name: &str, text: &str, what: Emit) -> Result<String, Error> {
-        let module = self.lower(name, text)?;
+        let (module, first_site) = self.lower(name, text)?;
+        self.forget_compile(first_site);
         self.allocate_globals(&module.globals);
         match what {
             Emit::Ir => Ok(module.to_string()),
@@ -228,10 +311,12 @@ impl Engine {
         }
     }
 
-    /// Check and lower `text`, recording its source and sites for error messages.
-    fn lower(&mut self, name: &str, text: &str) -> Result<ir::Module, Error> {
+    /// Check and lower `text`, recording its source and sites for error messages under its
+    /// first site number, which it also gives.
+    fn lower(&mut self, name: &str, text: &str) -> Result<(ir::Module, u32), Error> {
         self.last = None;
         let source = SourceFile::new(name, text);
+        self.last_source = Some(source.clone());
         let compiled = self
             .frontend
             .compile(&source)
@@ -239,35 +324,52 @@ impl Engine {
                 diagnostics,
                 source: source.clone(),
             })?;
+        let mut compiles = self.compiles.write().unwrap_or_else(|e| e.into_inner());
+        let first_site = compiles.next_site;
         let options = acc_lang::lower::Options {
             print_values: self.print_values,
-            first_site: self.sites.len() as u32,
+            first_site,
         };
         let module = acc_lang::with_deep_stack(|| {
             acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
         });
-        let names = module.sites.iter().map(|s| {
-            let (line, _) = source.line_col(s.span.start);
-            (s.what.clone(), source.name.to_string(), line as u32)
-        });
-        self.site_names
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(names);
-        self.sources.push(source);
-        let source_index = self.sources.len() - 1;
-        self.sites
-            .extend(module.sites.iter().map(|s| (source_index, s.clone())));
-        Ok(module)
+        compiles.next_site += module.sites.len() as u32;
+        let compile = Compile {
+            source,
+            sites: module.sites.clone(),
+            unit: None,
+        };
+        compiles.by_first_site.insert(first_site, compile);
+        Ok((module, first_site))
+    }
+
+    /// Drops the record of a compile that has no code.
+    fn forget_compile(&mut self, first_site: u32) {
+        let mut compiles = self.compiles.write().unwrap_or_else(|e| e.into_inner());
+        compiles.by_first_site.remove(&first_site);
     }
 
     /// Compile `text` and give its `main`, keeping it as the last script.
     fn compile(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
-        let module = self.lower(name, text)?;
+        let (module, first_site) = self.lower(name, text)?;
         self.allocate_globals(&module.globals);
         let (jit, slots) = (&mut self.jit, &self.slots);
-        let code = acc_lang::with_deep_stack(|| jit.compile(&module, slots))
-            .map_err(|e| Error::Internal(e.to_string()))?;
+        let code = match acc_lang::with_deep_stack(|| jit.compile(&module, slots)) {
+            Ok(code) => code,
+            Err(e) => {
+                self.forget_compile(first_site);
+                return Err(Error::Internal(e.to_string()));
+            }
+        };
+        if let Some(c) = self
+            .compiles
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_first_site
+            .get_mut(&first_site)
+        {
+            c.unit = Some(code.unit);
+        }
         self.attach_gpu_kernels(&module, &code);
         let array_slots = module
             .globals
@@ -278,6 +380,7 @@ impl Engine {
         self.last = Some(LastScript {
             text: text.to_string(),
             name: name.to_string(),
+            unit: code.unit,
             main: code.main,
             array_slots,
         });
@@ -345,7 +448,7 @@ impl Engine {
                     .find(|(r, _)| *r == id)
                     .map_or_else(|| "no kernel was generated".into(), |(_, why)| why.clone())),
             };
-            // SAFETY: the descriptors live as long as the Jit, which `self` owns.
+            // SAFETY: the descriptors live as long as their unit, which the Jit just made.
             let _ = unsafe { &*desc }.gpu.kernel.set(kernel);
         }
     }
@@ -364,13 +467,46 @@ impl Engine {
 
     fn allocate_globals(&mut self, globals: &[ir::Global]) {
         for g in globals {
-            let slot = self.slots.len() as u32;
+            let slot = self.free_slots.pop().unwrap_or_else(|| {
+                self.slot_count += 1;
+                self.slot_count - 1
+            });
             self.slots.insert(g.id, slot);
             if let Ty::Array { .. } = g.ty {
                 self.array_slots.push(slot);
             }
         }
-        self.context.ensure_globals(self.slots.len());
+        self.context.ensure_globals(self.slot_count as usize);
+    }
+
+    /// Releases the globals no name refers to any more (a `let` at the top level declared the
+    /// name again) and no live code uses, and frees their slots for new globals.
+    fn free_globals(&mut self) {
+        let mut live: HashSet<u32> = self
+            .frontend
+            .live_globals()
+            .filter_map(|v| self.slots.get(&v).copied())
+            .collect();
+        live.extend(self.jit.globals_in_use());
+        if live.len() == self.slots.len() {
+            return;
+        }
+        let dead: HashSet<u32> = self
+            .slots
+            .values()
+            .copied()
+            .filter(|s| !live.contains(s))
+            .collect();
+        self.slots.retain(|_, s| !dead.contains(s));
+        for &slot in &dead {
+            if let Some(i) = self.array_slots.iter().position(|&a| a == slot) {
+                self.array_slots.swap_remove(i);
+                self.context.release_global_array(slot as usize);
+            } else {
+                self.context.clear_global(slot as usize);
+            }
+        }
+        self.free_slots.extend(dead);
     }
 
     /// The slot of a global, for embedders reading results.
@@ -380,13 +516,13 @@ impl Engine {
 
     /// A run-time error as a diagnostic at its site, in the source it came from.
     fn run_error(&self, e: RunError) -> Error {
-        let site = e.site.and_then(|s| self.sites.get(s as usize));
+        let compiles = self.compiles.read().unwrap_or_else(|e| e.into_inner());
+        let site = e.site.and_then(|s| compiles.site(s));
         let (source, span, what) = match site {
-            Some((src, site)) => (self.sources[*src].clone(), site.span, site.what.clone()),
+            Some((source, site)) => (source.clone(), site.span, site.what.clone()),
             None => (
-                self.sources
-                    .last()
-                    .cloned()
+                self.last_source
+                    .clone()
                     .unwrap_or_else(|| SourceFile::new("", "")),
                 Span::default(),
                 String::new(),

@@ -1,8 +1,9 @@
 //! acc-jit-host: the host back end. It compiles an `ir::Module` to native code with Cranelift.
 //!
-//! One [`Jit`] lives as long as its engine: every compile adds functions to the same
-//! `JITModule`, so code from earlier compiles stays callable and later compiles call it by
-//! `FnId`. The calling convention and the runtime functions are those of docs/ABI.md.
+//! One [`Jit`] lives as long as its engine. Each compile is a unit with its own `JITModule`;
+//! later compiles call the functions of earlier units by address, and a unit is freed when
+//! nothing can run it any more (`Jit::unreachable`, `Jit::free`). The calling convention and
+//! the runtime functions are those of docs/ABI.md.
 //!
 //! Semantics chosen where C leaves a choice (LANGUAGE.md sections 2 and 4):
 //! - Integer arithmetic wraps. `/` and `%` truncate toward zero; a zero divisor calls
@@ -41,7 +42,7 @@
 mod externs;
 mod translate;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use acc_lang::analysis::RegionId;
@@ -49,7 +50,7 @@ use acc_lang::hir::{FnId, VarId};
 use acc_lang::ir;
 use acc_runtime::abi::Ctx;
 use acc_runtime::launch::RegionDesc;
-use cranelift_codegen::ir::{Function, UserFuncName};
+use cranelift_codegen::ir::{Function, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
@@ -75,13 +76,15 @@ pub use acc_runtime::launch::RegionFn;
 /// What a compile produced.
 #[derive(Clone, Debug)]
 pub struct CompiledModule {
+    /// The unit holding its code: alive until `Jit::free`.
+    pub unit: UnitId,
     /// The compile's top-level statements. Safety: call it with a valid context whose globals
     /// hold a slot for every global in the `GlobalSlots` given to `compile`, while the `Jit`
     /// lives.
     pub main: MainFn,
     /// The module's regions (launches reach them through their descriptors).
     pub regions: Vec<(RegionId, RegionFn)>,
-    /// Each region's descriptor, which lives as long as the `Jit` (the engine attaches GPU
+    /// Each region's descriptor, which lives as long as the unit (the engine attaches GPU
     /// kernels to them).
     pub descs: Vec<(RegionId, *const RegionDesc)>,
 }
@@ -107,9 +110,6 @@ pub enum JitError {
     UnknownRegion(RegionId),
     /// An IR construct this back end does not handle (malformed IR, or a gap to fill).
     Unsupported(String),
-    /// An earlier compile failed half-way through defining its functions; the Jit cannot be
-    /// used any more.
-    Poisoned,
 }
 
 impl fmt::Display for JitError {
@@ -124,7 +124,6 @@ impl fmt::Display for JitError {
             JitError::UnknownFunction(id) => write!(f, "call of unknown function {id:?}"),
             JitError::UnknownRegion(id) => write!(f, "launch of unknown region {id:?}"),
             JitError::Unsupported(m) => write!(f, "unsupported: {m}"),
-            JitError::Poisoned => write!(f, "the JIT is unusable after an earlier failure"),
         }
     }
 }
@@ -138,34 +137,78 @@ impl From<cranelift_module::ModuleError> for JitError {
 }
 
 /// The host JIT of one engine.
+///
+/// Each compile is a [`UnitId`]: its own `JITModule`, with the strings and region descriptors
+/// its code embeds. A unit is freed by [`Jit::free`] once nothing can run it any more
+/// ([`Jit::unreachable`]); a later compile calls a function of an earlier unit through its
+/// address, and the unit that calls it keeps it.
 pub struct Jit {
-    module: Option<JITModule>,
-    /// Names of the runtime and stdlib symbols the engine registered.
-    symbols: HashSet<&'static str>,
-    /// User functions of all successful compiles.
-    functions: HashMap<FnId, FuncId>,
-    /// Those of them compiled as gang routines (`translate::is_gang_routine`).
-    gang_routines: HashSet<FnId>,
-    /// String literals and format texts of all compiles (the code embeds their addresses).
-    strings: Vec<Box<[u8]>>,
-    /// The region descriptors of all compiles: launches embed their addresses, so each is
-    /// boxed (a `Vec` moves its elements when it grows).
-    #[allow(clippy::vec_box)]
-    region_descs: Vec<Box<RegionDesc>>,
-    /// Numbers the functions of each compile so that their names are unique.
+    isa: cranelift_codegen::isa::OwnedTargetIsa,
+    /// The runtime and stdlib symbols the engine registered, which every unit links against.
+    symbols: Vec<(&'static str, SymbolAddress)>,
+    symbol_names: HashSet<&'static str>,
+    /// User functions of the units that are alive.
+    functions: HashMap<FnId, Defined>,
+    units: BTreeMap<UnitId, Unit>,
+    /// Numbers the compiles (each unit's id, and the names of its functions).
     compiles: u32,
-    poisoned: bool,
 }
 
-/// What `translate` produced: the translated functions, the ids of the user functions and
-/// regions they define, and `main`'s.
+/// A compile's unit of code: what [`Jit::free`] frees together.
+pub type UnitId = u32;
+
+/// A runtime or stdlib function's address (only ever called by compiled code).
+#[derive(Clone, Copy)]
+struct SymbolAddress(*const u8);
+
+// SAFETY: an address of a function in this process.
+unsafe impl Send for SymbolAddress {}
+
+/// A user function that compiled code of later units may call.
+#[derive(Clone)]
+pub(crate) struct Defined {
+    pub unit: UnitId,
+    pub address: usize,
+    pub signature: Signature,
+    /// Compiled as a gang routine (`translate::is_gang_routine`).
+    pub gang_routine: bool,
+}
+
+/// One compile's code and the data it embeds.
+struct Unit {
+    module: Option<JITModule>,
+    /// String literals and format texts (the code embeds their addresses).
+    #[allow(dead_code)]
+    strings: Vec<Box<[u8]>>,
+    /// The region descriptors: launches embed their addresses, so each is boxed.
+    #[allow(clippy::vec_box)]
+    region_descs: Vec<Box<RegionDesc>>,
+    /// The units whose functions this unit's code calls.
+    calls_into: Vec<UnitId>,
+    /// The global slots its code uses.
+    globals: Vec<u32>,
+}
+
+impl Drop for Unit {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: a unit is freed only when none of its code can run (`Jit::unreachable`:
+            // no live function of it, no live unit calling into it, no caller holding it).
+            unsafe { module.free_memory() };
+        }
+        // The strings and descriptors must outlive the code: the fields drop after this.
+    }
+}
+
+/// What `translate` produced: the translated functions, the user functions and regions they
+/// define, `main`'s id, and the earlier units the code calls.
 struct Translation {
     functions: Vec<Translated>,
-    new_functions: Vec<(FnId, FuncId)>,
-    /// Every gang routine, of this compile and earlier ones.
-    gang_routines: HashSet<FnId>,
+    new_functions: Vec<(FnId, FuncId, Signature, bool)>,
     regions: Vec<(RegionId, FuncId)>,
     main: FuncId,
+    calls_into: Vec<UnitId>,
+    globals: Vec<u32>,
 }
 
 /// A translated (not yet defined) function.
@@ -194,50 +237,79 @@ impl Jit {
             .map_err(|m| JitError::Module(format!("host machine is not supported: {m}")))?
             .finish(settings::Flags::new(flags))
             .map_err(|e| JitError::Module(e.to_string()))?;
-        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
-        builder.symbols(symbols.iter().map(|&(name, ptr)| (name, ptr)));
         Ok(Jit {
-            module: Some(JITModule::new(builder)),
-            symbols: symbols.iter().map(|&(name, _)| name).collect(),
+            isa,
+            symbols: symbols
+                .iter()
+                .map(|&(name, p)| (name, SymbolAddress(p)))
+                .collect(),
+            symbol_names: symbols.iter().map(|&(name, _)| name).collect(),
             functions: HashMap::new(),
-            gang_routines: HashSet::new(),
-            strings: Vec::new(),
-            region_descs: Vec::new(),
+            units: BTreeMap::new(),
             compiles: 0,
-            poisoned: false,
         })
     }
 
-    /// Compile a module: its functions, its regions and its `main`. `slots` must give a slot
-    /// for every global the code uses (those of this module's `globals` and earlier ones).
+    /// An empty module linked against the runtime and stdlib.
+    fn new_module(&self) -> JITModule {
+        let mut builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
+        builder.symbols(self.symbols.iter().map(|&(name, p)| (name, p.0)));
+        JITModule::new(builder)
+    }
+
+    /// Compile a module: its functions, its regions and its `main`, as a new unit. `slots` must
+    /// give a slot for every global the code uses (those of this module's `globals` and
+    /// earlier ones). On an error nothing of it is kept.
     pub fn compile(
         &mut self,
         module: &ir::Module,
         slots: &GlobalSlots,
     ) -> Result<CompiledModule, JitError> {
+        self.compiles += 1;
+        let unit_id = self.compiles;
+        let mut unit = Unit {
+            module: Some(self.new_module()),
+            strings: Vec::new(),
+            region_descs: Vec::new(),
+            calls_into: Vec::new(),
+            globals: Vec::new(),
+        };
+        let strings = unit.keep_strings(module);
+        let jit = unit.module.as_mut().expect("made above");
         let Translation {
             functions: translated,
             new_functions,
-            gang_routines,
             regions,
             main: main_id,
-        } = self.translate(module, slots)?;
-        let jit = self.module.as_mut().ok_or(JitError::Poisoned)?;
-        // Every function verified, so defining should not fail; if it does, functions already
-        // defined may refer to ones that are not, and the module cannot be finalized safely.
+            calls_into,
+            globals,
+        } = self.translate(
+            jit,
+            &mut unit.region_descs,
+            &strings,
+            module,
+            slots,
+            unit_id,
+        )?;
+        unit.calls_into = calls_into;
+        unit.globals = globals;
+        // If defining fails, `unit` drops here and frees whatever was made.
         for t in translated {
             let mut ctx = Context::for_function(t.func);
-            if let Err(e) = jit.define_function(t.id, &mut ctx) {
-                self.poisoned = true;
-                return Err(JitError::Module(format!("{}: {e:?}", t.name)));
-            }
+            jit.define_function(t.id, &mut ctx)
+                .map_err(|e| JitError::Module(format!("{}: {e:?}", t.name)))?;
         }
-        if let Err(e) = jit.finalize_definitions() {
-            self.poisoned = true;
-            return Err(e.into());
+        jit.finalize_definitions()?;
+        for (id, fid, signature, gang_routine) in new_functions {
+            let address = jit.get_finalized_function(fid) as usize;
+            let defined = Defined {
+                unit: unit_id,
+                address,
+                signature,
+                gang_routine,
+            };
+            self.functions.insert(id, defined);
         }
-        self.functions.extend(new_functions);
-        self.gang_routines = gang_routines;
         let main = jit.get_finalized_function(main_id);
         // SAFETY: `main_id` was declared with the signature `(ctx: ptr)` and no results.
         let main = unsafe { std::mem::transmute::<*const u8, MainFn>(main) };
@@ -249,17 +321,19 @@ impl Jit {
                 (id, unsafe { std::mem::transmute::<*const u8, RegionFn>(p) })
             })
             .collect();
-        // This compile's descriptors are the last ones made, one per region, in order.
-        let descs = &self.region_descs[self.region_descs.len() - regions.len()..];
-        for (desc, (_, f)) in descs.iter().zip(&regions) {
+        // One descriptor per region, in order.
+        for (desc, (_, f)) in unit.region_descs.iter().zip(&regions) {
             desc.set_func(*f);
         }
-        let descs = descs
+        let descs = unit
+            .region_descs
             .iter()
             .zip(&regions)
             .map(|(d, (id, _))| (*id, &**d as *const RegionDesc))
             .collect();
+        self.units.insert(unit_id, unit);
         Ok(CompiledModule {
+            unit: unit_id,
             main,
             regions,
             descs,
@@ -275,8 +349,25 @@ impl Jit {
         slots: &GlobalSlots,
         optimized: bool,
     ) -> Result<String, JitError> {
-        let translated = self.translate(module, slots)?.functions;
-        let jit = self.module.as_ref().ok_or(JitError::Poisoned)?;
+        let mut scratch = Unit {
+            module: Some(self.new_module()),
+            strings: Vec::new(),
+            region_descs: Vec::new(),
+            calls_into: Vec::new(),
+            globals: Vec::new(),
+        };
+        let strings = scratch.keep_strings(module);
+        let jit = scratch.module.as_mut().expect("made above");
+        let translated = self
+            .translate(
+                jit,
+                &mut scratch.region_descs,
+                &strings,
+                module,
+                slots,
+                self.compiles + 1,
+            )?
+            .functions;
         let mut out = String::new();
         for t in translated {
             let mut ctx = Context::for_function(t.func);
@@ -290,31 +381,83 @@ impl Jit {
     }
 
     /// The address of a compiled user function (for tests and embedders that call functions
-    /// directly). Its signature is `(ctx, params…) -> ret` with the ABI's types.
+    /// directly), while its unit is alive. Its signature is `(ctx, params…) -> ret` with the
+    /// ABI's types.
     pub fn function_address(&self, id: FnId) -> Option<*const u8> {
-        let jit = self.module.as_ref()?;
-        self.functions
-            .get(&id)
-            .map(|&f| jit.get_finalized_function(f))
+        self.functions.get(&id).map(|d| d.address as *const u8)
     }
 
-    /// Declare and translate every function of `module`, verifying each.
+    /// The units nothing can run any more, given the functions later code may still call
+    /// (`live`: those a name refers to now) and the units a caller holds on to (`keep`: a
+    /// cached `main`). A unit is reachable from a live function's unit, a kept unit, and any
+    /// unit a reachable one calls into.
+    pub fn unreachable(
+        &self,
+        live: impl IntoIterator<Item = FnId>,
+        keep: impl IntoIterator<Item = UnitId>,
+    ) -> Vec<UnitId> {
+        let mut reached = HashSet::new();
+        let mut stack: Vec<UnitId> = live
+            .into_iter()
+            .filter_map(|f| self.functions.get(&f).map(|d| d.unit))
+            .chain(keep)
+            .collect();
+        while let Some(u) = stack.pop() {
+            if reached.insert(u) {
+                if let Some(unit) = self.units.get(&u) {
+                    stack.extend(&unit.calls_into);
+                }
+            }
+        }
+        self.units
+            .keys()
+            .filter(|u| !reached.contains(u))
+            .copied()
+            .collect()
+    }
+
+    /// The region descriptors of a unit (to drop what devices made for them before it goes).
+    pub fn unit_descs(&self, unit: UnitId) -> impl Iterator<Item = &RegionDesc> {
+        self.units
+            .get(&unit)
+            .into_iter()
+            .flat_map(|u| u.region_descs.iter().map(|d| &**d))
+    }
+
+    /// Frees units `unreachable` gave: their code, strings, descriptors and functions.
+    ///
+    /// # Safety
+    /// None of their code runs or will be called: no device work of theirs is queued, and
+    /// nothing holds their `main`, regions or descriptors.
+    pub unsafe fn free(&mut self, units: &[UnitId]) {
+        let units: HashSet<UnitId> = units.iter().copied().collect();
+        self.functions.retain(|_, d| !units.contains(&d.unit));
+        self.units.retain(|u, _| !units.contains(u));
+    }
+
+    /// The global slots the code of live units uses.
+    pub fn globals_in_use(&self) -> impl Iterator<Item = u32> + '_ {
+        self.units.values().flat_map(|u| u.globals.iter().copied())
+    }
+
+    /// How many units are alive (for tests of the freeing).
+    pub fn live_units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// Declare and translate every function of `module` into `jit`, verifying each.
     fn translate(
-        &mut self,
+        &self,
+        jit: &mut JITModule,
+        descs: &mut Vec<Box<RegionDesc>>,
+        strings: &translate::Strings,
         module: &ir::Module,
         slots: &GlobalSlots,
+        compile: UnitId,
     ) -> Result<Translation, JitError> {
-        if self.poisoned {
-            return Err(JitError::Poisoned);
-        }
-        self.compiles += 1;
-        let compile = self.compiles;
-        let strings = self.keep_strings(module);
-        let jit = self.module.as_mut().ok_or(JitError::Poisoned)?;
-
         // Declare first, so that bodies can call each other in any order.
-        let mut functions = self.functions.clone();
-        let mut gang_routines = self.gang_routines.clone();
+        let mut local = HashMap::new();
+        let mut gang_routines = HashSet::new();
         let mut new_functions = Vec::new();
         let mut fn_ids = Vec::new();
         for f in &module.functions {
@@ -324,11 +467,12 @@ impl Jit {
             let sig = translate::function_signature(jit, f)?;
             let name = format!("{}#{}.{compile}", f.name, id.0);
             let fid = jit.declare_function(&name, Linkage::Local, &sig)?;
-            functions.insert(id, fid);
-            if translate::is_gang_routine(f) {
+            local.insert(id, fid);
+            let gang_routine = translate::is_gang_routine(f);
+            if gang_routine {
                 gang_routines.insert(id);
             }
-            new_functions.push((id, fid));
+            new_functions.push((id, fid, sig, gang_routine));
             fn_ids.push((fid, name));
         }
         let mut regions = HashMap::new();
@@ -337,7 +481,7 @@ impl Jit {
         for r in &module.regions {
             let desc = Box::new(translate::region_desc(r));
             region_descs.insert(r.id, &*desc as *const RegionDesc as usize);
-            self.region_descs.push(desc);
+            descs.push(desc);
             let sig = translate::region_signature(jit);
             let name = format!("region{}.{compile}", r.id.0);
             let fid = jit.declare_function(&name, Linkage::Local, &sig)?;
@@ -350,14 +494,17 @@ impl Jit {
 
         let env = Env {
             module,
-            functions: &functions,
+            local_functions: &local,
+            earlier_functions: &self.functions,
             region_descs: &region_descs,
             slots,
-            symbols: &self.symbols,
+            symbols: &self.symbol_names,
             strings: &strings.strings,
             formats: &strings.formats,
-            gang_routines: &gang_routines,
+            local_gang_routines: &gang_routines,
             inlinable: translate::inline_candidates(module),
+            calls_into: Default::default(),
+            globals_used: Default::default(),
         };
         let mut fctx = FunctionBuilderContext::new();
         let mut out = Vec::new();
@@ -386,21 +533,26 @@ impl Jit {
             finish(jit, *id, name, FnKind::Region(r))?;
         }
         finish(jit, main_id, &main_name, FnKind::Main(&module.main))?;
+        let calls_into = env.calls_into.into_inner().into_iter().collect();
+        let globals = env.globals_used.into_inner().into_iter().collect();
         Ok(Translation {
             functions: out,
             new_functions,
-            gang_routines,
             regions: module
                 .regions
                 .iter()
                 .map(|r| (r.id, regions[&r.id]))
                 .collect(),
             main: main_id,
+            calls_into,
+            globals,
         })
     }
+}
 
+impl Unit {
     /// Copy the module's string literals and `printf` formats into storage that lives as long
-    /// as the Jit; the code embeds their addresses.
+    /// as the unit; the code embeds their addresses.
     fn keep_strings(&mut self, module: &ir::Module) -> translate::Strings {
         let mut keep = |text: String| -> (usize, usize) {
             let bytes = text.into_bytes().into_boxed_slice();
@@ -415,15 +567,5 @@ impl Jit {
             .map(|pieces| keep(translate::format_text(pieces)))
             .collect();
         translate::Strings { strings, formats }
-    }
-}
-
-impl Drop for Jit {
-    fn drop(&mut self) {
-        if let Some(module) = self.module.take() {
-            // SAFETY: the engine owns the Jit and calls no compiled code after dropping it.
-            unsafe { module.free_memory() };
-        }
-        // The strings must outlive the code: the fields drop after this.
     }
 }

@@ -243,10 +243,69 @@ pub struct Function {
 // The program
 // ---------------------------------------------------------------------------------------------
 
+/// Every variable known to the checker, indexed by `VarId`: those of earlier compiles, shared
+/// with the checker (a compile copies only the variables it declares, so a long REPL session's
+/// compiles do not each copy the whole table), then this compile's.
+#[derive(Clone, Debug, Default)]
+pub struct Vars {
+    earlier: Arc<Vec<VarInfo>>,
+    new: Vec<VarInfo>,
+}
+
+impl Vars {
+    pub fn len(&self) -> usize {
+        self.earlier.len() + self.new.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, index: usize) -> Option<&VarInfo> {
+        match index.checked_sub(self.earlier.len()) {
+            None => self.earlier.get(index),
+            Some(i) => self.new.get(i),
+        }
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &VarInfo> {
+        self.earlier.iter().chain(&self.new)
+    }
+
+    /// Declares a variable: its id is the next one.
+    pub fn push(&mut self, info: VarInfo) -> VarId {
+        let id = VarId(self.len() as u32);
+        self.new.push(info);
+        id
+    }
+
+    /// Forgets the variables declared since the last `settle`.
+    pub fn forget_new(&mut self) {
+        self.new.clear();
+    }
+
+    /// Makes the variables declared so far earlier ones. Copies the shared table only while an
+    /// older `Program` still holds it (the checker settles when the next check starts, when the
+    /// engine has dropped the last one).
+    pub fn settle(&mut self) {
+        if !self.new.is_empty() {
+            Arc::make_mut(&mut self.earlier).append(&mut self.new);
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Vars {
+    type Output = VarInfo;
+
+    fn index(&self, index: usize) -> &VarInfo {
+        self.get(index).expect("a variable id of this checker")
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     /// Every variable known to the checker, indexed by `VarId` (earlier compiles included).
-    pub vars: Vec<VarInfo>,
+    pub vars: Vars,
     /// Every function known to the checker, indexed by `FnId` (earlier compiles included;
     /// a function redefined by a later compile keeps its old entry, later calls use the new one).
     pub functions: Vec<Arc<Function>>,

@@ -59,6 +59,16 @@ impl Frontend {
         with_deep_stack(|| self.compile_here(source))
     }
 
+    /// The functions later code can call: those a name refers to now.
+    pub fn live_functions(&self) -> impl Iterator<Item = hir::FnId> + '_ {
+        self.checker.current_functions()
+    }
+
+    /// The globals later code can name: those a name refers to now.
+    pub fn live_globals(&self) -> impl Iterator<Item = hir::VarId> + '_ {
+        self.checker.current_globals()
+    }
+
     fn compile_here(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
         let program = parse(source)?;
         let mut diags = validate::validate(&program);

@@ -25,7 +25,10 @@ use chumsky::prelude::*;
 pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
 pub(crate) type Ex<'a> = extra::Err<Rich<'a, Token<'a>, Span>>;
 pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
-pub(crate) type Rec<'a, O> = Recursive<chumsky::recursive::Indirect<'a, 'a, In<'a>, O, Ex<'a>>>;
+/// A recursive parser as `recursive` makes it. Its references to itself are weak, so a parser
+/// graph is freed when the parse ends (`Recursive::declare`'s strong self-references form a
+/// cycle that kept every parse's parser, about 11 kB, forever).
+pub(crate) type Rec<'a, O> = Recursive<chumsky::recursive::Direct<'a, 'a, In<'a>, O, Ex<'a>>>;
 
 /// Parse a token stream (from `lexer::lex`, brackets balanced) into a program.
 pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<Diagnostic>) {
@@ -139,10 +142,12 @@ fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
 // ---- program and statements ------------------------------------------------------------------
 
 fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
-    let mut stmt: Rec<'a, Stmt> = Recursive::declare();
-    let mut expr: Rec<'a, Expr> = Recursive::declare();
-    expr.define(expression(stmt.clone(), expr.clone()));
-    stmt.define(statement(stmt.clone(), expr.clone()));
+    // Statements contain expressions and expressions contain statements (blocks in `if`
+    // expressions): `expr` is made inside `stmt`, so each refers to the other weakly.
+    let stmt: Rec<'a, Stmt> = recursive(|stmt: Rec<'a, Stmt>| {
+        let expr: Rec<'a, Expr> = recursive(|expr| expression(stmt.clone(), expr));
+        statement(stmt, expr)
+    });
     stmt_list(stmt)
         .then_ignore(end())
         .map(|stmts| Program { stmts })

@@ -105,6 +105,13 @@ impl Context {
         }
     }
 
+    /// Zeroes a global's slot that holds a scalar, for reuse by another global.
+    pub fn clear_global(&mut self, slot: usize) {
+        if let Some(v) = self.globals_mut().get_mut(slot) {
+            *v = 0;
+        }
+    }
+
     /// `Ctx::status`.
     pub fn status(&self) -> u32 {
         // SAFETY: owned by `self`.

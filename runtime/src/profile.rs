@@ -50,6 +50,13 @@ pub struct ProfileOptions {
     pub trace: bool,
 }
 
+impl ProfileOptions {
+    /// Whether anything is recorded (a report, notices or a trace).
+    pub fn is_on(&self) -> bool {
+        self.profile || self.trace || self.notify != 0
+    }
+}
+
 /// A device: its type name (`"host"`, `"multicore"`, `"emulated"`, `"nvidia"`) and number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DeviceRef {

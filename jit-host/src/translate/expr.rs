@@ -5,7 +5,7 @@ use acc_lang::ir::{BinOp, Expr, ExprKind, ScalarType, SiteId, Ty, UnOp};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
-use super::{is_float, scalar_type, Tx};
+use super::{is_float, scalar_type, Callee, Tx, PTR};
 use crate::JitError;
 
 /// The scalar type of an expression, or an error naming what needed one.
@@ -283,11 +283,9 @@ impl Tx<'_, '_> {
 
     /// A call of a user function; leaves when it failed.
     fn call_user(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Value>, JitError> {
-        let fid = *self
-            .env
-            .functions
-            .get(&id)
-            .ok_or(JitError::UnknownFunction(id))?;
+        if self.env.callee(id).is_none() {
+            return Err(JitError::UnknownFunction(id));
+        }
         let mut values = vec![self.ctx];
         for a in args {
             values.push(self.expr(a)?);
@@ -295,7 +293,7 @@ impl Tx<'_, '_> {
         if let Some(f) = self.inline_candidate(id) {
             return self.inline_call(f, &values[1..]);
         }
-        if self.env.gang_routines.contains(&id) {
+        if self.env.is_gang_routine(id) {
             // Outside regions and gang routines, the caller is the only gang.
             match self.gang {
                 Some(g) => values.extend([g.gang, g.num_gangs]),
@@ -306,8 +304,18 @@ impl Tx<'_, '_> {
                 }
             }
         }
-        let f = self.user_func(fid);
-        let call = self.b.ins().call(f, &values);
+        let call = match self.env.callee(id).ok_or(JitError::UnknownFunction(id))? {
+            Callee::Local(fid) => {
+                let f = self.user_func(fid);
+                self.b.ins().call(f, &values)
+            }
+            Callee::Earlier(defined) => {
+                self.env.calls_into.borrow_mut().insert(defined.unit);
+                let sig = self.b.import_signature(defined.signature.clone());
+                let address = self.iconst(PTR, defined.address as i64);
+                self.b.ins().call_indirect(sig, address, &values)
+            }
+        };
         let result = self.b.inst_results(call).first().copied();
         self.check_status();
         Ok(result)

@@ -52,18 +52,50 @@ pub(crate) struct Strings {
 /// What a compile knows while translating its functions.
 pub(crate) struct Env<'a> {
     pub module: &'a ir::Module,
-    pub functions: &'a HashMap<FnId, FuncId>,
+    /// The user functions this compile defines.
+    pub local_functions: &'a HashMap<FnId, FuncId>,
+    /// Those of earlier compiles whose units are alive, called by address.
+    pub earlier_functions: &'a HashMap<FnId, crate::Defined>,
     /// The address of each region's `acc_runtime::launch::RegionDesc`, which launches pass.
     pub region_descs: &'a HashMap<RegionId, usize>,
     pub slots: &'a GlobalSlots,
     pub symbols: &'a HashSet<&'static str>,
     pub strings: &'a [(usize, usize)],
     pub formats: &'a [(usize, usize)],
-    /// Functions compiled as gang routines (this and earlier compiles), which take the caller's
-    /// gang and gang count as two more parameters.
-    pub gang_routines: &'a HashSet<FnId>,
+    /// This compile's functions compiled as gang routines, which take the caller's gang and
+    /// gang count as two more parameters (`Defined::gang_routine` says it of earlier ones).
+    pub local_gang_routines: &'a HashSet<FnId>,
     /// Functions of this compile small enough to inline at their calls (`inline`).
     pub inlinable: HashMap<FnId, &'a ir::Function>,
+    /// The earlier units this compile's code calls into, which must outlive it.
+    pub calls_into: std::cell::RefCell<std::collections::BTreeSet<crate::UnitId>>,
+    /// The global slots this compile's code uses, which must not be reused while it lives.
+    pub globals_used: std::cell::RefCell<std::collections::BTreeSet<u32>>,
+}
+
+/// How code calls a user function.
+pub(crate) enum Callee<'a> {
+    /// A function of this compile: a direct call.
+    Local(FuncId),
+    /// A function of an earlier unit: a call through its address.
+    Earlier(&'a crate::Defined),
+}
+
+impl Env<'_> {
+    pub fn callee(&self, id: FnId) -> Option<Callee<'_>> {
+        match self.local_functions.get(&id) {
+            Some(&f) => Some(Callee::Local(f)),
+            None => self.earlier_functions.get(&id).map(Callee::Earlier),
+        }
+    }
+
+    pub fn is_gang_routine(&self, id: FnId) -> bool {
+        self.local_gang_routines.contains(&id)
+            || self
+                .earlier_functions
+                .get(&id)
+                .is_some_and(|d| d.gang_routine)
+    }
 }
 
 /// A function that takes `(gang, num_gangs)` after its parameters: a gang routine, whose gang
@@ -432,6 +464,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             .slots
             .get(&g)
             .ok_or(JitError::MissingGlobalSlot(g))?;
+        self.env.globals_used.borrow_mut().insert(slot);
         let offset = i32::try_from(slot as i64 * 8)
             .map_err(|_| JitError::Unsupported(format!("global slot {slot} too large")))?;
         Ok((self.globals, offset))

@@ -36,7 +36,7 @@ use text::{mentions_float, source_text};
 /// Name resolution and type checking, remembering what earlier compiles declared.
 #[derive(Default)]
 pub struct Checker {
-    vars: Vec<VarInfo>,
+    vars: hir::Vars,
     fns: Vec<FnEntry>,
     /// The global each name refers to now (the latest `let` of that name at the top level).
     globals: HashMap<String, VarId>,
@@ -47,7 +47,6 @@ pub struct Checker {
 }
 
 struct Saved {
-    vars: usize,
     fns: usize,
     globals: HashMap<String, VarId>,
     fn_names: HashMap<String, FnId>,
@@ -111,8 +110,10 @@ impl Checker {
         if self.saved.is_some() {
             self.rollback();
         }
+        // The last compile's variables were committed: they become earlier ones now (not at
+        // `commit`, when its `Program` still shares the table).
+        self.vars.settle();
         self.saved = Some(Saved {
-            vars: self.vars.len(),
             fns: self.fns.len(),
             globals: self.globals.clone(),
             fn_names: self.fn_names.clone(),
@@ -147,6 +148,16 @@ impl Checker {
         Ok((program, diags))
     }
 
+    /// The global each name refers to now.
+    pub fn current_globals(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.globals.values().copied()
+    }
+
+    /// The function each name refers to now.
+    pub fn current_functions(&self) -> impl Iterator<Item = FnId> + '_ {
+        self.fn_names.values().copied()
+    }
+
     /// Keep what the last `check` declared.
     pub fn commit(&mut self) {
         self.saved = None;
@@ -155,7 +166,7 @@ impl Checker {
     /// Forget what the last `check` declared.
     pub fn rollback(&mut self) {
         if let Some(saved) = self.saved.take() {
-            self.vars.truncate(saved.vars);
+            self.vars.forget_new();
             self.fns.truncate(saved.fns);
             self.globals = saved.globals;
             self.fn_names = saved.fn_names;
@@ -406,8 +417,7 @@ impl<'c> Cx<'c> {
     }
 
     fn declare(&mut self, name: &ast::Ident, ty: Type, kind: VarKind) -> VarId {
-        let id = VarId(self.ck.vars.len() as u32);
-        self.ck.vars.push(VarInfo {
+        let id = self.ck.vars.push(VarInfo {
             name: name.name.clone(),
             ty,
             kind,

@@ -379,6 +379,13 @@ impl Devices {
     }
 
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
+    /// Drops what the GPUs made for the kernels of a PTX text (`Nvidia::forget_kernels`).
+    pub fn forget_kernel(&mut self, ptx: &Arc<str>) {
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.forget_kernels(ptx);
+        }
+    }
+
     pub fn present_arrays(&self) -> usize {
         let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
         let gpus: usize = self

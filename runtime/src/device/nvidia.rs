@@ -552,8 +552,11 @@ fn result_of(r: sys::CUresult) -> Result<(), result::DriverError> {
 /// One GPU.
 pub struct Nvidia {
     data: Discrete<CudaMemory>,
-    /// Loaded modules by a hash of their PTX text.
-    modules: HashMap<u64, sys::CUmodule>,
+    /// Loaded modules by a hash of their PTX text, with how many texts use each (the same
+    /// text compiled twice shares its module).
+    modules: HashMap<u64, (sys::CUmodule, usize)>,
+    /// The module of each text that has functions in `functions`, by the text's address.
+    text_modules: HashMap<usize, u64>,
     /// Kernels' functions by the address of their module's text (held in `Loaded`, so that the
     /// address names that text as long as the entry lives) and the entry's name.
     functions: HashMap<usize, HashMap<String, Loaded>>,
@@ -607,6 +610,7 @@ impl Nvidia {
                     staging: None,
                 }),
                 modules: HashMap::new(),
+                text_modules: HashMap::new(),
                 functions: HashMap::new(),
                 error,
                 scratch,
@@ -620,6 +624,33 @@ impl Nvidia {
 
     pub(crate) fn present_arrays(&self) -> usize {
         self.data.present_arrays()
+    }
+
+    /// Drops the functions of the kernels of a PTX text, unloading its module when no other
+    /// text uses it: the engine freed the code that launches them. Nothing of it may be
+    /// queued (the run that used it finished).
+    pub(crate) fn forget_kernels(&mut self, ptx: &Arc<str>) {
+        let text = Arc::as_ptr(ptx) as *const u8 as usize;
+        self.functions.remove(&text);
+        let Some(key) = self.text_modules.remove(&text) else {
+            return;
+        };
+        let Some((module, users)) = self.modules.get_mut(&key) else {
+            return;
+        };
+        *users -= 1;
+        if *users == 0 {
+            let module = *module;
+            self.modules.remove(&key);
+            // SAFETY: a module this device loaded, none of whose kernels is queued; the
+            // context is made current first (with several GPUs, another one may be).
+            unsafe {
+                if self.make_current().is_ok() {
+                    let _ = result::ctx::synchronize();
+                    let _ = result::module::unload(module);
+                }
+            }
+        }
     }
 
     /// The device address of `a`'s copy, if present.
@@ -765,7 +796,7 @@ impl Nvidia {
         k.ptx.hash(&mut h);
         let key = h.finish();
         let module = match self.modules.get(&key) {
-            Some(&m) => m,
+            Some(&(m, _)) => m,
             None => {
                 let start = Instant::now();
                 let m = load_module(&k.ptx)?;
@@ -774,10 +805,17 @@ impl Nvidia {
                     .memory
                     .profiler
                     .note_startup(what, start.elapsed());
-                self.modules.insert(key, m);
+                self.modules.insert(key, (m, 0));
                 m
             }
         };
+        let text = Arc::as_ptr(&k.ptx) as *const u8 as usize;
+        if let std::collections::hash_map::Entry::Vacant(v) = self.text_modules.entry(text) {
+            v.insert(key);
+            if let Some((_, users)) = self.modules.get_mut(&key) {
+                *users += 1;
+            }
+        }
         let name = CString::new(k.name.clone()).map_err(|_| RunErrorKind::Internal {
             message: "a kernel name with a NUL".into(),
         })?;
