@@ -3,34 +3,50 @@
 //! compile share a GPU's output buffers), formatted by the standard library's own `print` and
 //! `printf` code so that device output reads exactly as host output.
 
+use std::collections::BTreeMap;
 use std::sync::RwLock;
 
 use acc_jit_ptx::{DevicePrint, PrintPiece};
 use acc_runtime::launch::DevicePrints;
 
-/// The print statements of an engine's compiles; entry `i` is print id `i`.
+/// The print statements of the engine's live compiles, by the id of each compile's first.
 #[derive(Debug, Default)]
-pub(crate) struct PrintTable(RwLock<Vec<DevicePrint>>);
+pub(crate) struct PrintTable(RwLock<Prints>);
+
+#[derive(Debug, Default)]
+struct Prints {
+    by_first_id: BTreeMap<u32, Vec<DevicePrint>>,
+    next_id: u32,
+}
 
 impl PrintTable {
     /// The id the next compile's first print statement gets.
     pub(crate) fn next_id(&self) -> u32 {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).len() as u32
+        self.0.read().unwrap_or_else(|e| e.into_inner()).next_id
     }
 
     /// Adds a compile's print statements (numbered from `next_id()`).
     pub(crate) fn extend(&self, prints: Vec<DevicePrint>) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(prints);
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let first = table.next_id;
+        table.next_id += prints.len() as u32;
+        if !prints.is_empty() {
+            table.by_first_id.insert(first, prints);
+        }
+    }
+
+    /// Drops the print statements of a compile whose code was freed.
+    pub(crate) fn forget(&self, first_id: u32) {
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        table.by_first_id.remove(&first_id);
     }
 }
 
 impl DevicePrints for PrintTable {
     fn text(&self, id: u32, slots: &[u64]) -> Option<String> {
         let table = self.0.read().unwrap_or_else(|e| e.into_inner());
-        let print = table.get(id as usize)?;
+        let (&first, prints) = table.by_first_id.range(..=id).next_back()?;
+        let print = prints.get((id - first) as usize)?;
         if print.slots() != slots.len() {
             return None;
         }
@@ -97,5 +113,12 @@ mod tests {
         // An unknown id, or a record with the wrong number of values, has no text.
         assert_eq!(table.text(2, &[]), None);
         assert_eq!(table.text(1, &[0]), None);
+        // A second compile's prints follow; a freed compile's have no text any more.
+        table.extend(vec![DevicePrint::Printf(parse_format("%d\n").unwrap())]);
+        assert_eq!(table.text(2, &[7]).as_deref(), Some("7\n"));
+        table.forget(0);
+        assert_eq!(table.text(0, &slots[..0]), None);
+        assert_eq!(table.text(1, &slots), None);
+        assert_eq!(table.text(2, &[7]).as_deref(), Some("7\n"));
     }
 }

@@ -74,6 +74,8 @@ struct Compile {
     sites: Vec<ir::Site>,
     /// Its code (none while it is being compiled, or when it only was lowered: `--emit`).
     unit: Option<UnitId>,
+    /// The id of its first device print statement, when it has GPU kernels.
+    first_print: Option<u32>,
 }
 
 impl Compiles {
@@ -279,11 +281,18 @@ impl Engine {
         // holds the code of these units (`last` is kept).
         unsafe { self.jit.free(&dead) };
         let dead: HashSet<UnitId> = dead.into_iter().collect();
+        let prints = &self.device_prints;
         self.compiles
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .by_first_site
-            .retain(|_, c| c.unit.is_some_and(|u| !dead.contains(&u)));
+            .retain(|_, c| {
+                let live = c.unit.is_some_and(|u| !dead.contains(&u));
+                if let (false, Some(first)) = (live, c.first_print) {
+                    prints.forget(first);
+                }
+                live
+            });
         self.free_globals();
     }
 
@@ -338,6 +347,7 @@ impl Engine {
             source,
             sites: module.sites.clone(),
             unit: None,
+            first_print: None,
         };
         compiles.by_first_site.insert(first_site, compile);
         Ok((module, first_site))
@@ -361,6 +371,7 @@ impl Engine {
                 return Err(Error::Internal(e.to_string()));
             }
         };
+        let first_print = self.attach_gpu_kernels(&module, &code);
         if let Some(c) = self
             .compiles
             .write()
@@ -369,8 +380,8 @@ impl Engine {
             .get_mut(&first_site)
         {
             c.unit = Some(code.unit);
+            c.first_print = first_print;
         }
-        self.attach_gpu_kernels(&module, &code);
         let array_slots = module
             .globals
             .iter()
@@ -389,9 +400,14 @@ impl Engine {
 
     /// Gives each region of a compile its GPU kernel (or the reason it has none), when there
     /// is a GPU to run them: one PTX module per compile, loaded by the device on first use.
-    fn attach_gpu_kernels(&mut self, module: &ir::Module, code: &acc_jit_host::CompiledModule) {
+    /// Gives the id of the compile's first device print statement when it made kernels.
+    fn attach_gpu_kernels(
+        &mut self,
+        module: &ir::Module,
+        code: &acc_jit_host::CompiledModule,
+    ) -> Option<u32> {
         if code.descs.is_empty() || acc_runtime::device::gpu_count() == 0 {
-            return;
+            return None;
         }
         let start = std::time::Instant::now();
         let prints = &self.device_prints;
@@ -451,6 +467,7 @@ impl Engine {
             // SAFETY: the descriptors live as long as their unit, which the Jit just made.
             let _ = unsafe { &*desc }.gpu.kernel.set(kernel);
         }
+        Some(first_print)
     }
 
     fn ptx_options(&self) -> acc_jit_ptx::PtxOptions {
