@@ -288,6 +288,14 @@ impl Vars {
     /// older `Program` still holds it (the checker settles when the next check starts, when the
     /// engine has dropped the last one).
     pub fn settle(&mut self) {
+        // Top-level code's own locals (in its loops and blocks), declared last, can never be
+        // named again: their ids are given out anew, so that a session's loops at the top
+        // level do not grow the table by every run.
+        while self.new.last().is_some_and(|v| {
+            v.owner.is_none() && matches!(v.kind, VarKind::Local | VarKind::LoopVar)
+        }) {
+            self.new.pop();
+        }
         if !self.new.is_empty() {
             Arc::make_mut(&mut self.earlier).append(&mut self.new);
         }

@@ -1544,3 +1544,33 @@ fn helps_use_the_names_in_the_code() {
         "compare explicitly: `sum(a) != 0.0`"
     );
 }
+
+#[test]
+fn later_compiles_share_the_variable_table_and_reuse_top_level_loop_ids() {
+    let mut ck = Checker::new();
+    let p = check_with(
+        &mut ck,
+        "let g = 1\nfn f(x: i64) -> i64 { let y = x\n return y }",
+    )
+    .unwrap();
+    ck.commit();
+    let declared = p.vars.len();
+    assert_eq!(declared, 3, "g, x and y");
+    drop(p);
+    // A loop at the top level: its variable and the block's local can never be named again.
+    let p = check_with(&mut ck, "for i in 0..3 { let t = i\n print(t + g) }").unwrap();
+    assert_eq!(p.vars.len(), declared + 2);
+    ck.commit();
+    drop(p);
+    // The next compile gives their ids out again; the global and the function's keep theirs.
+    let p = check_with(&mut ck, "for k in 0..3 { print(k + f(g)) }\nlet h = g").unwrap();
+    assert_eq!(p.vars.len(), declared + 2, "k and h");
+    assert_eq!(p.vars[declared].name, "k");
+    assert_eq!(p.vars[0].name, "g");
+    ck.commit();
+    drop(p);
+    // `h` is a global: it stays, and so does `k` before it.
+    let p = check_with(&mut ck, "print(h)").unwrap();
+    assert_eq!(p.vars.len(), declared + 2);
+    assert_eq!(p.vars[declared + 1].name, "h");
+}
