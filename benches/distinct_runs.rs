@@ -11,15 +11,9 @@ use std::time::Instant;
 use acc::Engine;
 use acc_runtime::host::SharedBuffer;
 
-fn rss() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
+#[path = "../tests/support/memory.rs"]
+mod memory;
+use memory::rss;
 
 fn main() {
     let runs: usize = std::env::args()

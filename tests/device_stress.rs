@@ -4,16 +4,9 @@
 use acc::{DeviceKind, DeviceOptions, Engine};
 use acc_runtime::host::SharedBuffer;
 
-/// Resident memory of this process, in bytes.
-fn rss() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
+#[path = "support/memory.rs"]
+mod memory;
+use memory::rss;
 
 const SCRIPT: &str = r#"
 let n = 64

@@ -11,16 +11,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Resident memory of this process, in bytes.
-fn rss() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
+#[path = "support/memory.rs"]
+mod memory;
+use memory::rss;
 
 #[test]
 fn running_a_script_10000_times_leaves_memory_flat() {

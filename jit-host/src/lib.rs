@@ -177,7 +177,8 @@ pub(crate) struct Defined {
 /// One compile's code and the data it embeds.
 struct Unit {
     module: Option<JITModule>,
-    /// String literals and format texts (the code embeds their addresses).
+    /// String literals and format texts: never read, only kept while the code that embeds
+    /// their addresses lives.
     #[allow(dead_code)]
     strings: Vec<Box<[u8]>>,
     /// The region descriptors: launches embed their addresses, so each is boxed.
@@ -267,13 +268,7 @@ impl Jit {
     ) -> Result<CompiledModule, JitError> {
         self.compiles += 1;
         let unit_id = self.compiles;
-        let mut unit = Unit {
-            module: Some(self.new_module()),
-            strings: Vec::new(),
-            region_descs: Vec::new(),
-            calls_into: Vec::new(),
-            globals: Vec::new(),
-        };
+        let mut unit = Unit::new(self.new_module());
         let strings = unit.keep_strings(module);
         let jit = unit.module.as_mut().expect("made above");
         let Translation {
@@ -349,13 +344,7 @@ impl Jit {
         slots: &GlobalSlots,
         optimized: bool,
     ) -> Result<String, JitError> {
-        let mut scratch = Unit {
-            module: Some(self.new_module()),
-            strings: Vec::new(),
-            region_descs: Vec::new(),
-            calls_into: Vec::new(),
-            globals: Vec::new(),
-        };
+        let mut scratch = Unit::new(self.new_module());
         let strings = scratch.keep_strings(module);
         let jit = scratch.module.as_mut().expect("made above");
         let translated = self
@@ -445,7 +434,9 @@ impl Jit {
         self.units.len()
     }
 
-    /// Declare and translate every function of `module` into `jit`, verifying each.
+    /// Declare and translate every function of `module` into `jit`, verifying each. The
+    /// region descriptors go into `descs`, boxed: the code embeds their addresses.
+    #[allow(clippy::vec_box)]
     fn translate(
         &self,
         jit: &mut JITModule,
@@ -551,6 +542,16 @@ impl Jit {
 }
 
 impl Unit {
+    fn new(module: JITModule) -> Unit {
+        Unit {
+            module: Some(module),
+            strings: Vec::new(),
+            region_descs: Vec::new(),
+            calls_into: Vec::new(),
+            globals: Vec::new(),
+        }
+    }
+
     /// Copy the module's string literals and `printf` formats into storage that lives as long
     /// as the unit; the code embeds their addresses.
     fn keep_strings(&mut self, module: &ir::Module) -> translate::Strings {
