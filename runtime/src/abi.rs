@@ -204,6 +204,14 @@ pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHead
     }
 }
 
+/// A counted loop's step, computed at run time, is 0 (`site`: the step expression).
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_zero_step(ctx: *mut Ctx, site: u32) {
+    fail(ctx, RunErrorKind::ZeroStep, Some(site));
+}
+
 /// A function found the stack exhausted on entry (`site`: its name).
 ///
 /// # Safety
@@ -240,6 +248,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_release", acc_rt_release as *const u8),
         ("acc_rt_bounds_error", acc_rt_bounds_error as *const u8),
         ("acc_rt_div_zero", acc_rt_div_zero as *const u8),
+        ("acc_rt_zero_step", acc_rt_zero_step as *const u8),
         ("acc_rt_assert_fail", acc_rt_assert_fail as *const u8),
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),

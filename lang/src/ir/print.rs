@@ -226,12 +226,13 @@ impl Printer<'_> {
             }
             Stmt::For(f) => {
                 let text = format!(
-                    "for {} in {}{}{} step {}{} {{",
+                    "for {} in {}{}{} step {}{}{} {{",
                     self.local(f.var),
                     self.expr(&f.start),
                     if f.inclusive { "..=" } else { ".." },
                     self.expr(&f.end),
                     self.expr(&f.step),
+                    site_suffix(f.step_site),
                     self.schedule(&f.schedule)
                 );
                 self.line(&text);
