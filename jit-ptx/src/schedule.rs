@@ -776,7 +776,9 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
 fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
     match &e.kind {
         ExprKind::Local(l) => out.push(*l),
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => locals_read(x, out),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
+            locals_read(x, out)
+        }
         ExprKind::Binary(_, a, b, _) => {
             locals_read(a, out);
             locals_read(b, out);
@@ -806,7 +808,7 @@ fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
 fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
     match &e.kind {
         ExprKind::Local(l) => locals.contains(l),
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
             reads_any(x, locals)
         }
         ExprKind::Binary(_, a, b, _) => reads_any(a, locals) || reads_any(b, locals),

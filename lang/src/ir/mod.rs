@@ -303,8 +303,8 @@ pub enum ExprKind {
     /// `maximum`, `minimum`, the array constructors (`zeros ones random fill iota linspace`)
     /// and the data routines (`acc_copyin` …). Otherwise exactly `Builtin`.
     CheckedBuiltin(Builtin, Vec<Expr>, SiteId),
-    /// `param("name", default)`.
-    Param(StringId, Box<Expr>),
+    /// `param("name", default)`; a `--set` value that is not of the type is an error at `site`.
+    Param(StringId, Box<Expr>, SiteId),
     /// An array section, only as an argument of the `acc_*` data routines.
     Section {
         array: Box<Expr>,

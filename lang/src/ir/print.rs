@@ -512,8 +512,13 @@ impl Printer<'_> {
             ExprKind::CheckedBuiltin(b, args, site) => {
                 format!("{}({})!s{}", b.name(), self.list(args), site.0)
             }
-            ExprKind::Param(name, default) => {
-                format!("param({}, {})", self.string(*name), self.expr(default))
+            ExprKind::Param(name, default, site) => {
+                format!(
+                    "param({}, {})!s{}",
+                    self.string(*name),
+                    self.expr(default),
+                    site.0
+                )
             }
             ExprKind::Section { array, ranges } => {
                 format!("{}[{}]", self.base(array), self.ranges(ranges))

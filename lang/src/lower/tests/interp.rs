@@ -602,7 +602,7 @@ impl Interp<'_> {
                 let vals = self.exprs(fr, args)?;
                 self.builtin(*b, &vals, e.ty)?
             }
-            ExprKind::Param(name, default) => {
+            ExprKind::Param(name, default, _) => {
                 let d = self.expr(fr, default)?;
                 let name = &self.m.strings[name.0 as usize];
                 match (self.params.get(name), e.ty.scalar()) {

@@ -523,7 +523,8 @@ impl<'m> BodyCheck<'m> {
                 }
                 self.site(*site)?;
             }
-            ExprKind::Param(s, d) => {
+            ExprKind::Param(s, d, site) => {
+                self.site(*site)?;
                 if s.0 as usize >= self.m.strings.len() {
                     return self.err("string out of range".into());
                 }
