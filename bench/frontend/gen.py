@@ -75,7 +75,7 @@ def unit(k, errors):
             bad = [
                 f"let h{k} = (1 + * 2)",
                 f"print(g{k}[0] +)",
-                f"fn q{k}(a: f64 -> f64 {{ return a }}",
+                f"fn q{k}(a: f64) -> {{ return a }}",
                 f"let = {k}",
                 f"for i in 0.. {{ }}",
                 f"c{k} += ",
