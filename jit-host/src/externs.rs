@@ -22,8 +22,10 @@ pub(crate) enum A {
 pub(crate) struct Extern {
     pub params: Vec<A>,
     pub ret: Option<A>,
-    /// Compiled code checks `ctx.status` after the call (docs/ABI.md's **may fail**, and the
-    /// functions that allocate or touch device data, which issue 4 lets fail).
+    /// Compiled code checks `ctx.status` after the call: every function that takes a context,
+    /// since each records an internal error if its body panics (`acc_runtime::host::guarded`),
+    /// besides docs/ABI.md's **may fail**. Not `acc_rt_retain`/`acc_rt_release`, the math
+    /// functions (no context, and nothing in them can panic) and `acc_rt_error_site`.
     pub may_fail: bool,
 }
 
@@ -69,22 +71,22 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         }
         "acc_rt_retain" | "acc_rt_release" => ext(&[Ptr], None, false),
         "acc_rt_bounds_error" => ext(&[Ptr, U32, Ptr, U32, I64], None, true),
-        "acc_rt_div_zero" => ext(&[Ptr, U32], None, true),
+        "acc_rt_div_zero" | "acc_rt_zero_step" => ext(&[Ptr, U32], None, true),
         "acc_rt_error_site" => ext(&[Ptr, U32], None, false),
         "acc_rt_stack_overflow" => ext(&[Ptr, U32], None, true),
         "acc_rt_assert_fail" => ext(&[Ptr, U32, Ptr, I64], None, true),
         "acc_rt_exit" => ext(&[Ptr, I32], None, true),
         "acc_rt_size" => ext(&[Ptr, U32, Ptr, I64], Some(I64), true),
-        "acc_print_str" => ext(&[Ptr, Ptr, I64], None, false),
-        "acc_print_array" => ext(&[Ptr, Ptr], None, false),
-        "acc_print_space" | "acc_print_newline" => ext(&[Ptr], None, false),
-        "acc_printf" => ext(&[Ptr, Ptr, I64, Ptr, U32], None, false),
+        "acc_print_str" => ext(&[Ptr, Ptr, I64], None, true),
+        "acc_print_array" => ext(&[Ptr, Ptr], None, true),
+        "acc_print_space" | "acc_print_newline" => ext(&[Ptr], None, true),
+        "acc_printf" => ext(&[Ptr, Ptr, I64, Ptr, U32], None, true),
         "acc_iota" => ext(&[Ptr, I64], Some(Ptr), true),
         "acc_linspace" => ext(&[Ptr, F64, F64, I64], Some(Ptr), true),
-        "acc_seed" => ext(&[Ptr, I64], None, false),
+        "acc_seed" => ext(&[Ptr, I64], None, true),
         "acc_copy" => ext(&[Ptr, Ptr], Some(Ptr), true),
         "acc_reshape" => ext(&[Ptr, U32, Ptr, U32, Ptr], Some(Ptr), true),
-        "acc_clock" => ext(&[Ptr], Some(F64), false),
+        "acc_clock" => ext(&[Ptr], Some(F64), true),
         // OpenACC runtime routines (7.10).
         "acc_get_num_devices" | "acc_get_device_num" => ext(&[Ptr, I32], Some(I32), true),
         "acc_get_device_type" | "acc_get_default_async" => ext(&[Ptr], Some(I32), true),
@@ -119,7 +121,7 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
 fn typed_family(name: &str) -> Option<Extern> {
     use A::*;
     if let Some(t) = typed(name, "acc_print_") {
-        return ext(&[Ptr, t], None, false);
+        return ext(&[Ptr, t], None, true);
     }
     if let Some(t) = typed(name, "acc_fill_") {
         return ext(&[Ptr, t, U32, Ptr], Some(Ptr), true);
@@ -131,7 +133,7 @@ fn typed_family(name: &str) -> Option<Extern> {
     for prefix in ["acc_sum_", "acc_product_"] {
         if let Some(t) = typed(name, prefix) {
             let ret = if matches!(t, F32 | F64) { t } else { I64 };
-            return ext(&[Ptr, Ptr], Some(ret), false);
+            return ext(&[Ptr, Ptr], Some(ret), true);
         }
     }
     for prefix in ["acc_maximum_", "acc_minimum_"] {

@@ -14,8 +14,9 @@
 //! - Floats are never contracted: a multiply and an add stay two roundings.
 //! - `min`/`max`/`fmin`/`fmax` on floats follow C's `fmin`/`fmax`: a NaN operand yields the other.
 //! - A `for` loop computes its trip count once from `start`, `end` and `step` (so it never
-//!   overflows its variable, even at the ends of the type's range). A zero step, which the
-//!   checker cannot rule out when the step is a variable, runs no iterations.
+//!   overflows its variable, even at the ends of the type's range). A step the checker cannot
+//!   prove nonzero (a variable) carries a site in the IR (`ForLoop::step_site`): a step of 0
+//!   calls `acc_rt_zero_step` before the first iteration, a run-time error at the step.
 //!
 //! Compute regions are native functions called once per gang by the runtime's current device
 //! (see `translate::region`); a launch passes the region's `RegionDesc`. A gang routine (`acc routine gang`)

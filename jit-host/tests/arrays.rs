@@ -200,6 +200,7 @@ fn gang_loop(v: u32, end: Expr, body: Vec<Stmt>, reductions: Vec<(LocalId, Reduc
         start: i64c(0),
         end,
         step: i64c(1),
+        step_site: None,
         inclusive: false,
         body,
         schedule: LoopSchedule {

@@ -187,6 +187,7 @@ fn region() -> Region {
             start: i64c(0),
             end: var(11, s(I64)),
             step: i64c(1),
+            step_site: None,
             inclusive: false,
             body,
             schedule: LoopSchedule {
@@ -357,6 +358,7 @@ fn read_write_region() -> Region {
             start: i64c(0),
             end: var(3, s(I64)),
             step: i64c(1),
+            step_site: None,
             inclusive: false,
             body: vec![
                 atomic(set(5, x0())),
@@ -468,6 +470,7 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
             start: i64c(0),
             end: var(1, s(I64)),
             step: i64c(1),
+            step_site: None,
             inclusive: false,
             body,
             schedule: LoopSchedule {

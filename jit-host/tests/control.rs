@@ -53,10 +53,33 @@ fn counted_loops() {
         loop_output(opaque(i64c(7)), opaque(i64c(0)), opaque(i64c(-3)), true),
         "7 4 1"
     );
-    assert_eq!(
-        loop_output(opaque(i32c(0)), opaque(i32c(7)), opaque(i32c(0)), false),
-        ""
-    );
+}
+
+/// A step computed at run time that is 0 is an error at the step's site, before the first
+/// iteration (the body never runs), for either width and whatever the bounds.
+#[test]
+fn a_zero_step_at_run_time_is_an_error_at_its_site() {
+    for (start, end, step) in [
+        (opaque(i32c(0)), opaque(i32c(7)), opaque(i32c(0))),
+        (opaque(i64c(7)), opaque(i64c(0)), opaque(i64c(0))),
+        (i64c(3), i64c(3), opaque(i64c(0))),
+    ] {
+        let t = start.ty;
+        let r = run_opaque_with_locals(
+            &[("i", t)],
+            vec![for_(
+                0,
+                start,
+                end,
+                step,
+                true,
+                vec![print(vec![var(0, t)])],
+            )],
+        );
+        assert_eq!(r.status, acc_runtime::abi::STATUS_ERROR);
+        assert_eq!(r.error, format!("zero step at site {STEP_SITE}"));
+        assert_eq!(r.out, "");
+    }
 }
 
 #[test]
@@ -311,6 +334,7 @@ fn loop_reductions_start_from_the_identity() {
         start: i64c(1),
         end: i64c(4),
         step: i64c(1),
+        step_site: None,
         inclusive: true,
         body: vec![set(1, bin(Mul, var(1, s(I64)), var(0, s(I64))))],
         schedule: Default::default(),

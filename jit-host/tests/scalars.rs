@@ -372,7 +372,11 @@ fn param_and_on_device() {
     let mut m = module(vec![], common::main(&[], vec![]));
     m.strings = vec!["answer".into(), "other".into()];
     let param = |id: u32| acc_lang::ir::Expr {
-        kind: acc_lang::ir::ExprKind::Param(acc_lang::ir::StringId(id), Box::new(i64c(7))),
+        kind: acc_lang::ir::ExprKind::Param(
+            acc_lang::ir::StringId(id),
+            Box::new(i64c(7)),
+            acc_lang::ir::SiteId(0),
+        ),
         ty: s(I64),
     };
     m.main.body = vec![print(vec![

@@ -119,7 +119,7 @@ pub(crate) fn reads_and_calls(
                 calls.push(*f);
                 args.iter().for_each(|a| expr(a, globals, calls));
             }
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
                 expr(x, globals, calls)
             }
             ExprKind::Binary(_, a, b, _) => {

@@ -107,6 +107,7 @@ pub(crate) enum FailKind {
     DivZero = 2,
     Assert = 3,
     BadDimension = 4,
+    ZeroStep = 5,
 }
 
 /// The site number recorded for a check whose IR carries none.

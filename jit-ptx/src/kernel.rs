@@ -80,7 +80,7 @@ pub(crate) fn splits(r: &Region) -> bool {
 fn has_call(e: &acc_lang::ir::Expr) -> bool {
     match &e.kind {
         ExprKind::Call(..) => true,
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => has_call(x),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => has_call(x),
         ExprKind::Binary(_, a, b, _) => has_call(a) || has_call(b),
         ExprKind::Load { array, indices, .. } => has_call(array) || indices.iter().any(has_call),
         ExprKind::Builtin(_, args) | ExprKind::CheckedBuiltin(_, args, _) => {

@@ -41,6 +41,8 @@
 //!   - 2, integer division or remainder by zero;
 //!   - 3, `assert` failed: `index` is the message's `StringId` (-1 without a message);
 //!   - 4, `size(a, d)` with `d` outside `0..rank`: `index` is `d`, `dim` the rank.
+//!   - 5, a `for` loop's step is 0 (checked before the first iteration where the IR gives
+//!     the loop a `step_site`).
 //! - `out`: the device address of the output buffer that `print` and `printf` append records
 //!   to (0 is allowed for a kernel without [`Kernel::prints`]), in page-locked host memory
 //!   mapped into the GPU: a 32-byte header `{ cursor: u64 @0, lost: u64 @8, capacity: u64 @16,

@@ -27,7 +27,7 @@
 use acc_lang::hir::Const;
 use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
 
-use crate::fx::{unsupported, Fx, LoopTargets, Mode, Result, Val};
+use crate::fx::{unsupported, FailKind, Fx, LoopTargets, Mode, Result, Val};
 use crate::ptx::{arith, Class, Reg};
 use crate::reduce::Group;
 use crate::version::Versions;
@@ -131,6 +131,13 @@ impl Fx<'_, '_> {
         let start = eval(self, &f.start)?;
         let end = eval(self, &f.end)?;
         let step = eval(self, &f.step)?;
+        if let Some(site) = f.step_site {
+            // A step of 0 computed at run time: an error at the step, before any iteration.
+            let zero = self.fresh(Class::Pred);
+            self.ins(format!("setp.eq.{} {zero}, {step}, 0", arith(t)));
+            let site = self.site(Some(site));
+            self.fail_if(zero, FailKind::ZeroStep, site, None, None, &[], Vec::new());
+        }
         let constant_step = match f.step.kind {
             ExprKind::Const(Const::I32(v)) => Some(v as i64),
             ExprKind::Const(Const::I64(v)) => Some(v),
@@ -173,7 +180,8 @@ impl Fx<'_, '_> {
                 self.ins(format!("neg.{ty} {magnitude}, {step}"));
             }
             _ => {
-                // Decided at run time; a zero step runs no iterations.
+                // Decided at run time (a step of 0 failed before, where the loop carries a site;
+                // none runs no iterations).
                 let (up, down, up_ok, down_ok) = (
                     self.fresh(Class::Pred),
                     self.fresh(Class::Pred),
@@ -768,7 +776,9 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
 fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
     match &e.kind {
         ExprKind::Local(l) => out.push(*l),
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => locals_read(x, out),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
+            locals_read(x, out)
+        }
         ExprKind::Binary(_, a, b, _) => {
             locals_read(a, out);
             locals_read(b, out);
@@ -798,7 +808,7 @@ fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
 fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
     match &e.kind {
         ExprKind::Local(l) => locals.contains(l),
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
             reads_any(x, locals)
         }
         ExprKind::Binary(_, a, b, _) => reads_any(a, locals) || reads_any(b, locals),

@@ -224,39 +224,73 @@ pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    d[0] = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
+    distance(&a, &b, &mut Rows::default())
 }
 
-/// The candidate closest to `name`, if it is close enough to be a plausible misspelling.
+/// The three rows of the dynamic programme, kept between candidates.
+#[derive(Default)]
+struct Rows {
+    before: Vec<usize>,
+    last: Vec<usize>,
+    row: Vec<usize>,
+}
+
+/// `edit_distance` of two character slices, in three rows of `b.len() + 1` entries.
+fn distance(a: &[char], b: &[char], r: &mut Rows) -> usize {
+    let n = b.len();
+    r.before.clear();
+    r.before.resize(n + 1, 0);
+    r.last.clear();
+    r.last.extend(0..=n);
+    r.row.clear();
+    r.row.resize(n + 1, 0);
+    for i in 1..=a.len() {
+        r.row[0] = i;
+        for j in 1..=n {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (r.last[j] + 1)
+                .min(r.row[j - 1] + 1)
+                .min(r.last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(r.before[j - 2] + 1);
+            }
+            r.row[j] = best;
+        }
+        std::mem::swap(&mut r.before, &mut r.last);
+        std::mem::swap(&mut r.last, &mut r.row);
+    }
+    r.last[n]
+}
+
+/// The candidate closest to `name`, if it is close enough to be a plausible misspelling (the
+/// first of the closest, in the candidates' order). Linear in the candidates: a candidate
+/// whose length differs by more than the allowed distance costs a length comparison.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = match name.chars().count() {
-        0..=2 => 0,
+    let a: Vec<char> = name.chars().collect();
+    let limit = match a.len() {
+        0..=2 => return None,
         3..=5 => 1,
         _ => 2,
     };
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|&(d, c)| d <= limit && d > 0 && c != name)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
+    let mut rows = Rows::default();
+    let mut b = Vec::new();
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        // Bytes bound characters from above: a candidate this short has too few characters.
+        if c.len() + limit < a.len() || c == name {
+            continue;
+        }
+        b.clear();
+        b.extend(c.chars());
+        if b.len() > a.len() + limit {
+            continue;
+        }
+        let d = distance(&a, &b, &mut rows);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
 #[cfg(test)]
@@ -270,5 +304,19 @@ mod tests {
         assert_eq!(closest("kernel", words), Some("kernels"));
         assert_eq!(closest("update", words), None);
         assert_eq!(closest("whlie", ["while", "let"]), Some("while"));
+        // Ties go to the first candidate; exact matches and short names get no hint.
+        assert_eq!(closest("abcd", ["abce", "abcf"]), Some("abce"));
+        assert_eq!(closest("abcd", ["abcd"]), None);
+        assert_eq!(closest("ab", ["ac"]), None);
+        assert_eq!(closest("éclair", ["eclair", "écl"]), Some("eclair"));
+    }
+
+    #[test]
+    fn edit_distances_by_hand() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("whlie", "while"), 1);
+        assert_eq!(edit_distance("ca", "abc"), 3);
+        assert_eq!(edit_distance("abc", "abc"), 0);
     }
 }

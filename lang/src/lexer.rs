@@ -127,7 +127,13 @@ impl<'src> Lexer<'src> {
     /// Counts `else if` arms per bracket depth: a statement boundary at that depth ends the
     /// chain; a chain arm adds a level of nesting to everything inside it.
     fn count_chain(&mut self, tok: &Token<'src>, span: Span) {
-        let depth = self.open.len();
+        // A closing bracket belongs to the depth inside it (`close` has already popped it):
+        // a `}` on its own line ends the block's statements, not the chain around the block.
+        let closer = matches!(
+            tok,
+            Token::P(Punct::RParen | Punct::RBracket | Punct::RBrace)
+        );
+        let depth = self.open.len() + usize::from(closer);
         self.chains.resize(depth + 1, 0);
         match (self.tokens.last(), tok) {
             (Some((Token::Kw(Keyword::Else), _)), Token::Kw(Keyword::If)) => {
@@ -1111,6 +1117,32 @@ mod tests {
         assert_eq!(l.diags.len(), 1);
         let many_lines = "x = 1 + 1\n".repeat(MAX_OPERATORS);
         assert!(lex(&many_lines).parseable);
+    }
+
+    /// An `else if` chain as people write it, one arm a line block: `MAX_CHAIN_DEPTH` arms
+    /// lex, one more is a located error (a 500,000-arm chain overflowed the compiler's stack
+    /// when the `}` before each `else` reset the count).
+    #[test]
+    fn else_if_chains_are_bounded() {
+        let chain = |arms: usize| {
+            let mut s = String::from("if x == 0 {\n    y = 0\n");
+            for i in 1..=arms {
+                s.push_str(&format!("}} else if x == {i} {{\n    y = {i}\n"));
+            }
+            s + "}\n"
+        };
+        assert!(lex(&chain(MAX_CHAIN_DEPTH)).parseable);
+        let text = chain(MAX_CHAIN_DEPTH + 1);
+        let l = lex(&text);
+        assert!(!l.parseable);
+        assert_eq!(l.diags.len(), 1, "{:?}", l.diags);
+        let last = text.rfind("else if").unwrap() + "else ".len();
+        assert_eq!(l.diags[0].span().start as usize, last);
+        // Separate statements do not add up, nor do chains in separate blocks.
+        let separate = "if a { } else if b { }\n".repeat(3 * MAX_CHAIN_DEPTH);
+        assert!(lex(&separate).parseable);
+        let blocks = format!("fn f() {{\n{}}}\n", chain(MAX_CHAIN_DEPTH - 1)).repeat(3);
+        assert!(lex(&blocks).parseable);
     }
 
     #[test]

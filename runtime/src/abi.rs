@@ -116,7 +116,7 @@ pub struct StrRef {
 
 use crate::array;
 use crate::error::RunErrorKind;
-use crate::host::fail;
+use crate::host::{fail, guarded};
 
 /// A zero-filled array of `rank` extents at `dims`; null after recording an error.
 ///
@@ -128,16 +128,21 @@ pub unsafe extern "C" fn acc_rt_array_new(
     rank: u32,
     dims: *const i64,
 ) -> *mut ArrayHeader {
-    let made = array::dims_from_raw(rank, dims).and_then(|dims| array::new_array(elem, dims));
-    match made {
-        Ok(a) => a,
-        Err(kind) => {
-            fail(ctx, kind, None);
-            std::ptr::null_mut()
+    guarded(ctx, None, || {
+        let made = array::dims_from_raw(rank, dims).and_then(|dims| array::new_array(elem, dims));
+        match made {
+            Ok(a) => a,
+            Err(kind) => {
+                fail(ctx, kind, None);
+                std::ptr::null_mut()
+            }
         }
-    }
+    })
 }
 
+/// No context and no panic guard: nothing here can panic (an atomic add; `release` frees with
+/// the layout the array was made with, and a shared header's owner is never itself shared).
+///
 /// # Safety
 /// `a` is null or a live array.
 pub unsafe extern "C" fn acc_rt_retain(a: *mut ArrayHeader) {
@@ -159,34 +164,42 @@ pub unsafe extern "C" fn acc_rt_bounds_error(
     dim: u32,
     index: i64,
 ) {
-    let shape = if a.is_null() {
-        Vec::new()
-    } else {
-        array::shape(a).to_vec()
-    };
-    fail(ctx, RunErrorKind::Bounds { index, dim, shape }, Some(site));
+    guarded(ctx, Some(site), || {
+        let shape = if a.is_null() {
+            Vec::new()
+        } else {
+            array::shape(a).to_vec()
+        };
+        fail(ctx, RunErrorKind::Bounds { index, dim, shape }, Some(site));
+    })
 }
 
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_rt_div_zero(ctx: *mut Ctx, site: u32) {
-    fail(ctx, RunErrorKind::DivZero, Some(site));
+    guarded(ctx, Some(site), || {
+        fail(ctx, RunErrorKind::DivZero, Some(site));
+    })
 }
 
 /// # Safety
 /// `ctx` is a live context; `msg` points at `len` bytes of UTF-8 (any pointer when `len` is 0).
 pub unsafe extern "C" fn acc_rt_assert_fail(ctx: *mut Ctx, site: u32, msg: *const u8, len: usize) {
-    let message = (len > 0).then(|| string_arg(msg, len).into_owned());
-    fail(ctx, RunErrorKind::AssertFailed { message }, Some(site));
+    guarded(ctx, Some(site), || {
+        let message = (len > 0).then(|| string_arg(msg, len).into_owned());
+        fail(ctx, RunErrorKind::AssertFailed { message }, Some(site));
+    })
 }
 
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_rt_exit(ctx: *mut Ctx, code: i32) {
-    if (*ctx).status == STATUS_OK {
-        (*ctx).status = STATUS_EXIT;
-        (*ctx).exit_code = code;
-    }
+    guarded(ctx, None, || {
+        if (*ctx).status == STATUS_OK {
+            (*ctx).status = STATUS_EXIT;
+            (*ctx).exit_code = code;
+        }
+    })
 }
 
 /// `size(a, d)`.
@@ -194,14 +207,26 @@ pub unsafe extern "C" fn acc_rt_exit(ctx: *mut Ctx, code: i32) {
 /// # Safety
 /// `ctx` is a live context, `a` a live array.
 pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHeader, d: i64) -> i64 {
-    let rank = (*a).rank;
-    match usize::try_from(d) {
-        Ok(i) if i < rank as usize => (*a).dims[i],
-        _ => {
-            fail(ctx, RunErrorKind::BadDimension { dim: d, rank }, Some(site));
-            0
+    guarded(ctx, Some(site), || {
+        let rank = (*a).rank;
+        match usize::try_from(d) {
+            Ok(i) if i < rank as usize => (*a).dims[i],
+            _ => {
+                fail(ctx, RunErrorKind::BadDimension { dim: d, rank }, Some(site));
+                0
+            }
         }
-    }
+    })
+}
+
+/// A counted loop's step, computed at run time, is 0 (`site`: the step expression).
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_zero_step(ctx: *mut Ctx, site: u32) {
+    guarded(ctx, Some(site), || {
+        fail(ctx, RunErrorKind::ZeroStep, Some(site));
+    })
 }
 
 /// A function found the stack exhausted on entry (`site`: its name).
@@ -209,11 +234,15 @@ pub unsafe extern "C" fn acc_rt_size(ctx: *mut Ctx, site: u32, a: *mut ArrayHead
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_rt_stack_overflow(ctx: *mut Ctx, site: u32) {
-    fail(ctx, RunErrorKind::StackOverflow, Some(site));
+    guarded(ctx, Some(site), || {
+        fail(ctx, RunErrorKind::StackOverflow, Some(site));
+    })
 }
 
 /// Gives the error just recorded without a site (by a library function, which does not
 /// know where it was called from) the site of the call that failed.
+///
+/// Not guarded: it only fills in a field of the recorded error, which cannot panic.
 ///
 /// # Safety
 /// `ctx` is a live context.
@@ -240,6 +269,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_release", acc_rt_release as *const u8),
         ("acc_rt_bounds_error", acc_rt_bounds_error as *const u8),
         ("acc_rt_div_zero", acc_rt_div_zero as *const u8),
+        ("acc_rt_zero_step", acc_rt_zero_step as *const u8),
         ("acc_rt_assert_fail", acc_rt_assert_fail as *const u8),
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),

@@ -151,6 +151,7 @@ impl RunErrorKind {
             RunErrorKind::BadQueue { .. } => "not a queue".into(),
             RunErrorKind::BadLaunchSize { clause, .. } => format!("this `{clause}` value"),
             RunErrorKind::ZeroStep => "the step is 0".into(),
+            RunErrorKind::BadParam { ty, .. } => format!("its `--set` value is not {ty}"),
             RunErrorKind::StackOverflow => "called with the stack exhausted".into(),
             _ => "here".into(),
         }

@@ -190,14 +190,99 @@ pub unsafe fn fail(ctx: *mut Ctx, kind: RunErrorKind, site: Option<u32>) {
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe fn guard(ctx: *mut Ctx, site: Option<u32>, body: impl FnOnce()) {
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "(no message)".into());
-        let message = format!("the runtime panicked: {what}");
-        fail(ctx, RunErrorKind::Internal { message }, site);
+    guarded(ctx, site, body)
+}
+
+/// The harmless value an entry point returns after its body panicked (docs/ABI.md: 0, null),
+/// once the internal error is recorded.
+pub trait Fallback {
+    fn fallback() -> Self;
+}
+
+macro_rules! fallbacks {
+    ($($t:ty = $v:expr;)*) => {$(
+        impl Fallback for $t {
+            fn fallback() -> Self {
+                $v
+            }
+        }
+    )*};
+}
+
+fallbacks! {
+    () = ();
+    u8 = 0;
+    i32 = 0;
+    i64 = 0;
+    f32 = 0.0;
+    f64 = 0.0;
+    *mut crate::abi::ArrayHeader = std::ptr::null_mut();
+}
+
+/// `guard` for an entry point with a result: the body's value, or `T::fallback()` after
+/// recording a panic as an internal error at `site` (`None` for a library function that does
+/// not know its call: compiled code checks the status after every call of one and gives the
+/// error the call's site, `acc_rt_error_site`). Every `extern "C"` function of the runtime
+/// and the standard library that takes a context runs its body through this.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe fn guarded<T: Fallback, F: FnOnce() -> T>(
+    ctx: *mut Ctx,
+    site: Option<u32>,
+    body: F,
+) -> T {
+    let run = || {
+        planted::fire::<F>();
+        body()
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(v) => v,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            let message = format!("the runtime panicked: {what}");
+            fail(ctx, RunErrorKind::Internal { message }, site);
+            T::fallback()
+        }
+    }
+}
+
+/// A panic planted in an entry point, for tests that no panic crosses `extern "C"` (there is
+/// no other way to make a correct library function panic). Costs one relaxed load per call.
+#[doc(hidden)]
+pub mod planted {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    static TARGET: Mutex<Option<String>> = Mutex::new(None);
+
+    /// The next call of the entry point named `function` (`acc_sum_f64`) panics, once. A
+    /// process-wide setting: a test using it runs alone in its test binary.
+    pub fn plant_panic(function: &str) {
+        *TARGET.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("::{function}::"));
+        ARMED.store(true, Ordering::SeqCst);
+    }
+
+    /// Panics if a panic is planted in the entry point whose body is the closure `F` (its
+    /// type's name is the function's path followed by `::{{closure}}`).
+    #[inline]
+    pub(super) fn fire<F>() {
+        if !ARMED.load(Ordering::Relaxed) {
+            return;
+        }
+        let name = std::any::type_name::<F>();
+        let mut target = TARGET.lock().unwrap_or_else(|e| e.into_inner());
+        if target.as_deref().is_some_and(|t| name.contains(t)) {
+            *target = None;
+            ARMED.store(false, Ordering::SeqCst);
+            drop(target);
+            panic!("planted in {name}");
+        }
     }
 }
 
@@ -261,6 +346,59 @@ mod tests {
             guard(ctx, Some(8), || {});
             assert_eq!((*ctx).status, STATUS_OK);
         }
+    }
+
+    #[test]
+    fn a_guarded_entry_point_returns_its_value_or_a_harmless_one_after_a_panic() {
+        let mut context = crate::context::Context::new(HostState::new(Box::new(io::sink())));
+        let ctx = context.ctx_ptr();
+        unsafe {
+            assert_eq!(guarded(ctx, None, || 41i64 + 1), 42);
+            assert_eq!((*ctx).status, STATUS_OK);
+            let a: *mut crate::abi::ArrayHeader = guarded(ctx, None, || panic!("no array"));
+            assert!(a.is_null());
+        }
+        let error = context.host().take_error().expect("an error");
+        assert_eq!(error.site, None);
+        assert!(
+            matches!(&error.kind, RunErrorKind::Internal { message } if message == "the runtime panicked: no array"),
+            "{error:?}"
+        );
+        unsafe {
+            (*ctx).status = STATUS_OK;
+            assert_eq!(guarded(ctx, Some(3), || -> f64 { panic!("{}", 1.5) }), 0.0);
+            assert_eq!((*ctx).status, STATUS_ERROR);
+        }
+        let error = context.host().take_error().expect("an error");
+        assert_eq!(error.site, Some(3));
+        assert!(format!("{error:?}").contains("1.5"), "{error:?}");
+    }
+
+    /// Stands for an entry point: its body is a closure named after the function.
+    unsafe fn acc_test_planted_entry(ctx: *mut Ctx) -> i32 {
+        guarded(ctx, None, || 7)
+    }
+
+    #[test]
+    fn a_planted_panic_fires_once_in_the_named_entry_point() {
+        let mut context = crate::context::Context::new(HostState::new(Box::new(io::sink())));
+        let ctx = context.ctx_ptr();
+        planted::plant_panic("acc_test_planted_entry");
+        unsafe {
+            // Another entry point is not hit.
+            assert_eq!(guarded(ctx, None, || 5), 5);
+            assert_eq!((*ctx).status, STATUS_OK);
+            assert_eq!(acc_test_planted_entry(ctx), 0);
+            assert_eq!((*ctx).status, STATUS_ERROR);
+            (*ctx).status = STATUS_OK;
+            assert_eq!(acc_test_planted_entry(ctx), 7);
+            assert_eq!((*ctx).status, STATUS_OK);
+        }
+        let error = context.host().take_error().expect("an error");
+        assert!(
+            matches!(&error.kind, RunErrorKind::Internal { message } if message.contains("planted in") && message.contains("acc_test_planted_entry")),
+            "{error:?}"
+        );
     }
 
     struct Broken;

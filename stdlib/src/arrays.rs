@@ -6,7 +6,7 @@ use acc_runtime::abi::{ArrayHeader, Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32
 use acc_runtime::array::{
     self, dims_from_raw, elem_size, elements, elements_mut, new_view, Element,
 };
-use acc_runtime::host::{fail, host_state};
+use acc_runtime::host::{fail, guarded, host_state};
 use acc_runtime::RunErrorKind;
 
 /// A new zero-filled array, or null after recording the error (without a site).
@@ -38,14 +38,16 @@ pub unsafe extern "C" fn acc_ones(
     rank: u32,
     dims: *const i64,
 ) -> *mut ArrayHeader {
-    let a = new_or_fail(ctx, elem, rank, dims);
-    match elem {
-        ELEM_BOOL => fill_with::<u8>(a, 1),
-        ELEM_I32 => fill_with::<i32>(a, 1),
-        ELEM_I64 => fill_with::<i64>(a, 1),
-        ELEM_F32 => fill_with::<f32>(a, 1.0),
-        _ => fill_with::<f64>(a, 1.0),
-    }
+    guarded(ctx, None, || {
+        let a = new_or_fail(ctx, elem, rank, dims);
+        match elem {
+            ELEM_BOOL => fill_with::<u8>(a, 1),
+            ELEM_I32 => fill_with::<i32>(a, 1),
+            ELEM_I64 => fill_with::<i64>(a, 1),
+            ELEM_F32 => fill_with::<f32>(a, 1.0),
+            _ => fill_with::<f64>(a, 1.0),
+        }
+    })
 }
 
 /// `random([T,] d0, …)`: uniform in [0, 1), from the context's generator, in index order.
@@ -59,22 +61,24 @@ pub unsafe extern "C" fn acc_random(
     rank: u32,
     dims: *const i64,
 ) -> *mut ArrayHeader {
-    if elem != ELEM_F32 && elem != ELEM_F64 {
-        let message = format!("random of element code {elem}");
-        fail(ctx, RunErrorKind::Internal { message }, None);
-        return std::ptr::null_mut();
-    }
-    let a = new_or_fail(ctx, elem, rank, dims);
-    if a.is_null() {
-        return a;
-    }
-    let rng = host_state(ctx).rng();
-    if elem == ELEM_F32 {
-        elements_mut::<f32>(a).fill_with(|| rng.next_f32());
-    } else {
-        elements_mut::<f64>(a).fill_with(|| rng.next_f64());
-    }
-    a
+    guarded(ctx, None, || {
+        if elem != ELEM_F32 && elem != ELEM_F64 {
+            let message = format!("random of element code {elem}");
+            fail(ctx, RunErrorKind::Internal { message }, None);
+            return std::ptr::null_mut();
+        }
+        let a = new_or_fail(ctx, elem, rank, dims);
+        if a.is_null() {
+            return a;
+        }
+        let rng = host_state(ctx).rng();
+        if elem == ELEM_F32 {
+            elements_mut::<f32>(a).fill_with(|| rng.next_f32());
+        } else {
+            elements_mut::<f64>(a).fill_with(|| rng.next_f64());
+        }
+        a
+    })
 }
 
 macro_rules! fills {
@@ -89,7 +93,10 @@ macro_rules! fills {
             rank: u32,
             dims: *const i64,
         ) -> *mut ArrayHeader {
-            fill_with::<$t>(new_or_fail(ctx, $elem, rank, dims), v)
+            guarded(ctx, None, || {
+                fill_with::<$t>(new_or_fail(ctx, $elem, rank, dims), v)
+
+            })
         }
     )*};
 }
@@ -107,13 +114,15 @@ fills! {
 /// # Safety
 /// As `acc_ones`.
 pub unsafe extern "C" fn acc_iota(ctx: *mut Ctx, n: i64) -> *mut ArrayHeader {
-    let a = new_or_fail(ctx, ELEM_I64, 1, &n);
-    if !a.is_null() {
-        for (i, x) in elements_mut::<i64>(a).iter_mut().enumerate() {
-            *x = i as i64;
+    guarded(ctx, None, || {
+        let a = new_or_fail(ctx, ELEM_I64, 1, &n);
+        if !a.is_null() {
+            for (i, x) in elements_mut::<i64>(a).iter_mut().enumerate() {
+                *x = i as i64;
+            }
         }
-    }
-    a
+        a
+    })
 }
 
 /// `linspace(a, b, n)`: `n` evenly spaced values from `a` to `b` inclusive (numpy's
@@ -122,20 +131,22 @@ pub unsafe extern "C" fn acc_iota(ctx: *mut Ctx, n: i64) -> *mut ArrayHeader {
 /// # Safety
 /// As `acc_ones`.
 pub unsafe extern "C" fn acc_linspace(ctx: *mut Ctx, a: f64, b: f64, n: i64) -> *mut ArrayHeader {
-    let arr = new_or_fail(ctx, ELEM_F64, 1, &n);
-    if !arr.is_null() {
-        let xs = elements_mut::<f64>(arr);
-        let step = if n > 1 { (b - a) / (n - 1) as f64 } else { 0.0 };
-        for (i, x) in xs.iter_mut().enumerate() {
-            *x = a + i as f64 * step;
-        }
-        if let [.., last] = xs {
-            if n > 1 {
-                *last = b;
+    guarded(ctx, None, || {
+        let arr = new_or_fail(ctx, ELEM_F64, 1, &n);
+        if !arr.is_null() {
+            let xs = elements_mut::<f64>(arr);
+            let step = if n > 1 { (b - a) / (n - 1) as f64 } else { 0.0 };
+            for (i, x) in xs.iter_mut().enumerate() {
+                *x = a + i as f64 * step;
+            }
+            if let [.., last] = xs {
+                if n > 1 {
+                    *last = b;
+                }
             }
         }
-    }
-    arr
+        arr
+    })
 }
 
 /// `seed(s)`.
@@ -143,7 +154,9 @@ pub unsafe extern "C" fn acc_linspace(ctx: *mut Ctx, a: f64, b: f64, n: i64) -> 
 /// # Safety
 /// As `acc_ones`.
 pub unsafe extern "C" fn acc_seed(ctx: *mut Ctx, s: i64) {
-    host_state(ctx).seed(s as u64);
+    guarded(ctx, None, || {
+        host_state(ctx).seed(s as u64);
+    })
 }
 
 /// `copy(a)`: a new array of the same shape and elements.
@@ -151,13 +164,15 @@ pub unsafe extern "C" fn acc_seed(ctx: *mut Ctx, s: i64) {
 /// # Safety
 /// As `acc_ones`.
 pub unsafe extern "C" fn acc_copy(ctx: *mut Ctx, a: *mut ArrayHeader) -> *mut ArrayHeader {
-    let dims = array::shape(a);
-    let b = new_or_fail(ctx, (*a).elem, dims.len() as u32, dims.as_ptr());
-    if !b.is_null() {
-        let bytes = (*a).len as usize * elem_size((*a).elem).unwrap_or(0);
-        std::ptr::copy_nonoverlapping((*a).data, (*b).data, bytes);
-    }
-    b
+    guarded(ctx, None, || {
+        let dims = array::shape(a);
+        let b = new_or_fail(ctx, (*a).elem, dims.len() as u32, dims.as_ptr());
+        if !b.is_null() {
+            let bytes = (*a).len as usize * elem_size((*a).elem).unwrap_or(0);
+            std::ptr::copy_nonoverlapping((*a).data, (*b).data, bytes);
+        }
+        b
+    })
 }
 
 /// `reshape(a, d0, …)`: a new header sharing `a`'s data.
@@ -171,13 +186,15 @@ pub unsafe extern "C" fn acc_reshape(
     rank: u32,
     dims: *const i64,
 ) -> *mut ArrayHeader {
-    match dims_from_raw(rank, dims).and_then(|d| new_view(a, d)) {
-        Ok(v) => v,
-        Err(kind) => {
-            fail(ctx, kind, Some(site));
-            std::ptr::null_mut()
+    guarded(ctx, Some(site), || {
+        match dims_from_raw(rank, dims).and_then(|d| new_view(a, d)) {
+            Ok(v) => v,
+            Err(kind) => {
+                fail(ctx, kind, Some(site));
+                std::ptr::null_mut()
+            }
         }
-    }
+    })
 }
 
 macro_rules! array_lits {
@@ -187,11 +204,14 @@ macro_rules! array_lits {
         /// # Safety
         /// As `acc_ones`; `values` points at `n` elements.
         pub unsafe extern "C" fn $name(ctx: *mut Ctx, values: *const $t, n: i64) -> *mut ArrayHeader {
-            let a = new_or_fail(ctx, <$t as Element>::ELEM, 1, &n);
-            if !a.is_null() && n > 0 {
-                elements_mut::<$t>(a).copy_from_slice(std::slice::from_raw_parts(values, n as usize));
-            }
-            a
+            guarded(ctx, None, || {
+                let a = new_or_fail(ctx, <$t as Element>::ELEM, 1, &n);
+                if !a.is_null() && n > 0 {
+                    elements_mut::<$t>(a).copy_from_slice(std::slice::from_raw_parts(values, n as usize));
+                }
+                a
+
+            })
         }
     )*};
 }
@@ -210,16 +230,22 @@ macro_rules! int_reductions {
         ///
         /// # Safety
         /// As `acc_ones`.
-        pub unsafe extern "C" fn $sum(_ctx: *mut Ctx, a: *mut ArrayHeader) -> i64 {
-            elements::<$t>(a).iter().fold(0i64, |s, &x| s.wrapping_add(i64::from(x)))
+        pub unsafe extern "C" fn $sum(ctx: *mut Ctx, a: *mut ArrayHeader) -> i64 {
+            guarded(ctx, None, || {
+                elements::<$t>(a).iter().fold(0i64, |s, &x| s.wrapping_add(i64::from(x)))
+
+            })
         }
 
         /// `product(a)` of an integer array, in i64 (wrapping).
         ///
         /// # Safety
         /// As `acc_ones`.
-        pub unsafe extern "C" fn $product(_ctx: *mut Ctx, a: *mut ArrayHeader) -> i64 {
-            elements::<$t>(a).iter().fold(1i64, |s, &x| s.wrapping_mul(i64::from(x)))
+        pub unsafe extern "C" fn $product(ctx: *mut Ctx, a: *mut ArrayHeader) -> i64 {
+            guarded(ctx, None, || {
+                elements::<$t>(a).iter().fold(1i64, |s, &x| s.wrapping_mul(i64::from(x)))
+
+            })
         }
     )*};
 }
@@ -235,24 +261,30 @@ macro_rules! float_reductions {
         ///
         /// # Safety
         /// As `acc_ones`.
-        pub unsafe extern "C" fn $sum(_ctx: *mut Ctx, a: *mut ArrayHeader) -> $t {
-            let mut s: $t = 0.0;
-            for &x in elements::<$t>(a) {
-                s += x;
-            }
-            s
+        pub unsafe extern "C" fn $sum(ctx: *mut Ctx, a: *mut ArrayHeader) -> $t {
+            guarded(ctx, None, || {
+                let mut s: $t = 0.0;
+                for &x in elements::<$t>(a) {
+                    s += x;
+                }
+                s
+
+            })
         }
 
         /// `product(a)` of a float array, in its own type in index order.
         ///
         /// # Safety
         /// As `acc_ones`.
-        pub unsafe extern "C" fn $product(_ctx: *mut Ctx, a: *mut ArrayHeader) -> $t {
-            let mut p: $t = 1.0;
-            for &x in elements::<$t>(a) {
-                p *= x;
-            }
-            p
+        pub unsafe extern "C" fn $product(ctx: *mut Ctx, a: *mut ArrayHeader) -> $t {
+            guarded(ctx, None, || {
+                let mut p: $t = 1.0;
+                for &x in elements::<$t>(a) {
+                    p *= x;
+                }
+                p
+
+            })
         }
     )*};
 }
@@ -307,7 +339,10 @@ macro_rules! extreme_fns {
         /// # Safety
         /// As `acc_ones`.
         pub unsafe extern "C" fn $maximum(ctx: *mut Ctx, site: u32, a: *mut ArrayHeader) -> $t {
-            extreme::<$t>(ctx, site, a, true)
+            guarded(ctx, Some(site), || {
+                extreme::<$t>(ctx, site, a, true)
+
+            })
         }
 
         /// `minimum(a)`; fails on an empty array.
@@ -315,7 +350,10 @@ macro_rules! extreme_fns {
         /// # Safety
         /// As `acc_ones`.
         pub unsafe extern "C" fn $minimum(ctx: *mut Ctx, site: u32, a: *mut ArrayHeader) -> $t {
-            extreme::<$t>(ctx, site, a, false)
+            guarded(ctx, Some(site), || {
+                extreme::<$t>(ctx, site, a, false)
+
+            })
         }
     )*};
 }

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use acc_runtime::abi::{string_arg, Ctx};
-use acc_runtime::host::{fail, host_state};
+use acc_runtime::host::{fail, guarded, host_state};
 use acc_runtime::RunErrorKind;
 
 use crate::arrays::symbol_list;
@@ -13,10 +13,12 @@ use crate::arrays::symbol_list;
 /// only differences mean anything).
 ///
 /// # Safety
-/// `ctx` is unused; any value.
-pub unsafe extern "C" fn acc_clock(_ctx: *mut Ctx) -> f64 {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+/// `ctx` is a live context (only a panic, a runtime bug, is recorded in it).
+pub unsafe extern "C" fn acc_clock(ctx: *mut Ctx) -> f64 {
+    guarded(ctx, None, || {
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_secs_f64()
+    })
 }
 
 /// The text of an integer parameter as an i64: decimal, `0x` hexadecimal or `0b` binary,
@@ -96,40 +98,44 @@ unsafe fn param<T>(
 /// # Safety
 /// `ctx` is a live context; `name` points at `name_len` bytes (so for every `acc_param_*`).
 pub unsafe extern "C" fn acc_param_bool(ctx: *mut Ctx, name: *const u8, len: usize, d: u8) -> u8 {
-    u8::from(param(
-        ctx,
-        name,
-        len,
-        d != 0,
-        "bool (`true` or `false`)",
-        parse_bool,
-    ))
+    guarded(ctx, None, || {
+        u8::from(param(
+            ctx,
+            name,
+            len,
+            d != 0,
+            "bool (`true` or `false`)",
+            parse_bool,
+        ))
+    })
 }
 
 /// # Safety
 /// As `acc_param_bool`.
 pub unsafe extern "C" fn acc_param_i32(ctx: *mut Ctx, name: *const u8, len: usize, d: i32) -> i32 {
-    param(ctx, name, len, d, "an i32", |t| {
-        parse_int(t).and_then(|v| i32::try_from(v).ok())
+    guarded(ctx, None, || {
+        param(ctx, name, len, d, "an i32", |t| {
+            parse_int(t).and_then(|v| i32::try_from(v).ok())
+        })
     })
 }
 
 /// # Safety
 /// As `acc_param_bool`.
 pub unsafe extern "C" fn acc_param_i64(ctx: *mut Ctx, name: *const u8, len: usize, d: i64) -> i64 {
-    param(ctx, name, len, d, "an i64", parse_int)
+    guarded(ctx, None, || param(ctx, name, len, d, "an i64", parse_int))
 }
 
 /// # Safety
 /// As `acc_param_bool`.
 pub unsafe extern "C" fn acc_param_f32(ctx: *mut Ctx, name: *const u8, len: usize, d: f32) -> f32 {
-    param(ctx, name, len, d, "an f32", parse_f32)
+    guarded(ctx, None, || param(ctx, name, len, d, "an f32", parse_f32))
 }
 
 /// # Safety
 /// As `acc_param_bool`.
 pub unsafe extern "C" fn acc_param_f64(ctx: *mut Ctx, name: *const u8, len: usize, d: f64) -> f64 {
-    param(ctx, name, len, d, "an f64", parse_f64)
+    guarded(ctx, None, || param(ctx, name, len, d, "an f64", parse_f64))
 }
 
 pub fn symbols() -> Vec<(&'static str, *const u8)> {

@@ -1,6 +1,8 @@
 //! Math functions for compiled code: `acc_math_<name>_f32` / `acc_math_<name>_f64` for every
 //! float math built-in (and the float forms of `abs min max`), so that jit-host can call any
-//! of them by name where it does not emit an instruction. No context: they cannot fail.
+//! of them by name where it does not emit an instruction. No context: they cannot fail, and
+//! they need no panic guard (`acc_runtime::host::guarded`): float operations and C library
+//! calls, no indexing or allocation, cannot panic.
 //!
 //! They are Rust's `f32`/`f64` methods, which call the C library's functions of the same
 //! precision: `round` rounds half away from zero (C's `round`), `fmod` is Rust's `%` (C's

@@ -8,7 +8,7 @@ use acc_runtime::device::{
     DeviceKind, ASYNC_SYNC, DEVICE_DEFAULT, DEVICE_HOST, DEVICE_MULTICORE, DEVICE_NOT_HOST,
 };
 use acc_runtime::error::RunErrorKind;
-use acc_runtime::host::{fail, host_state};
+use acc_runtime::host::{fail, guarded, host_state};
 
 use crate::arrays::symbol_list;
 
@@ -18,13 +18,13 @@ const PROPERTY_FREE_MEMORY: i32 = 2;
 /// # Safety
 /// `ctx` is a live context (for every function of this module; arrays as each says).
 pub unsafe extern "C" fn acc_get_num_devices(ctx: *mut Ctx, t: i32) -> i32 {
-    host_state(ctx).devices().count(t) as i32
+    guarded(ctx, None, || host_state(ctx).devices().count(t) as i32)
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_device_type(ctx: *mut Ctx) -> i32 {
-    host_state(ctx).devices().current().0.code()
+    guarded(ctx, None, || host_state(ctx).devices().current().0.code())
 }
 
 /// Makes device `n` of type `t` current; a type or number with no device is an error.
@@ -43,13 +43,17 @@ unsafe fn set_device(ctx: *mut Ctx, n: i32, t: i32) {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_set_device_type(ctx: *mut Ctx, t: i32) {
-    set_device(ctx, 0, t);
+    guarded(ctx, None, || {
+        set_device(ctx, 0, t);
+    })
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_set_device_num(ctx: *mut Ctx, n: i32, t: i32) {
-    set_device(ctx, n, t);
+    guarded(ctx, None, || {
+        set_device(ctx, n, t);
+    })
 }
 
 /// The current device's number when `t` is its type, else 0.
@@ -57,12 +61,14 @@ pub unsafe extern "C" fn acc_set_device_num(ctx: *mut Ctx, n: i32, t: i32) {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_device_num(ctx: *mut Ctx, t: i32) -> i32 {
-    let devices = host_state(ctx).devices();
-    let (kind, num) = devices.current();
-    match devices.resolve(t) {
-        Some(k) if k == kind => num as i32,
-        _ => 0,
-    }
+    guarded(ctx, None, || {
+        let devices = host_state(ctx).devices();
+        let (kind, num) = devices.current();
+        match devices.resolve(t) {
+            Some(k) if k == kind => num as i32,
+            _ => 0,
+        }
+    })
 }
 
 /// Where the calling code runs: host code on the host; a gang of a region on the device that
@@ -71,20 +77,24 @@ pub unsafe extern "C" fn acc_get_device_num(ctx: *mut Ctx, t: i32) -> i32 {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_on_device(ctx: *mut Ctx, t: i32) -> u8 {
-    let on = host_state(ctx).on_device();
-    let yes = match t {
-        DEVICE_HOST => on == DEVICE_HOST || on == DEVICE_MULTICORE,
-        DEVICE_NOT_HOST => on != DEVICE_HOST && on != DEVICE_MULTICORE,
-        DEVICE_DEFAULT => false,
-        t => t == on,
-    };
-    u8::from(yes)
+    guarded(ctx, None, || {
+        let on = host_state(ctx).on_device();
+        let yes = match t {
+            DEVICE_HOST => on == DEVICE_HOST || on == DEVICE_MULTICORE,
+            DEVICE_NOT_HOST => on != DEVICE_HOST && on != DEVICE_MULTICORE,
+            DEVICE_DEFAULT => false,
+            t => t == on,
+        };
+        u8::from(yes)
+    })
 }
 
 /// # Safety
 /// As `acc_get_num_devices`; `op` is a record of a live array.
 pub unsafe extern "C" fn acc_is_present(ctx: *mut Ctx, op: *const DataOpArg) -> u8 {
-    u8::from(host_state(ctx).devices().is_present(ctx, &*op))
+    guarded(ctx, None, || {
+        u8::from(host_state(ctx).devices().is_present(ctx, &*op))
+    })
 }
 
 macro_rules! data_routines {
@@ -94,9 +104,12 @@ macro_rules! data_routines {
         /// # Safety
         /// As `acc_is_present`.
         pub unsafe extern "C" fn $name(ctx: *mut Ctx, op: *const DataOpArg) {
-            use acc_runtime::device::ops::*;
-            let op = DataOpArg { action: $action, ..*op };
-            host_state(ctx).devices().routine(ctx, DataPhase::$phase, &op);
+            guarded(ctx, None, || {
+                use acc_runtime::device::ops::*;
+                let op = DataOpArg { action: $action, ..*op };
+                host_state(ctx).devices().routine(ctx, DataPhase::$phase, &op);
+
+            })
         }
     )*};
 }
@@ -113,17 +126,21 @@ data_routines! {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait(ctx: *mut Ctx, q: i32) {
-    host_state(ctx)
-        .devices()
-        .wait(ctx, &[i64::from(q)], false, ASYNC_SYNC, NO_SITE);
+    guarded(ctx, None, || {
+        host_state(ctx)
+            .devices()
+            .wait(ctx, &[i64::from(q)], false, ASYNC_SYNC, NO_SITE);
+    })
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait_all(ctx: *mut Ctx) {
-    host_state(ctx)
-        .devices()
-        .wait(ctx, &[], true, ASYNC_SYNC, NO_SITE);
+    guarded(ctx, None, || {
+        host_state(ctx)
+            .devices()
+            .wait(ctx, &[], true, ASYNC_SYNC, NO_SITE);
+    })
 }
 
 /// Queue `r` waits for queue `q`.
@@ -131,9 +148,11 @@ pub unsafe extern "C" fn acc_wait_all(ctx: *mut Ctx) {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait_async(ctx: *mut Ctx, q: i32, r: i32) {
-    host_state(ctx)
-        .devices()
-        .wait(ctx, &[i64::from(q)], false, i64::from(r), NO_SITE);
+    guarded(ctx, None, || {
+        host_state(ctx)
+            .devices()
+            .wait(ctx, &[i64::from(q)], false, i64::from(r), NO_SITE);
+    })
 }
 
 /// The site of routines that take none (their errors point at the statement).
@@ -142,22 +161,26 @@ const NO_SITE: u32 = u32::MAX;
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_async_test(ctx: *mut Ctx, q: i32) -> u8 {
-    let da = host_state(ctx).default_async();
-    let id = match acc_runtime::device::QueueArg::decode(i64::from(q), da) {
-        Ok(acc_runtime::device::QueueArg::Async(id)) => id,
-        Ok(_) => return 1,
-        Err(e) => {
-            fail(ctx, e, None);
-            return 0;
-        }
-    };
-    u8::from(host_state(ctx).devices().async_test(Some(id)))
+    guarded(ctx, None, || {
+        let da = host_state(ctx).default_async();
+        let id = match acc_runtime::device::QueueArg::decode(i64::from(q), da) {
+            Ok(acc_runtime::device::QueueArg::Async(id)) => id,
+            Ok(_) => return 1,
+            Err(e) => {
+                fail(ctx, e, None);
+                return 0;
+            }
+        };
+        u8::from(host_state(ctx).devices().async_test(Some(id)))
+    })
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
-    u8::from(host_state(ctx).devices().async_test(None))
+    guarded(ctx, None, || {
+        u8::from(host_state(ctx).devices().async_test(None))
+    })
 }
 
 /// `acc_property_memory`: total memory; `acc_property_free_memory`: available memory (bytes):
@@ -168,33 +191,35 @@ pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
-    let devices = host_state(ctx).devices();
-    let Ok(num) = usize::try_from(n) else {
-        return 0;
-    };
-    match devices.resolve(t) {
-        Some(DeviceKind::Nvidia) => {
-            let Some((total, free)) = devices.gpu_memory(num) else {
-                return 0;
-            };
-            return match p {
-                PROPERTY_MEMORY => total as i64,
-                PROPERTY_FREE_MEMORY => free as i64,
-                _ => 0,
-            };
+    guarded(ctx, None, || {
+        let devices = host_state(ctx).devices();
+        let Ok(num) = usize::try_from(n) else {
+            return 0;
+        };
+        match devices.resolve(t) {
+            Some(DeviceKind::Nvidia) => {
+                let Some((total, free)) = devices.gpu_memory(num) else {
+                    return 0;
+                };
+                return match p {
+                    PROPERTY_MEMORY => total as i64,
+                    PROPERTY_FREE_MEMORY => free as i64,
+                    _ => 0,
+                };
+            }
+            Some(k) if num < devices.count(k.code()) => {}
+            _ => return 0,
         }
-        Some(k) if num < devices.count(k.code()) => {}
-        _ => return 0,
-    }
-    let key = match p {
-        PROPERTY_MEMORY => "MemTotal:",
-        PROPERTY_FREE_MEMORY => "MemAvailable:",
-        _ => return 0,
-    };
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| meminfo_bytes(&info, key))
-        .unwrap_or(0)
+        let key = match p {
+            PROPERTY_MEMORY => "MemTotal:",
+            PROPERTY_FREE_MEMORY => "MemAvailable:",
+            _ => return 0,
+        };
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|info| meminfo_bytes(&info, key))
+            .unwrap_or(0)
+    })
 }
 
 /// The value of `key` (`MemTotal:`) in /proc/meminfo's text, in bytes.
@@ -213,13 +238,15 @@ fn meminfo_bytes(info: &str, key: &str) -> Option<i64> {
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_set_default_async(ctx: *mut Ctx, q: i32) {
-    host_state(ctx).set_default_async(q);
+    guarded(ctx, None, || {
+        host_state(ctx).set_default_async(q);
+    })
 }
 
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_get_default_async(ctx: *mut Ctx) -> i32 {
-    host_state(ctx).default_async()
+    guarded(ctx, None, || host_state(ctx).default_async())
 }
 
 /// `acc_memcpy_d2d(dst, src, dst_num, src_num)`: `src`'s copy on device `src_num` into
@@ -234,12 +261,14 @@ pub unsafe extern "C" fn acc_memcpy_d2d(
     dst_num: i32,
     src_num: i32,
 ) {
-    if let Err(e) = host_state(ctx)
-        .devices()
-        .memcpy_d2d(dst, src, dst_num, src_num)
-    {
-        fail(ctx, e, None);
-    }
+    guarded(ctx, None, || {
+        if let Err(e) = host_state(ctx)
+            .devices()
+            .memcpy_d2d(dst, src, dst_num, src_num)
+        {
+            fail(ctx, e, None);
+        }
+    })
 }
 
 pub fn symbols() -> Vec<(&'static str, *const u8)> {

@@ -10,7 +10,7 @@ use acc_runtime::abi::{
     string_arg, ArrayHeader, Ctx, StrRef, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64,
 };
 use acc_runtime::array::{elements, shape, Element};
-use acc_runtime::host::{fail, host_state};
+use acc_runtime::host::{fail, guarded, host_state};
 use acc_runtime::RunErrorKind;
 
 use crate::format::{self, Arg, ArrayElems};
@@ -30,57 +30,73 @@ pub fn scalar_text(ty: ScalarType, slot: u64) -> String {
 /// # Safety
 /// `ctx` is a live context (so for every function of this module).
 pub unsafe extern "C" fn acc_print_bool(ctx: *mut Ctx, v: u8) {
-    host_state(ctx).write_str(&scalar_text(ScalarType::Bool, u64::from(v)));
+    guarded(ctx, None, || {
+        host_state(ctx).write_str(&scalar_text(ScalarType::Bool, u64::from(v)));
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i32(ctx: *mut Ctx, v: i32) {
-    host_state(ctx).write_str(&scalar_text(ScalarType::I32, v as u32 as u64));
+    guarded(ctx, None, || {
+        host_state(ctx).write_str(&scalar_text(ScalarType::I32, v as u32 as u64));
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i64(ctx: *mut Ctx, v: i64) {
-    host_state(ctx).write_str(&scalar_text(ScalarType::I64, v as u64));
+    guarded(ctx, None, || {
+        host_state(ctx).write_str(&scalar_text(ScalarType::I64, v as u64));
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f32(ctx: *mut Ctx, v: f32) {
-    host_state(ctx).write_str(&scalar_text(ScalarType::F32, u64::from(v.to_bits())));
+    guarded(ctx, None, || {
+        host_state(ctx).write_str(&scalar_text(ScalarType::F32, u64::from(v.to_bits())));
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f64(ctx: *mut Ctx, v: f64) {
-    host_state(ctx).write_str(&scalar_text(ScalarType::F64, v.to_bits()));
+    guarded(ctx, None, || {
+        host_state(ctx).write_str(&scalar_text(ScalarType::F64, v.to_bits()));
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`; `ptr` points at `len` bytes.
 pub unsafe extern "C" fn acc_print_str(ctx: *mut Ctx, ptr: *const u8, len: usize) {
-    if len > 0 {
-        host_state(ctx).write(std::slice::from_raw_parts(ptr, len));
-    }
+    guarded(ctx, None, || {
+        if len > 0 {
+            host_state(ctx).write(std::slice::from_raw_parts(ptr, len));
+        }
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_space(ctx: *mut Ctx) {
-    host_state(ctx).write(b" ");
+    guarded(ctx, None, || {
+        host_state(ctx).write(b" ");
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_newline(ctx: *mut Ctx) {
-    host_state(ctx).write(b"\n");
+    guarded(ctx, None, || {
+        host_state(ctx).write(b"\n");
+    })
 }
 
 /// # Safety
 /// As `acc_print_bool`; `a` is a live array.
 pub unsafe extern "C" fn acc_print_array(ctx: *mut Ctx, a: *mut ArrayHeader) {
-    match array_text(a) {
+    guarded(ctx, None, || match array_text(a) {
         Some(text) => host_state(ctx).write_str(&text),
         None => fail(
             ctx,
@@ -89,7 +105,7 @@ pub unsafe extern "C" fn acc_print_array(ctx: *mut Ctx, a: *mut ArrayHeader) {
             },
             None,
         ),
-    }
+    })
 }
 
 /// The text of an array, `None` for an unknown element code.
@@ -133,30 +149,32 @@ pub unsafe extern "C" fn acc_printf(
     args: *const u64,
     nargs: u32,
 ) {
-    let fmt = string_arg(fmt, fmt_len);
-    let pieces = match parse_format(&fmt) {
-        Ok(p) => p,
-        Err(e) => {
-            // The checker accepted this format, so this is a compiler bug.
-            let message = format!("printf format {fmt:?}: {}", e.message);
-            fail(ctx, RunErrorKind::Internal { message }, None);
-            return;
-        }
-    };
-    let slots: &[u64] = if nargs == 0 || args.is_null() {
-        &[]
-    } else {
-        std::slice::from_raw_parts(args, nargs as usize)
-    };
-    let string = |slot: u64| {
-        let s = slot as usize as *const StrRef;
-        if s.is_null() {
-            String::new()
+    guarded(ctx, None, || {
+        let fmt = string_arg(fmt, fmt_len);
+        let pieces = match parse_format(&fmt) {
+            Ok(p) => p,
+            Err(e) => {
+                // The checker accepted this format, so this is a compiler bug.
+                let message = format!("printf format {fmt:?}: {}", e.message);
+                fail(ctx, RunErrorKind::Internal { message }, None);
+                return;
+            }
+        };
+        let slots: &[u64] = if nargs == 0 || args.is_null() {
+            &[]
         } else {
-            string_arg((*s).ptr, (*s).len).into_owned()
-        }
-    };
-    host_state(ctx).write_str(&printf_text(&pieces, slots, string));
+            std::slice::from_raw_parts(args, nargs as usize)
+        };
+        let string = |slot: u64| {
+            let s = slot as usize as *const StrRef;
+            if s.is_null() {
+                String::new()
+            } else {
+                string_arg((*s).ptr, (*s).len).into_owned()
+            }
+        };
+        host_state(ctx).write_str(&printf_text(&pieces, slots, string));
+    })
 }
 
 /// The text of `printf` with the format `pieces` and one 8-byte slot per conversion, as

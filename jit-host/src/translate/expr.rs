@@ -56,12 +56,16 @@ impl Tx<'_, '_> {
             ExprKind::CheckedBuiltin(b, args, site) => {
                 return self.builtin(*b, args, e.ty, Some(*site))
             }
-            ExprKind::Param(name, default) => {
+            ExprKind::Param(name, default, site) => {
                 let t = scalar_of(e, "`param`")?;
                 let (p, l) = self.string(*name)?;
                 let d = self.expr(default)?;
                 let f = format!("acc_param_{}", t.name());
-                self.call_rt_value(&f, &[self.ctx, p, l, d])?
+                // `acc_param_*` takes no site: the failure path gives its error this one.
+                let outer = self.call_site.replace(*site);
+                let v = self.call_rt_value(&f, &[self.ctx, p, l, d]);
+                self.call_site = outer;
+                v?
             }
             // Sections only reach the data routines, which ignore them on the host.
             ExprKind::Section { array, .. } => self.expr(array)?,

@@ -116,7 +116,7 @@ impl Uses {
                     self.tys.push((*g, e.ty));
                 }
             }
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => self.expr(x),
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => self.expr(x),
             ExprKind::Binary(_, l, r, _) => {
                 self.expr(l);
                 self.expr(r);

@@ -105,7 +105,7 @@ fn expr_size(e: &Expr) -> usize {
     let exprs = |es: &[Expr]| es.iter().map(expr_size).fold(0, usize::saturating_add);
     let own = match &e.kind {
         ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) => 0,
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => expr_size(x),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => expr_size(x),
         ExprKind::Binary(_, l, r, _) => expr_size(l) + expr_size(r),
         ExprKind::Load { array, indices, .. } => expr_size(array) + exprs(indices),
         ExprKind::Call(_, args)

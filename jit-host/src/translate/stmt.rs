@@ -202,6 +202,18 @@ impl Tx<'_, '_> {
         let start = self.expr(&f.start)?;
         let end = self.expr(&f.end)?;
         let step = self.expr(&f.step)?;
+        if let Some(site) = f.step_site {
+            let zero = self.iconst(t, 0);
+            let is_zero = self.b.ins().icmp(IntCC::Equal, step, zero);
+            let error = self.b.create_block();
+            let ok = self.b.create_block();
+            self.b.set_cold_block(error);
+            self.b.ins().brif(is_zero, error, &[], ok, &[]);
+            self.b.switch_to_block(error);
+            let site = self.iconst(types::I32, i64::from(site.0));
+            self.call_rt_and_fail("acc_rt_zero_step", &[self.ctx, site])?;
+            self.b.switch_to_block(ok);
+        }
         let constant_step = match f.step.kind {
             ExprKind::Const(Const::I32(v)) => Some(v as i64),
             ExprKind::Const(Const::I64(v)) => Some(v),
@@ -373,7 +385,8 @@ impl Tx<'_, '_> {
                 self.b.ins().ineg(step),
             ),
             _ => {
-                // Decided at run time; a zero step runs no iterations.
+                // Decided at run time (a step of 0 failed before, where the loop carries a site;
+                // none runs no iterations).
                 let zero = self.iconst(t, 0);
                 let up = self.b.ins().icmp(IntCC::SignedGreaterThan, step, zero);
                 let down = self.b.ins().icmp(IntCC::SignedLessThan, step, zero);

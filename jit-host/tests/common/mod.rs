@@ -93,6 +93,9 @@ unsafe extern "C" fn bounds_error(ctx: *mut Ctx, site: u32, a: *mut ArrayHeader,
 unsafe extern "C" fn div_zero(ctx: *mut Ctx, site: u32) {
     fail(ctx, format!("division by zero at site {site}"));
 }
+unsafe extern "C" fn zero_step(ctx: *mut Ctx, site: u32) {
+    fail(ctx, format!("zero step at site {site}"));
+}
 unsafe extern "C" fn assert_fail(ctx: *mut Ctx, site: u32, p: *const u8, n: usize) {
     let msg = if n == 0 {
         String::new()
@@ -268,6 +271,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_printf", printf as *const u8),
         ("acc_rt_bounds_error", bounds_error as *const u8),
         ("acc_rt_div_zero", div_zero as *const u8),
+        ("acc_rt_zero_step", zero_step as *const u8),
         ("acc_rt_assert_fail", assert_fail as *const u8),
         ("acc_rt_exit", exit as *const u8),
         ("acc_rt_size", size as *const u8),
@@ -541,11 +545,20 @@ pub fn ret(e: Expr) -> Stmt {
 pub fn if_(cond: Expr, then: Block, els: Block) -> Stmt {
     Stmt::If { cond, then, els }
 }
+/// The site a step that may be 0 reports (lowering gives such a step one, `ir::ForLoop`).
+pub const STEP_SITE: u32 = 77;
+
 pub fn for_(v: u32, start: Expr, end: Expr, step: Expr, inclusive: bool, body: Block) -> Stmt {
+    let nonzero = matches!(
+        step.kind,
+        ExprKind::Const(Const::I32(1..) | Const::I32(..=-1))
+            | ExprKind::Const(Const::I64(1..) | Const::I64(..=-1))
+    );
     Stmt::For(ForLoop {
         var: LocalId(v),
         start,
         end,
+        step_site: (!nonzero).then_some(SiteId(STEP_SITE)),
         step,
         inclusive,
         body,

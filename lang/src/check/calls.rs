@@ -117,13 +117,21 @@ impl Cx<'_> {
                 "not found",
             )
         };
-        let candidates = self
-            .ck
-            .fn_names
-            .keys()
-            .map(String::as_str)
-            .chain(Builtin::ALL.iter().map(|b| b.name()));
-        let help = diag::closest(&name.name, candidates)
+        // Within the hint budget (`Cx::hint_budget`), as for variables.
+        let close = (self.hint_budget > 0)
+            .then(|| {
+                let candidates = self
+                    .ck
+                    .fn_names
+                    .keys()
+                    .map(String::as_str)
+                    .chain(Builtin::ALL.iter().map(|b| b.name()));
+                diag::closest(&name.name, candidates).map(str::to_string)
+            })
+            .flatten();
+        let examined = self.ck.fn_names.len() + Builtin::ALL.len();
+        self.hint_budget = self.hint_budget.saturating_sub(examined);
+        let help = close
             .map(|close| format!("did you mean `{close}`?"))
             .or_else(|| {
                 (!is_var)

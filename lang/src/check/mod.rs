@@ -236,7 +236,15 @@ struct Cx<'c> {
     /// call must not run a function that uses a global whose `let` has not run yet.
     uses: HashMap<FnId, Uses>,
     top_calls: Vec<TopCall>,
+    /// Names a "did you mean" hint for an unknown name may still compare (each hint compares
+    /// every name in scope): a program with a mistake on every line of a million keeps its
+    /// hints for the first mistakes and stays linear in its length.
+    hint_budget: usize,
 }
+
+/// `Cx::hint_budget` at the start of a compile: thousands of hints in a program of a thousand
+/// names, a few where there are a hundred thousand.
+const HINT_BUDGET: usize = 2_000_000;
 
 /// The globals of this compile a function uses, and the functions it calls, directly.
 #[derive(Default)]
@@ -266,6 +274,7 @@ impl<'c> Cx<'c> {
             top_lets: HashMap::new(),
             uses: HashMap::new(),
             top_calls: Vec::new(),
+            hint_budget: HINT_BUDGET,
         }
     }
 
@@ -535,6 +544,18 @@ impl<'c> Cx<'c> {
     }
 
     /// Names a variable reference could have meant: variables in scope and built-in constants.
+    /// The variable in scope closest to `name`, within the hint budget.
+    fn closest_var(&mut self, name: &str) -> Option<String> {
+        if self.hint_budget == 0 {
+            return None;
+        }
+        let candidates = self.var_candidates();
+        let n = candidates.len();
+        let close = diag::closest(name, candidates).map(str::to_string);
+        self.hint_budget = self.hint_budget.saturating_sub(n);
+        close
+    }
+
     fn var_candidates(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self
             .scopes
@@ -604,7 +625,7 @@ impl<'c> Cx<'c> {
                  `ones` and `random`, or after `as`",
                 name.name
             ));
-        } else if let Some(close) = diag::closest(&name.name, self.var_candidates()) {
+        } else if let Some(close) = self.closest_var(&name.name) {
             d = d.with_help(format!("did you mean `{close}`?"));
         } else if let Some(help) = declare {
             d = d.with_help(help);

@@ -95,7 +95,7 @@ impl<'e> Location<'e> {
             return Some(e);
         }
         match &e.kind {
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => {
+            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
                 self.first_read(x)
             }
             ExprKind::Binary(_, l, r, _) => self.first_read(l).or_else(|| self.first_read(r)),

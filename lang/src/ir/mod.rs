@@ -188,7 +188,8 @@ pub enum Stmt {
         body: Block,
     },
     /// A counted loop: `start`, `end` and `step` are evaluated once, before the first iteration
-    /// (`step` is never zero; a negative step counts down). `var` is private to the loop.
+    /// (a negative step counts down). `var` is private to the loop. A step that is not a
+    /// nonzero constant carries `step_site`: a step of 0 at run time is an error there.
     For(ForLoop),
     Break,
     Continue,
@@ -243,6 +244,10 @@ pub struct ForLoop {
     pub start: Expr,
     pub end: Expr,
     pub step: Expr,
+    /// Where a step of 0 is reported (`RunErrorKind::ZeroStep`): the step expression. `None`
+    /// when the step is a nonzero constant (the checker rejects a literal 0), so that a back
+    /// end checks exactly the loops that carry a site, before the first iteration.
+    pub step_site: Option<SiteId>,
     pub inclusive: bool,
     pub body: Block,
     /// How the iterations are shared out, inside compute regions and device routines.
@@ -298,8 +303,8 @@ pub enum ExprKind {
     /// `maximum`, `minimum`, the array constructors (`zeros ones random fill iota linspace`)
     /// and the data routines (`acc_copyin` …). Otherwise exactly `Builtin`.
     CheckedBuiltin(Builtin, Vec<Expr>, SiteId),
-    /// `param("name", default)`.
-    Param(StringId, Box<Expr>),
+    /// `param("name", default)`; a `--set` value that is not of the type is an error at `site`.
+    Param(StringId, Box<Expr>, SiteId),
     /// An array section, only as an argument of the `acc_*` data routines.
     Section {
         array: Box<Expr>,

@@ -226,12 +226,13 @@ impl Printer<'_> {
             }
             Stmt::For(f) => {
                 let text = format!(
-                    "for {} in {}{}{} step {}{} {{",
+                    "for {} in {}{}{} step {}{}{} {{",
                     self.local(f.var),
                     self.expr(&f.start),
                     if f.inclusive { "..=" } else { ".." },
                     self.expr(&f.end),
                     self.expr(&f.step),
+                    site_suffix(f.step_site),
                     self.schedule(&f.schedule)
                 );
                 self.line(&text);
@@ -511,8 +512,13 @@ impl Printer<'_> {
             ExprKind::CheckedBuiltin(b, args, site) => {
                 format!("{}({})!s{}", b.name(), self.list(args), site.0)
             }
-            ExprKind::Param(name, default) => {
-                format!("param({}, {})", self.string(*name), self.expr(default))
+            ExprKind::Param(name, default, site) => {
+                format!(
+                    "param({}, {})!s{}",
+                    self.string(*name),
+                    self.expr(default),
+                    site.0
+                )
             }
             ExprKind::Section { array, ranges } => {
                 format!("{}[{}]", self.base(array), self.ranges(ranges))

@@ -78,7 +78,7 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
 /// Visits the expression's operands.
 pub fn walk_expr<'a, V: Visitor<'a> + ?Sized>(v: &mut V, e: &'a Expr) {
     match &e.kind {
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x) => v.expr(x),
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => v.expr(x),
         ExprKind::Binary(_, a, b, _) => {
             v.expr(a);
             v.expr(b);

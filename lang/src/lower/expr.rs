@@ -326,7 +326,9 @@ impl Body<'_, '_> {
                     Some(d) => self.operand(d),
                     None => dummy(e.ty),
                 };
-                Val::plain(expr(ExprKind::Param(name, Box::new(default)), t))
+                // A `--set` value that is not of the type is an error at the call.
+                let site = self.cx.site(e.span, "param");
+                Val::plain(expr(ExprKind::Param(name, Box::new(default), site), t))
             }
             _ => {
                 let args: Vec<&hir::Expr> = args.iter().collect();

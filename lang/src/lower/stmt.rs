@@ -386,6 +386,14 @@ impl Body<'_, '_> {
             Ty::Scalar(ScalarType::I32) => constant(Const::I32(1)),
             _ => constant(Const::I64(1)),
         });
+        // A step the checker could not prove nonzero is checked before the first iteration,
+        // at the step expression (LANGUAGE.md section 3).
+        let step_site = match (&step.kind, &f.step) {
+            (ExprKind::Const(Const::I32(s)), _) if *s != 0 => None,
+            (ExprKind::Const(Const::I64(s)), _) if *s != 0 => None,
+            (_, Some(s)) => Some(self.cx.site(s.span, "step")),
+            (_, None) => None,
+        };
 
         let mut schedule = LoopSchedule {
             collapse: 1,
@@ -439,6 +447,7 @@ impl Body<'_, '_> {
             start,
             end,
             step,
+            step_site,
             inclusive: f.inclusive,
             body,
             schedule,

@@ -1124,6 +1124,7 @@ impl Nvidia {
                 dim: long(16),
                 rank: dim,
             },
+            5 => RunErrorKind::ZeroStep,
             _ => {
                 let shape: Vec<i64> = (0..MAX_RANK)
                     .map(|d| long(24 + d * 8))

@@ -297,6 +297,12 @@ impl Interp<'_> {
                 let start = self.expr(fr, &f.start)?.i64();
                 let end = self.expr(fr, &f.end)?.i64();
                 let step = self.expr(fr, &f.step)?.i64();
+                if step == 0 {
+                    return match f.step_site {
+                        Some(_) => error("a `for` loop with a step of 0"),
+                        None => bug("a step of 0 without a site"),
+                    };
+                }
                 let t = f.start.ty.scalar().unwrap_or(ScalarType::I64);
                 let (gang, gangs) = if f.schedule.gang { self.gang } else { (0, 1) };
                 let mut i = start;
@@ -308,7 +314,7 @@ impl Interp<'_> {
                         (false, false) => i > end,
                         (false, true) => i >= end,
                     };
-                    if !go || step == 0 {
+                    if !go {
                         break;
                     }
                     k += 1;
@@ -596,7 +602,7 @@ impl Interp<'_> {
                 let vals = self.exprs(fr, args)?;
                 self.builtin(*b, &vals, e.ty)?
             }
-            ExprKind::Param(name, default) => {
+            ExprKind::Param(name, default, _) => {
                 let d = self.expr(fr, default)?;
                 let name = &self.m.strings[name.0 as usize];
                 match (self.params.get(name), e.ty.scalar()) {

@@ -3,7 +3,7 @@
 
 use crate::ast::ScalarType;
 use crate::builtins::FormatPiece;
-use crate::hir::BinOp;
+use crate::hir::{BinOp, Const};
 use crate::ir::*;
 
 pub fn check(m: &Module) -> Result<(), String> {
@@ -177,6 +177,17 @@ impl<'m> BodyCheck<'m> {
                 }
                 if !matches!(t, Ty::Scalar(ScalarType::I32 | ScalarType::I64)) {
                     return self.err("loop variable not an integer".into());
+                }
+                let constant_nonzero = matches!(
+                    f.step.kind,
+                    ExprKind::Const(Const::I32(s)) if s != 0
+                ) || matches!(f.step.kind, ExprKind::Const(Const::I64(s)) if s != 0);
+                match f.step_site {
+                    Some(s) => self.site(s)?,
+                    None if !constant_nonzero => {
+                        return self.err("a step that may be 0 without a site".into())
+                    }
+                    None => {}
                 }
                 for (l, _) in &f.schedule.reductions {
                     self.local(*l)?;
@@ -512,7 +523,8 @@ impl<'m> BodyCheck<'m> {
                 }
                 self.site(*site)?;
             }
-            ExprKind::Param(s, d) => {
+            ExprKind::Param(s, d, site) => {
+                self.site(*site)?;
                 if s.0 as usize >= self.m.strings.len() {
                     return self.err("string out of range".into());
                 }

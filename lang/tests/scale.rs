@@ -1,0 +1,87 @@
+//! The front end stays linear in the program's length, valid or full of errors (issue 14: a
+//! million-line program is checked in seconds; docs/ARCHITECTURE.md, "Front-end scale").
+//! Timing ratios with generous bounds, so that a loaded machine does not fail them: four
+//! times the program may take at most ten times as long (a quadratic pass takes sixteen).
+
+use acc_lang::{check_source, SourceFile};
+use std::time::{Duration, Instant};
+
+/// `units` units of globals, functions and loops; with `errors`, two mistakes per unit (an
+/// unknown name close to a real one, which asks for a "did you mean" hint over every name in
+/// scope, and a type error).
+fn program(units: usize, errors: bool) -> String {
+    let mut s = String::new();
+    for k in 0..units {
+        s.push_str(&format!(
+            "let g{k}: i64 = {k}\n\
+             fn f{k}(a: i64) -> i64 {{\n    let t = a\n    for i in 0..a {{\n        t += i * g{k}\n    }}\n    return t\n}}\n"
+        ));
+        if errors {
+            s.push_str(&format!("let h{k} = g{k}x + 1\nlet e{k}: i32 = true\n"));
+        } else {
+            s.push_str(&format!("print(f{k}(3))\n"));
+        }
+    }
+    s
+}
+
+/// The fastest of three checks of `text` (the others pay for what else the machine does).
+fn check_time(text: &str, valid: bool) -> Duration {
+    let source = SourceFile::new("scale.acc", text);
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            let result = check_source(&source);
+            let took = start.elapsed();
+            assert_eq!(result.is_ok(), valid);
+            took
+        })
+        .min()
+        .unwrap()
+}
+
+fn assert_linear(errors: bool) {
+    let small = program(300, errors);
+    let large = program(1200, errors);
+    let (t1, t4) =
+        acc_lang::with_deep_stack(|| (check_time(&small, !errors), check_time(&large, !errors)));
+    assert!(
+        t4 < t1 * 10,
+        "4x the program took {:.1}x as long ({t1:?} -> {t4:?})",
+        t4.as_secs_f64() / t1.as_secs_f64()
+    );
+}
+
+#[test]
+fn checking_a_valid_program_is_linear_in_its_length() {
+    assert_linear(false);
+}
+
+#[test]
+fn checking_a_program_with_an_error_on_every_fourth_line_is_linear_in_its_length() {
+    assert_linear(true);
+}
+
+/// Every mistake is reported, and hints are given while they are cheap: the first unknown
+/// names get one, and the budget stops them before they cost time quadratic in the program.
+#[test]
+fn errors_are_all_reported_with_hints_for_the_first() {
+    let text = program(2000, true);
+    let source = SourceFile::new("scale.acc", text.as_str());
+    let diags = acc_lang::with_deep_stack(|| check_source(&source).unwrap_err());
+    let unknown: Vec<_> = diags
+        .iter()
+        .filter(|d| d.message.starts_with("unknown variable"))
+        .collect();
+    assert_eq!(unknown.len(), 2000);
+    assert_eq!(
+        unknown[0].help.as_deref(),
+        Some("did you mean `g0`?"),
+        "{:?}",
+        unknown[0]
+    );
+    let hinted = unknown.iter().filter(|d| d.help.is_some()).count();
+    // The k-th hint compares about 2k names (globals g and h so far, and the built-in
+    // constants): 2,000,000 comparisons cover about the first 1,400.
+    assert!((1000..2000).contains(&hinted), "{hinted} hints");
+}
