@@ -41,6 +41,9 @@ fn check_time(text: &str, valid: bool) -> Duration {
 }
 
 fn assert_linear(errors: bool) {
+    // The timing tests take turns: run side by side, each would time the other.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let small = program(250, errors);
     let large = program(2000, errors);
     let (t1, t8) =
