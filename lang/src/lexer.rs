@@ -554,15 +554,32 @@ impl<'src> Lexer<'src> {
     }
 
     /// An unterminated string swallowed the rest of its line, closing brackets included: the
-    /// brackets opened on that line are not reported as unclosed too.
+    /// brackets opened on that line are not reported as unclosed too, and are taken out of the
+    /// tokens, so that the parser never sees unbalanced brackets (its recovery takes time
+    /// exponential in the depth of unclosed ones: found by fuzzing, 255 `[` before an
+    /// unterminated string never finished).
     fn forget_brackets_opened_after(&mut self, offset: usize) {
-        while self
-            .open
-            .last()
-            .is_some_and(|(_, s)| s.start as usize >= offset)
-        {
+        let mut forgotten = Vec::new();
+        while let Some(&(_, span)) = self.open.last() {
+            if (span.start as usize) < offset {
+                break;
+            }
             self.open.pop();
+            forgotten.push(span.start);
         }
+        if forgotten.is_empty() {
+            return;
+        }
+        forgotten.sort_unstable();
+        let first = self
+            .tokens
+            .partition_point(|(_, s)| (s.start as usize) < offset);
+        let kept: Vec<_> = self
+            .tokens
+            .drain(first..)
+            .filter(|(_, s)| forgotten.binary_search(&s.start).is_err())
+            .collect();
+        self.tokens.extend(kept);
     }
 
     fn bad_escape(&mut self, at: usize) {
