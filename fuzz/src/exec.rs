@@ -399,4 +399,30 @@ mod tests {
         assert_eq!(o.status, 1);
         assert!(o.error.contains("fuzz.acc:2:"), "{}", o.error);
     }
+
+    /// Errors of device selection and of routines that take no site point at the clause or
+    /// call (found by fuzzing: they had no location).
+    #[test]
+    fn device_selection_errors_are_located() {
+        for (text, at) in [
+            (
+                "let x = 1\nacc set device_num(3) device_type(host)\n",
+                "fuzz.acc:2:9",
+            ),
+            ("let x = 1\nacc set device_type(nvidia)\n", "fuzz.acc:2:9"),
+            ("let x = 1\n  acc_wait(-9)\n", "fuzz.acc:2:3"),
+            ("let x = 1\nacc_wait_async(-7, 2)\n", "fuzz.acc:2:1"),
+        ] {
+            if text.contains("nvidia") && acc::gpu_count() > 0 {
+                continue; // selecting the GPU succeeds there
+            }
+            let o = run_on(text, "host").unwrap();
+            assert_eq!(o.status, 1, "{text}: {o:?}");
+            assert!(
+                o.error.contains(at),
+                "{text}: expected {at} in\n{}",
+                o.error
+            );
+        }
+    }
 }

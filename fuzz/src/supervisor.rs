@@ -356,8 +356,10 @@ impl Stats {
     }
 }
 
-/// Inputs kept per signature (the first ones; the rest are counted).
+/// Inputs kept per signature (the first ones; the rest are counted). A hang or a crash says
+/// little about its cause in its signature, so more of those are kept.
 const KEEP_PER_SIGNATURE: u64 = 3;
+const KEEP_PER_HANG_OR_CRASH: u64 = 25;
 /// Slow inputs kept.
 const KEEP_SLOW: u64 = 20;
 
@@ -463,7 +465,11 @@ fn record(opts: &Options, stats: &Mutex<Stats>, mode: Mode, text: &str, verdict:
                 .entry(f.signature.clone())
                 .or_insert((0, String::new()));
             entry.0 += 1;
-            if entry.0 > KEEP_PER_SIGNATURE {
+            let keep = match verdict {
+                Verdict::Finding(_) => KEEP_PER_SIGNATURE,
+                _ => KEEP_PER_HANG_OR_CRASH,
+            };
+            if entry.0 > keep {
                 return;
             }
             let name = format!("{}-{:016x}-{}", mode.letter(), hash(&f.signature), entry.0);

@@ -179,7 +179,12 @@ fn planted(p: Plant) {
                 std::hint::black_box(&pad);
                 down(n + 1) + pad[3]
             }
-            std::hint::black_box(down(0));
+            // On a small stack of its own: the overflow kills the process as one on the
+            // worker's 1 GiB stack would, without touching a gigabyte first.
+            let _ = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(|| std::hint::black_box(down(0)))
+                .map(|t| t.join());
         }
         Plant::Hang => loop {
             std::thread::sleep(std::time::Duration::from_secs(1));
