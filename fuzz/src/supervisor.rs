@@ -205,7 +205,7 @@ impl Worker {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        let sent = write!(self.stdin, "{} {}\n", mode.letter(), text.len())
+        let sent = writeln!(self.stdin, "{} {}", mode.letter(), text.len())
             .and_then(|()| self.stdin.write_all(text.as_bytes()))
             .and_then(|()| self.stdin.flush());
         let mut deadline = Instant::now() + limits.compile;
@@ -546,15 +546,15 @@ pub fn minimize(
                 let candidate: String = chunks[..lo].concat() + &chunks[hi..].concat();
                 if runs.get() < budget && same(worker, &candidate) {
                     chunks.drain(lo..hi);
-                    n = (n - 1).max(2);
                     reduced = true;
                     break;
                 }
             }
-            if !reduced {
-                if n >= chunks.len() {
-                    break;
-                }
+            if reduced {
+                n = (n - 1).max(2);
+            } else if n >= chunks.len() {
+                break;
+            } else {
                 n = (2 * n).min(chunks.len());
             }
         }
