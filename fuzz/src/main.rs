@@ -150,7 +150,17 @@ fn main() -> ExitCode {
                     }
                 };
                 let start = std::time::Instant::now();
-                let result = worker::execute(mode(target, generated), &text, None, &mut || {});
+                // On the worker's stack, so that deep recursion behaves (and takes the time) as
+                // it did in the worker.
+                let m = mode(target, generated);
+                let result = std::thread::scope(|s| {
+                    std::thread::Builder::new()
+                        .stack_size(worker::STACK_SIZE)
+                        .spawn_scoped(s, || worker::execute(m, &text, None, &mut || {}))
+                        .expect("a thread for the input")
+                        .join()
+                        .expect("execute catches panics")
+                });
                 let secs = start.elapsed().as_secs_f64();
                 match result {
                     Ok(r) => println!("{}: passed in {secs:.3} s ({r:?})", f.display()),

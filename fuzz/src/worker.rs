@@ -32,7 +32,7 @@ pub enum Plant {
 
 /// Compiled acc code runs on the worker's stack, as on the `acc` binary's main thread: the
 /// same size, so that recursion depth behaves as for a user.
-const STACK_SIZE: usize = 1 << 30;
+pub const STACK_SIZE: usize = 1 << 30;
 
 /// Address space of a worker: room for the stacks the engine reserves (1 GiB here, 256 MiB per
 /// compile thread, the device threads) and a few GiB of arrays. Beyond it an allocation fails
