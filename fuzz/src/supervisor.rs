@@ -360,7 +360,7 @@ impl Stats {
 /// little about its cause in its signature, so more of those are kept.
 const KEEP_PER_SIGNATURE: u64 = 3;
 const KEEP_PER_HANG_OR_CRASH: u64 = 25;
-/// Slow inputs kept.
+/// Slow inputs kept, and mutated programs whose devices differed.
 const KEEP_SLOW: u64 = 20;
 
 /// Run a campaign: `jobs` workers until the iteration count or the time is reached.
@@ -445,6 +445,15 @@ fn record(opts: &Options, stats: &Mutex<Stats>, mode: Mode, text: &str, verdict:
             s.compiled += r.compiled as u64;
             s.device_runs += r.device_runs as u64;
             s.differed += r.differed as u64;
+            // Not findings (a mutated program may race or rely on shared memory), but worth a
+            // look now and then: the first few are kept.
+            if r.differed && s.differed <= KEEP_SLOW {
+                let n = s.differed;
+                drop(s);
+                let dir = opts.out.join("differ");
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::fs::write(dir.join(format!("{}-differ-{n}.acc", mode.letter())), text);
+            }
             return;
         }
         Verdict::Slow => {
