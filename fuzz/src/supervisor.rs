@@ -38,6 +38,17 @@ pub struct Limits {
     pub run_mutated: Duration,
 }
 
+impl Limits {
+    /// Every bound `factor` times as long.
+    pub fn scaled(&self, factor: u32) -> Limits {
+        Limits {
+            compile: self.compile * factor,
+            run_generated: self.run_generated * factor,
+            run_mutated: self.run_mutated * factor,
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
@@ -317,6 +328,8 @@ pub struct Stats {
     pub device_runs: u64,
     pub differed: u64,
     pub slow: u64,
+    /// Hangs that did not happen again with five times the time (counted in `slow` too).
+    pub unconfirmed: u64,
     pub restarts: u64,
     /// Findings by signature: count, and the first saved input.
     pub findings: BTreeMap<String, (u64, String)>,
@@ -345,7 +358,8 @@ impl Stats {
             );
         }
         s += &format!(
-            ", {} worker restarts, {} findings",
+            ", {} unconfirmed hangs, {} worker restarts, {} findings",
+            self.unconfirmed,
             self.restarts,
             self.finding_count()
         );
@@ -397,7 +411,16 @@ pub fn campaign(opts: &Options) -> Stats {
                         Target::Frontend => (Mode::Frontend, mutator.frontend_input()),
                         Target::Pipeline => mutator.pipeline_input(),
                     };
-                    let verdict = worker.execute(mode, &text, &opts.limits);
+                    let mut verdict = worker.execute(mode, &text, &opts.limits);
+                    if let Verdict::Hang(_) = verdict {
+                        // On a loaded machine a worker can stall past the limit with nothing
+                        // wrong: a hang counts once it runs past five times the limit as well.
+                        let again = worker.execute(mode, &text, &opts.limits.scaled(5));
+                        if !matches!(again, Verdict::Hang(_)) {
+                            stats.lock().unwrap_or_else(|e| e.into_inner()).unconfirmed += 1;
+                            verdict = Verdict::Slow;
+                        }
+                    }
                     record(opts, stats, mode, &text, &verdict);
                     done.fetch_add(1, Ordering::Relaxed);
                 }
@@ -457,7 +480,8 @@ fn record(opts: &Options, stats: &Mutex<Stats>, mode: Mode, text: &str, verdict:
             return;
         }
         Verdict::Slow => {
-            s.compiled += 1;
+            // A pipeline input reaches "running" only once it compiled.
+            s.compiled += (mode != Mode::Frontend) as u64;
             s.slow += 1;
             if s.slow > KEEP_SLOW {
                 return;
