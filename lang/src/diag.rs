@@ -131,15 +131,21 @@ impl miette::SourceCode for SourceFile {
         )?;
         let offset = from + inner.span().offset();
         let data = &text.as_bytes()[offset..offset + inner.data().len()];
+        // Line and column as `line_col` counts them, not as miette's scan does: miette breaks
+        // lines at a lone `\r` and counts columns in bytes, so its `[file:line:col]` header
+        // disagreed with the snippet under it and with every other location acc prints
+        // (found by fuzzing: a `\r` before the error moved the header a line down).
+        let (line, column) = self.line_col(offset as u32);
+        let end_line = self.line_col((offset + data.len()) as u32).0;
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.to_string(),
             data,
             miette::SourceSpan::from((offset, inner.data().len())),
-            window_first + inner.line(),
-            inner.column(),
+            line - 1,
+            column - 1,
             // miette's own `line_count` counts the lines from the text's start (its report
-            // handler merges labels' snippets by it): counted from the window's, shifted.
-            window_first + inner.line_count(),
+            // handler merges labels' snippets by it): the line where the window ends.
+            end_line - 1,
         )))
     }
 }
@@ -318,5 +324,28 @@ mod tests {
         assert_eq!(edit_distance("whlie", "while"), 1);
         assert_eq!(edit_distance("ca", "abc"), 3);
         assert_eq!(edit_distance("abc", "abc"), 0);
+    }
+
+    /// The rendered `[file:line:col]` header is the location `line_col` gives (and the
+    /// unrendered form prints): with a lone `\r` earlier on the line, with multi-byte
+    /// characters before the span, and both. Found by fuzzing (`tests/fuzz-regressions/`).
+    #[test]
+    fn rendered_header_agrees_with_line_col() {
+        for (text, at) in [
+            ("let x = 1\nelse if \r == 172 { y = 1 }\n", "=="),
+            ("let é = 1 + $\n", "$"),
+            ("let s = \"∑∑\"\r \u{1f600} @\n\n", "@"),
+            ("\r\r\r#\n", "#"),
+        ] {
+            let source = SourceFile::new("t.acc", text);
+            let start = text.find(at).unwrap();
+            let d = Diagnostic::error("bad", Span::new(start, start + at.len()), "here");
+            let location = d.with_source(&source).location;
+            let rendered = render_plain(std::slice::from_ref(&d), &source);
+            assert!(
+                rendered.contains(&format!("[{location}]")),
+                "expected [{location}] in\n{rendered}"
+            );
+        }
     }
 }

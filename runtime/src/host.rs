@@ -178,6 +178,10 @@ pub unsafe fn fail(ctx: *mut Ctx, kind: RunErrorKind, site: Option<u32>) {
     if (*ctx).status != STATUS_OK {
         return;
     }
+    // `u32::MAX` is the ABI's "no site" (what a routine that takes no site passes on): left
+    // unset, the check after the call fills in the call's site (`locate_error`). Recorded as
+    // a site, it named none and the error had no location (found by fuzzing: `acc_wait(-9)`).
+    let site = site.filter(|&s| s != u32::MAX);
     host_state(ctx).error = Some(RunError { kind, site });
     (*ctx).status = STATUS_ERROR;
 }

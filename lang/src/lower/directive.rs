@@ -229,12 +229,18 @@ impl Body<'_, '_> {
         let mut default_async = None;
         for c in &d.clauses {
             match &c.kind {
-                ClauseKind::DeviceType(list) => device_type = list.first().copied(),
-                ClauseKind::DeviceNum(e) => device_num = Some(e),
+                ClauseKind::DeviceType(list) => {
+                    device_type = list.first().copied().map(|t| (t, c.span))
+                }
+                ClauseKind::DeviceNum(e) => device_num = Some((e, c.span)),
                 ClauseKind::DefaultAsync(e) => default_async = Some(e),
                 _ => {}
             }
         }
+        // Selecting a device can fail (no such device): each call reports at its clause, as a
+        // call of the routine reports at the call (found by fuzzing: the error had no location).
+        let type_site = device_type.map(|(_, span)| self.cx.site(span, "acc set"));
+        let num_site = device_num.map(|(_, span)| self.cx.site(span, "acc set"));
         let i32_ty = Ty::Scalar(ScalarType::I32);
         let call = |b: Builtin, args: Vec<ir::Expr>| {
             Stmt::Eval(expr(
@@ -242,12 +248,23 @@ impl Body<'_, '_> {
                 Ty::Scalar(ScalarType::Bool),
             ))
         };
+        let checked = |b: Builtin, args: Vec<ir::Expr>, site: Option<ir::SiteId>| {
+            let kind = match site {
+                Some(site) => ExprKind::CheckedBuiltin(b, args, site),
+                None => ExprKind::Builtin(b, args),
+            };
+            Stmt::Eval(expr(kind, Ty::Scalar(ScalarType::Bool)))
+        };
         let then = self.nested(ScopeKind::Block, |x| {
-            let t = device_type.map(|t| constant(Const::I32(device_code(t))));
+            let t = device_type.map(|(t, _)| constant(Const::I32(device_code(t))));
             if let Some(t) = &t {
-                x.emit(call(Builtin::AccSetDeviceType, vec![t.clone()]));
+                x.emit(checked(
+                    Builtin::AccSetDeviceType,
+                    vec![t.clone()],
+                    type_site,
+                ));
             }
-            if let Some(n) = device_num {
+            if let Some((n, _)) = device_num {
                 let n = x.operand(n);
                 let t = t.unwrap_or_else(|| {
                     expr(
@@ -255,9 +272,10 @@ impl Body<'_, '_> {
                         i32_ty,
                     )
                 });
-                x.emit(call(
+                x.emit(checked(
                     Builtin::AccSetDeviceNum,
                     vec![convert_to(n, ScalarType::I32), t],
+                    num_site,
                 ));
             }
             if let Some(q) = default_async {
