@@ -2,19 +2,12 @@
 //! an internal error at the call's location, and the engine runs the next script. One test
 //! only: a planted panic is process-wide (`acc_runtime::host::planted`).
 
-use acc::{DeviceKind, DeviceOptions, Engine};
+use acc::{DeviceKind, Engine};
 use acc_runtime::host::planted::plant_panic;
-use acc_runtime::host::SharedBuffer;
 
-fn engine_on(kind: DeviceKind) -> (Engine, SharedBuffer) {
-    let out = SharedBuffer::new();
-    let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(kind),
-        ..DeviceOptions::default()
-    });
-    (e, out)
-}
+#[path = "support/engine.rs"]
+mod support;
+use support::engine_on;
 
 /// Plants a panic in `function`, runs `script` as `file`, and returns the rendered error.
 fn panicking_run(e: &mut Engine, function: &str, file: &str, script: &str) -> String {

@@ -1,18 +1,11 @@
 //! Robustness through the embedding API (issue 14): run-time values that make no sense are
 //! located errors on every host device, and the engine goes on.
 
-use acc::{DeviceKind, DeviceOptions, Engine};
-use acc_runtime::host::SharedBuffer;
+use acc::DeviceKind;
 
-fn engine_on(kind: DeviceKind) -> (Engine, SharedBuffer) {
-    let out = SharedBuffer::new();
-    let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(kind),
-        ..DeviceOptions::default()
-    });
-    (e, out)
-}
+#[path = "support/engine.rs"]
+mod support;
+use support::engine_on;
 
 const DEVICES: [DeviceKind; 3] = [
     DeviceKind::Host,

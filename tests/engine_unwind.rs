@@ -3,18 +3,11 @@
 //! engine, so a later construct of the same engine (a REPL session) copies its data again. A
 //! file of its own: the live-array counter is global to the process.
 
-use acc::{DeviceKind, DeviceOptions, Engine, Error};
-use acc_runtime::host::SharedBuffer;
+use acc::{DeviceKind, Error};
 
-fn engine_on(kind: DeviceKind) -> (Engine, SharedBuffer) {
-    let out = SharedBuffer::new();
-    let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(kind),
-        ..DeviceOptions::default()
-    });
-    (e, out)
-}
+#[path = "support/engine.rs"]
+mod support;
+use support::engine_on;
 
 /// Held by every test: they count live arrays, a counter global to the process.
 static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
