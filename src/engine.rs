@@ -333,8 +333,11 @@ impl Engine {
                 diagnostics,
                 source: source.clone(),
             })?;
-        let mut compiles = self.compiles.write().unwrap_or_else(|e| e.into_inner());
-        let first_site = compiles.next_site;
+        let first_site = self
+            .compiles
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .next_site;
         let options = acc_lang::lower::Options {
             print_values: self.print_values,
             first_site,
@@ -342,6 +345,7 @@ impl Engine {
         let module = acc_lang::with_deep_stack(|| {
             acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
         });
+        let mut compiles = self.compiles.write().unwrap_or_else(|e| e.into_inner());
         compiles.next_site += module.sites.len() as u32;
         let compile = Compile {
             source,

@@ -287,9 +287,10 @@ impl Tx<'_, '_> {
 
     /// A call of a user function; leaves when it failed.
     fn call_user(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Value>, JitError> {
-        if self.env.callee(id).is_none() {
-            return Err(JitError::UnknownFunction(id));
-        }
+        // `env` outlives the translator's borrow: the callee can be held across the
+        // argument translation.
+        let env = self.env;
+        let callee = env.callee(id).ok_or(JitError::UnknownFunction(id))?;
         let mut values = vec![self.ctx];
         for a in args {
             values.push(self.expr(a)?);
@@ -308,7 +309,7 @@ impl Tx<'_, '_> {
                 }
             }
         }
-        let call = match self.env.callee(id).ok_or(JitError::UnknownFunction(id))? {
+        let call = match callee {
             Callee::Local(fid) => {
                 let f = self.user_func(fid);
                 self.b.ins().call(f, &values)
