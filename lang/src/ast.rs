@@ -240,6 +240,23 @@ impl BinOp {
         use BinOp::*;
         matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
     }
+
+    /// How tightly the operator binds (LANGUAGE.md §4): higher binds tighter; every level is
+    /// left-associative, and prefix operators (`-`, `!`, `~`) bind tighter than any.
+    pub fn precedence(self) -> u8 {
+        use BinOp::*;
+        match self {
+            Mul | Div | Rem => 9,
+            Add | Sub => 8,
+            Shl | Shr => 7,
+            BitAnd => 6,
+            BitXor => 5,
+            BitOr => 4,
+            Eq | Ne | Lt | Le | Gt | Ge => 3,
+            And => 2,
+            Or => 1,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

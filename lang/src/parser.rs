@@ -19,7 +19,6 @@ use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::token::{Keyword, Punct, Token};
 use chumsky::input::MappedInput;
-use chumsky::pratt::{infix, left, postfix, prefix};
 use chumsky::prelude::*;
 
 pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
@@ -412,7 +411,11 @@ fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
         .allow_trailing()
         .collect::<Vec<_>>()
         .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
-    let call = ident().then(args).map(|(f, args)| ExprKind::Call(f, args));
+    // A name, called when `(` follows: one parse of the name either way.
+    let name_or_call = ident().then(args.or_not()).map(|(f, args)| match args {
+        Some(args) => ExprKind::Call(f, args),
+        None => ExprKind::Name(f),
+    });
     let array = expr
         .clone()
         .separated_by(punct(Punct::Comma))
@@ -427,8 +430,7 @@ fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
 
     let atom = choice((
         literal,
-        call,
-        ident().map(ExprKind::Name),
+        name_or_call,
         paren,
         array,
         if_expr(stmt, expr.clone()).map(|e: Expr| e.kind),
@@ -437,59 +439,109 @@ fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
         kind,
         span: e.span(),
     })
-    .labelled("an expression")
-    .boxed();
+    .labelled("an expression");
 
+    // Postfix operators bind tightest (`a[i]`, `x as f32`), then prefix ones (`-a[i]` is
+    // `-(a[i])`), then the binary operators by `BinOp::precedence`.
     let index =
         index_args(expr.clone()).delimited_by(punct(Punct::LBracket), punct(Punct::RBracket));
-    let bin = |p: Punct, op: BinOp, prec: u16| {
-        infix(left(prec), punct(p), move |l: Expr, _, r: Expr, e| Expr {
-            span: e.span(),
-            kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
-        })
+    let postfix = choice((
+        index.map_with(|args, e| (Postfix::Index(args), e.span())),
+        kw(Keyword::As)
+            .ignore_then(type_expr())
+            .map_with(|ty, e| (Postfix::Cast(ty), e.span())),
+    ));
+    let operand = atom.foldl(
+        postfix.repeated(),
+        |base: Expr, (op, at): (Postfix, Span)| {
+            let span = base.span.to(at);
+            let kind = match op {
+                Postfix::Index(args) => ExprKind::Index(Box::new(base), args),
+                Postfix::Cast(ty) => ExprKind::Cast(Box::new(base), ty),
+            };
+            Expr { kind, span }
+        },
+    );
+    let prefix = select! {
+        Token::P(Punct::Minus) = e => (UnOp::Neg, e.span()),
+        Token::P(Punct::Bang) = e => (UnOp::Not, e.span()),
+        Token::P(Punct::Tilde) = e => (UnOp::BitNot, e.span()),
     };
-    let un = |p: Punct, op: UnOp| {
-        prefix(10, punct(p), move |_, x: Expr, e| Expr {
-            span: e.span(),
+    let unary = prefix
+        .repeated()
+        .foldr(operand, |(op, at): (UnOp, Span), x: Expr| Expr {
+            span: at.to(x.span),
             kind: ExprKind::Unary(op, Box::new(x)),
-        })
+        });
+    // One token test for every binary operator: trying each operator's parser in turn after
+    // every operand was most of the parser's time.
+    let binary_op = select! {
+        Token::P(Punct::Star) => BinOp::Mul,
+        Token::P(Punct::Slash) => BinOp::Div,
+        Token::P(Punct::Percent) => BinOp::Rem,
+        Token::P(Punct::Plus) => BinOp::Add,
+        Token::P(Punct::Minus) => BinOp::Sub,
+        Token::P(Punct::Shl) => BinOp::Shl,
+        Token::P(Punct::Shr) => BinOp::Shr,
+        Token::P(Punct::Amp) => BinOp::BitAnd,
+        Token::P(Punct::Caret) => BinOp::BitXor,
+        Token::P(Punct::Pipe) => BinOp::BitOr,
+        Token::P(Punct::EqEq) => BinOp::Eq,
+        Token::P(Punct::NotEq) => BinOp::Ne,
+        Token::P(Punct::Lt) => BinOp::Lt,
+        Token::P(Punct::Le) => BinOp::Le,
+        Token::P(Punct::Gt) => BinOp::Gt,
+        Token::P(Punct::Ge) => BinOp::Ge,
+        Token::P(Punct::AndAnd) => BinOp::And,
+        Token::P(Punct::OrOr) => BinOp::Or,
+    }
+    .labelled(OPERATOR);
+    unary
+        .clone()
+        .then(binary_op.then(unary).repeated().collect::<Vec<_>>())
+        .map(|(first, rest)| climb(first, rest))
+        .boxed()
+}
+
+/// The label under which a binary operator is expected (`errors` shows it as "an operator").
+pub(crate) const OPERATOR: &str = "an operator";
+
+enum Postfix {
+    Index(Vec<Expr>),
+    Cast(TypeExpr),
+}
+
+/// Operands and the operators between them to a tree: every operator is left-associative and
+/// binds by `BinOp::precedence` (operator-precedence parsing with an explicit stack).
+fn climb(first: Expr, rest: Vec<(BinOp, Expr)>) -> Expr {
+    fn join(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr {
+            span: l.span.to(r.span),
+            kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+        }
+    }
+    let mut operands = vec![first];
+    let mut pending: Vec<BinOp> = Vec::new();
+    let reduce = |operands: &mut Vec<Expr>, op: BinOp| {
+        let r = operands.pop().expect("an operator has a right operand");
+        let l = operands.pop().expect("an operator has a left operand");
+        operands.push(join(op, l, r));
     };
-    atom.pratt((
-        postfix(12, index, |base: Expr, args, e| Expr {
-            span: e.span(),
-            kind: ExprKind::Index(Box::new(base), args),
-        }),
-        postfix(
-            11,
-            kw(Keyword::As).ignore_then(type_expr()),
-            |x: Expr, ty, e| Expr {
-                span: e.span(),
-                kind: ExprKind::Cast(Box::new(x), ty),
-            },
-        ),
-        un(Punct::Minus, UnOp::Neg),
-        un(Punct::Bang, UnOp::Not),
-        un(Punct::Tilde, UnOp::BitNot),
-        bin(Punct::Star, BinOp::Mul, 9),
-        bin(Punct::Slash, BinOp::Div, 9),
-        bin(Punct::Percent, BinOp::Rem, 9),
-        bin(Punct::Plus, BinOp::Add, 8),
-        bin(Punct::Minus, BinOp::Sub, 8),
-        bin(Punct::Shl, BinOp::Shl, 7),
-        bin(Punct::Shr, BinOp::Shr, 7),
-        bin(Punct::Amp, BinOp::BitAnd, 6),
-        bin(Punct::Caret, BinOp::BitXor, 5),
-        bin(Punct::Pipe, BinOp::BitOr, 4),
-        bin(Punct::EqEq, BinOp::Eq, 3),
-        bin(Punct::NotEq, BinOp::Ne, 3),
-        bin(Punct::Lt, BinOp::Lt, 3),
-        bin(Punct::Le, BinOp::Le, 3),
-        bin(Punct::Gt, BinOp::Gt, 3),
-        bin(Punct::Ge, BinOp::Ge, 3),
-        bin(Punct::AndAnd, BinOp::And, 2),
-        bin(Punct::OrOr, BinOp::Or, 1),
-    ))
-    .boxed()
+    for (op, operand) in rest {
+        while let Some(&top) = pending.last() {
+            if top.precedence() < op.precedence() {
+                break;
+            }
+            pending.pop();
+            reduce(&mut operands, top);
+        }
+        pending.push(op);
+        operands.push(operand);
+    }
+    while let Some(top) = pending.pop() {
+        reduce(&mut operands, top);
+    }
+    operands.pop().expect("one expression is left")
 }
 
 /// Index arguments: expressions, or sections `start:count` with either side optional.

@@ -1,5 +1,6 @@
 //! Turning chumsky's errors into diagnostics a person can act on.
 
+use super::OPERATOR;
 use crate::diag::Diagnostic;
 use crate::lexer::keyword_suggestion;
 use crate::span::Span;
@@ -197,9 +198,7 @@ fn expects_label(expected: &[RichPattern<'_, Token<'_>>], l: &str) -> bool {
 }
 
 fn expects_operator(expected: &[RichPattern<'_, Token<'_>>]) -> bool {
-    expected
-        .iter()
-        .any(|p| matches!(p, RichPattern::Token(t) if matches!(**t, Token::P(p) if is_operator(p))))
+    expects_label(expected, OPERATOR)
 }
 
 fn wants_operand(expected: &[RichPattern<'_, Token<'_>>]) -> bool {
@@ -213,13 +212,11 @@ fn describe_expected(expected: &[RichPattern<'_, Token<'_>>]) -> String {
     let mut operator = false;
     for p in expected {
         let text = match p {
-            RichPattern::Token(t) => match &**t {
-                Token::P(p) if is_operator(*p) => {
-                    operator = true;
-                    continue;
-                }
-                t => t.to_string(),
-            },
+            RichPattern::Token(t) => t.to_string(),
+            RichPattern::Label(l) if *l == OPERATOR => {
+                operator = true;
+                continue;
+            }
             RichPattern::Label(l) => l.to_string(),
             RichPattern::Identifier(i) => format!("`{i}`"),
             RichPattern::EndOfInput => "end of file".to_string(),
