@@ -559,7 +559,10 @@ impl Engine {
             what
         };
         let message = e.kind.message(&what);
-        let diagnostic = Diagnostic::error(message, span, e.kind.label());
+        let diagnostic = match site {
+            Some(_) => Diagnostic::error(message, span, e.kind.label()),
+            None => Diagnostic::unlocated(message),
+        };
         let diagnostic = match e.kind.help() {
             Some(h) => diagnostic.with_help(h),
             None => diagnostic,

@@ -113,7 +113,10 @@ fn bounds_errors_return_through_nested_calls() {
         ],
     );
     let lit = Expr {
-        kind: ExprKind::ArrayLit(vec![i64c(1), i64c(2), i64c(3)]),
+        kind: ExprKind::ArrayLit(
+            vec![i64c(1), i64c(2), i64c(3)],
+            acc_lang::ir::SiteId(CALL_SITE),
+        ),
         ty: arr(I64, 1),
     };
     let body = vec![
@@ -441,13 +444,10 @@ fn float_max_reduction_over_gangs() {
     // err = 0.5; acc parallel loop num_gangs(3) reduction(max: err): for i in 0..n { err = max(err, x[i]) }
     let x = || var(0, arr(F32, 1));
     let lit = Expr {
-        kind: ExprKind::ArrayLit(vec![
-            f32c(0.25),
-            f32c(f32::NAN),
-            f32c(3.0),
-            f32c(-1.0),
-            f32c(2.0),
-        ]),
+        kind: ExprKind::ArrayLit(
+            vec![f32c(0.25), f32c(f32::NAN), f32c(3.0), f32c(-1.0), f32c(2.0)],
+            acc_lang::ir::SiteId(CALL_SITE),
+        ),
         ty: arr(F32, 1),
     };
     let region = Region {

@@ -418,7 +418,10 @@ fn loops_see_the_globals_they_change() {
     let g2 = || global(2, s(I64));
     let i = || var(0, s(I64));
     let lit = Expr {
-        kind: acc_lang::ir::ExprKind::ArrayLit(vec![i64c(1), i64c(2), i64c(3)]),
+        kind: acc_lang::ir::ExprKind::ArrayLit(
+            vec![i64c(1), i64c(2), i64c(3)],
+            acc_lang::ir::SiteId(CALL_SITE),
+        ),
         ty: arr(I64, 1),
     };
     let bump = function(

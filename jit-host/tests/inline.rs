@@ -29,7 +29,10 @@ fn fib_function() -> acc_lang::ir::Function {
 
 fn array_literal(values: &[i64]) -> Expr {
     Expr {
-        kind: ExprKind::ArrayLit(values.iter().map(|&v| i64c(v)).collect()),
+        kind: ExprKind::ArrayLit(
+            values.iter().map(|&v| i64c(v)).collect(),
+            acc_lang::ir::SiteId(CALL_SITE),
+        ),
         ty: arr(I64, 1),
     }
 }

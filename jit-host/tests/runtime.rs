@@ -85,6 +85,7 @@ fn printf_through_the_stdlib() {
     m.main.body = vec![Stmt::Printf(
         FormatId(0),
         vec![i32c(-3), f32c(0.125), i64c(42), i32c(0x263A)],
+        acc_lang::ir::SiteId(CALL_SITE),
     )];
     let (out, outcome, _) = run_real(&m);
     assert_eq!(outcome, Outcome::Finished);
@@ -131,7 +132,10 @@ fn runtime_errors_carry_their_site() {
 fn array_builtins_through_the_stdlib() {
     let v = || var(0, arr(I64, 1));
     let lit = Expr {
-        kind: ExprKind::ArrayLit(vec![i64c(3), i64c(-1), i64c(4)]),
+        kind: ExprKind::ArrayLit(
+            vec![i64c(3), i64c(-1), i64c(4)],
+            acc_lang::ir::SiteId(CALL_SITE),
+        ),
         ty: arr(I64, 1),
     };
     let body = vec![

@@ -359,6 +359,7 @@ fn printf_packs_its_arguments() {
     m.main.body = vec![acc_lang::ir::Stmt::Printf(
         acc_lang::ir::FormatId(0),
         vec![i32c(-1), f32c(0.5), i64c(255), i32c(65)],
+        acc_lang::ir::SiteId(CALL_SITE),
     )];
     let r = run(&m);
     assert_eq!(

@@ -132,7 +132,7 @@ pub(crate) fn reads_and_calls(
             }
             ExprKind::Builtin(_, args)
             | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().for_each(|a| expr(a, globals, calls)),
+            | ExprKind::ArrayLit(args, _) => args.iter().for_each(|a| expr(a, globals, calls)),
             ExprKind::Section { array, .. } => expr(array, globals, calls),
             ExprKind::Const(_) | ExprKind::Local(_) => {}
         }
@@ -166,14 +166,14 @@ pub(crate) fn reads_and_calls(
                 reads_and_calls(&f.body, globals, calls);
             }
             Stmt::Return(Some(e)) | Stmt::Retain(e) | Stmt::Release(e) => expr(e, globals, calls),
-            Stmt::Print(args) => {
+            Stmt::Print(args, _) => {
                 for a in args {
                     if let acc_lang::ir::PrintArg::Value(e) = a {
                         expr(e, globals, calls);
                     }
                 }
             }
-            Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, globals, calls)),
+            Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, globals, calls)),
             Stmt::Assert { cond, .. } => expr(cond, globals, calls),
             Stmt::Atomic(_, s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
             Stmt::Block(b) => reads_and_calls(b, globals, calls),

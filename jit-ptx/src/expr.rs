@@ -140,7 +140,7 @@ impl Fx<'_, '_> {
             }
             ExprKind::Param(..) => return unsupported("`param` in device code"),
             ExprKind::Section { .. } => return unsupported("an array section in device code"),
-            ExprKind::ArrayLit(_) => return unsupported("an array literal in device code"),
+            ExprKind::ArrayLit(..) => return unsupported("an array literal in device code"),
         };
         Ok(Some(v))
     }

@@ -755,14 +755,14 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
                 expr(cond, out);
                 locals_outside_thread_loops(body, out);
             }
-            Stmt::Print(args) => {
+            Stmt::Print(args, _) => {
                 for a in args {
                     if let acc_lang::ir::PrintArg::Value(e) = a {
                         expr(e, out);
                     }
                 }
             }
-            Stmt::Printf(_, args) => args.iter().for_each(|a| expr(a, out)),
+            Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, out)),
             Stmt::Assert { cond, .. } => expr(cond, out),
             Stmt::Atomic(_, s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
             Stmt::Block(b) => locals_outside_thread_loops(b, out),
@@ -790,7 +790,7 @@ fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
         ExprKind::Call(_, args)
         | ExprKind::Builtin(_, args)
         | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args) => args.iter().for_each(|a| locals_read(a, out)),
+        | ExprKind::ArrayLit(args, _) => args.iter().for_each(|a| locals_read(a, out)),
         ExprKind::Section { array, ranges } => {
             locals_read(array, out);
             for r in ranges {
@@ -818,7 +818,7 @@ fn reads_any(e: &Expr, locals: &[LocalId]) -> bool {
         ExprKind::Call(_, args)
         | ExprKind::Builtin(_, args)
         | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args) => args.iter().any(|a| reads_any(a, locals)),
+        | ExprKind::ArrayLit(args, _) => args.iter().any(|a| reads_any(a, locals)),
         ExprKind::Section { array, ranges } => {
             reads_any(array, locals)
                 || ranges.iter().any(|r| {

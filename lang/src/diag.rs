@@ -39,6 +39,15 @@ impl Diagnostic {
         }
     }
 
+    /// An error with no place in the source to show (a run-time error whose site is not
+    /// known): no label, so that nothing points at a place that did not fail.
+    pub fn unlocated(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            labels: Vec::new(),
+            ..Diagnostic::error(message, Span::default(), "")
+        }
+    }
+
     pub fn warning(message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,

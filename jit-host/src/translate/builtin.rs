@@ -33,8 +33,9 @@ fn arg(args: &[Expr], i: usize, b: Builtin) -> Result<&Expr, JitError> {
 }
 
 impl Tx<'_, '_> {
-    /// A built-in call; `site` is what `size`, `reshape`, `maximum` and `minimum` report their
-    /// errors at (the other functions that can fail take no site).
+    /// A built-in call; `site` (every built-in that calls into the library has one) is where
+    /// its errors are reported: passed to the functions that take a site, and given by the
+    /// check after the call to the errors of those that do not.
     pub(super) fn builtin(
         &mut self,
         b: Builtin,
@@ -42,10 +43,10 @@ impl Tx<'_, '_> {
         ty: Ty,
         site: Option<SiteId>,
     ) -> Result<Option<Value>, JitError> {
-        let outer = std::mem::replace(&mut self.call_site, site);
-        let v = self.builtin_call(b, args, ty, site);
-        self.call_site = outer;
-        v
+        match site {
+            Some(at) => self.at_site(at, |x| x.builtin_call(b, args, ty, site)),
+            None => self.builtin_call(b, args, ty, None),
+        }
     }
 
     fn builtin_call(

@@ -63,7 +63,7 @@ impl Tx<'_, '_> {
         let args = [
             self.ctx, phase, ops, nops, flags, cond, queue, waits, nwaits, site,
         ];
-        self.call_rt("acc_rt_data", &args)?;
+        self.at_site(d.site, |x| x.call_rt("acc_rt_data", &args))?;
         Ok(())
     }
 
@@ -77,8 +77,11 @@ impl Tx<'_, '_> {
         let (list, n) = self.wait_list(Some(queues))?;
         let all = self.iconst(types::I8, i64::from(queues.is_empty()));
         let queue = self.queue_value(async_queue)?;
-        let site = self.site(Some(site));
-        self.call_rt("acc_rt_wait", &[self.ctx, list, n, all, queue, site])?;
+        let at = self.site(Some(site));
+        let ctx = self.ctx;
+        self.at_site(site, |x| {
+            x.call_rt("acc_rt_wait", &[ctx, list, n, all, queue, at])
+        })?;
         Ok(())
     }
 

@@ -62,14 +62,13 @@ impl Tx<'_, '_> {
                 let d = self.expr(default)?;
                 let f = format!("acc_param_{}", t.name());
                 // `acc_param_*` takes no site: the failure path gives its error this one.
-                let outer = self.call_site.replace(*site);
-                let v = self.call_rt_value(&f, &[self.ctx, p, l, d]);
-                self.call_site = outer;
-                v?
+                self.at_site(*site, |x| x.call_rt_value(&f, &[x.ctx, p, l, d]))?
             }
             // Sections only reach the data routines, which ignore them on the host.
             ExprKind::Section { array, .. } => self.expr(array)?,
-            ExprKind::ArrayLit(elems) => self.array_literal(elems, e.ty)?,
+            ExprKind::ArrayLit(elems, site) => {
+                self.at_site(*site, |x| x.array_literal(elems, e.ty))?
+            }
         };
         Ok(Some(v))
     }

@@ -67,14 +67,14 @@ impl Uses {
             }
             Stmt::Break | Stmt::Continue => {}
             Stmt::Return(e) => e.iter().for_each(|e| self.expr(e)),
-            Stmt::Print(args) => {
+            Stmt::Print(args, _) => {
                 for a in args {
                     if let PrintArg::Value(e) = a {
                         self.expr(e);
                     }
                 }
             }
-            Stmt::Printf(_, args) => args.iter().for_each(|e| self.expr(e)),
+            Stmt::Printf(_, args, _) => args.iter().for_each(|e| self.expr(e)),
             Stmt::Assert { cond, .. } => self.expr(cond),
             Stmt::Launch(_) => self.calls = true,
             Stmt::Data(d) => self.data(d),
@@ -131,7 +131,7 @@ impl Uses {
             }
             ExprKind::Builtin(_, args)
             | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().for_each(|e| self.expr(e)),
+            | ExprKind::ArrayLit(args, _) => args.iter().for_each(|e| self.expr(e)),
             ExprKind::Section { array, ranges } => {
                 self.expr(array);
                 for r in ranges {

@@ -86,14 +86,14 @@ fn stmt_size(s: &Stmt) -> usize {
             expr_size(&f.start) + expr_size(&f.end) + expr_size(&f.step) + block_size(&f.body)
         }
         Stmt::Break | Stmt::Continue | Stmt::Return(None) => 0,
-        Stmt::Print(args) => args
+        Stmt::Print(args, _) => args
             .iter()
             .map(|a| match a {
                 PrintArg::Value(e) => expr_size(e),
                 PrintArg::Str(_) => 1,
             })
             .sum(),
-        Stmt::Printf(_, args) => exprs(args),
+        Stmt::Printf(_, args, _) => exprs(args),
         Stmt::Atomic(_, s) => stmt_size(s),
         Stmt::Block(b) => block_size(b),
         Stmt::Launch(_) | Stmt::Data(_) | Stmt::DataRegion { .. } | Stmt::Wait { .. } => usize::MAX,
@@ -111,7 +111,7 @@ fn expr_size(e: &Expr) -> usize {
         ExprKind::Call(_, args)
         | ExprKind::Builtin(_, args)
         | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args) => exprs(args),
+        | ExprKind::ArrayLit(args, _) => exprs(args),
         ExprKind::Section { .. } => usize::MAX,
     };
     own.saturating_add(1)

@@ -477,6 +477,15 @@ impl<'a, 'f> Tx<'a, 'f> {
         self.b.switch_to_block(b);
     }
 
+    /// Translate with `site` as the call site: the library functions `f` calls that take no
+    /// site of their own give their errors this one (`check_status`).
+    pub(super) fn at_site<T>(&mut self, site: ir::SiteId, f: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.call_site.replace(site);
+        let v = f(self);
+        self.call_site = outer;
+        v
+    }
+
     /// Leave the function at once when `ctx.status` is non-zero.
     fn check_status(&mut self) {
         let status = self.b.ins().load(

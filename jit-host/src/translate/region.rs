@@ -266,7 +266,9 @@ impl Tx<'_, '_> {
         let call = [
             self.ctx, desc, args, ops, nops, sizes, cond, queue, waits, nwaits, site,
         ];
-        self.call_rt("acc_rt_launch", &call)?;
+        // The gangs' errors that name no site of their own (a library call in a gang's
+        // prologue, a panic) are the construct's.
+        self.at_site(l.site, |x| x.call_rt("acc_rt_launch", &call))?;
 
         for (i, place) in &l.results {
             let p = region.params.get(*i).ok_or_else(|| {

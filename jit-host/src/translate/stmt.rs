@@ -74,8 +74,8 @@ impl Tx<'_, '_> {
                 let v = self.expr(e)?;
                 self.call_rt("acc_rt_release", &[v])?;
             }
-            Stmt::Print(args) => self.print(args)?,
-            Stmt::Printf(fmt, args) => self.printf(*fmt, args)?,
+            Stmt::Print(args, site) => self.at_site(*site, |x| x.print(args))?,
+            Stmt::Printf(fmt, args, site) => self.at_site(*site, |x| x.printf(*fmt, args))?,
             Stmt::Assert {
                 cond,
                 message,

@@ -536,8 +536,14 @@ pub fn store(a: Expr, idx: Vec<Expr>, v: Expr, site: Option<u32>) -> Stmt {
         site: site.map(SiteId),
     }
 }
+/// The site every hand-built `print` and array literal names (within `module`'s eight).
+pub const CALL_SITE: u32 = 7;
+
 pub fn print(vals: Vec<Expr>) -> Stmt {
-    Stmt::Print(vals.into_iter().map(PrintArg::Value).collect())
+    Stmt::Print(
+        vals.into_iter().map(PrintArg::Value).collect(),
+        SiteId(CALL_SITE),
+    )
 }
 pub fn ret(e: Expr) -> Stmt {
     Stmt::Return(Some(e))

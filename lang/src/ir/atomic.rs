@@ -105,7 +105,7 @@ impl<'e> Location<'e> {
             ExprKind::Call(_, args)
             | ExprKind::Builtin(_, args)
             | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args) => args.iter().find_map(|a| self.first_read(a)),
+            | ExprKind::ArrayLit(args, _) => args.iter().find_map(|a| self.first_read(a)),
             _ => None,
         }
     }

@@ -197,10 +197,12 @@ pub enum Stmt {
     /// Reference counting of array handles: +1, and -1 (freeing the array at zero).
     Retain(Expr),
     Release(Expr),
-    /// `print(values…)`: one space between values, then a newline.
-    Print(Vec<PrintArg>),
-    /// `printf(format, values…)`.
-    Printf(FormatId, Vec<Expr>),
+    /// `print(values…)`: one space between values, then a newline. Like every call into the
+    /// library, it names the site that a failure in it (an output error, an internal one)
+    /// reports.
+    Print(Vec<PrintArg>, SiteId),
+    /// `printf(format, values…)`, with the site of its failures.
+    Printf(FormatId, Vec<Expr>, SiteId),
     /// `assert(cond[, message])`: a run-time error at `site` when `cond` is false.
     Assert {
         cond: Expr,
@@ -299,9 +301,10 @@ pub enum ExprKind {
     /// A built-in (arguments as `builtins` documents them after checking); an array result is
     /// owned by the caller.
     Builtin(Builtin, Vec<Expr>),
-    /// A built-in that can fail at run time, with the site its error names: `size`, `reshape`,
-    /// `maximum`, `minimum`, the array constructors (`zeros ones random fill iota linspace`)
-    /// and the data routines (`acc_copyin` …). Otherwise exactly `Builtin`.
+    /// A built-in that calls into the library, with the site its errors name: every one but
+    /// the math functions and `len`/`rank` (`lower::expr::calls_library`). A failure can be
+    /// the built-in's own (`size` of a missing dimension, `acc_copyout` of absent data) or an
+    /// internal error in the library. Otherwise exactly `Builtin`.
     CheckedBuiltin(Builtin, Vec<Expr>, SiteId),
     /// `param("name", default)`; a `--set` value that is not of the type is an error at `site`.
     Param(StringId, Box<Expr>, SiteId),
@@ -310,8 +313,8 @@ pub enum ExprKind {
         array: Box<Expr>,
         ranges: Vec<SectionRange>,
     },
-    /// A new rank-1 array from its elements (owned).
-    ArrayLit(Vec<Expr>),
+    /// A new rank-1 array from its elements (owned), with the site of its failures.
+    ArrayLit(Vec<Expr>, SiteId),
 }
 
 /// `start:count`; `None` start is 0, `None` count runs to the end of the dimension.

@@ -254,7 +254,7 @@ impl Printer<'_> {
                 let text = format!("release {}", self.expr(e));
                 self.line(&text);
             }
-            Stmt::Print(args) => {
+            Stmt::Print(args, site) => {
                 let args: Vec<String> = args
                     .iter()
                     .map(|a| match a {
@@ -262,13 +262,13 @@ impl Printer<'_> {
                         PrintArg::Str(s) => self.string(*s),
                     })
                     .collect();
-                let text = format!("print({})", args.join(", "));
+                let text = format!("print({})!s{}", args.join(", "), site.0);
                 self.line(&text);
             }
-            Stmt::Printf(fmt, args) => {
+            Stmt::Printf(fmt, args, site) => {
                 let mut parts = vec![self.format(*fmt)];
                 parts.extend(args.iter().map(|a| self.expr(a)));
-                let text = format!("printf({})", parts.join(", "));
+                let text = format!("printf({})!s{}", parts.join(", "), site.0);
                 self.line(&text);
             }
             Stmt::Assert {
@@ -523,7 +523,7 @@ impl Printer<'_> {
             ExprKind::Section { array, ranges } => {
                 format!("{}[{}]", self.base(array), self.ranges(ranges))
             }
-            ExprKind::ArrayLit(xs) => format!("[{}]", self.list(xs)),
+            ExprKind::ArrayLit(xs, site) => format!("[{}]!s{}", self.list(xs), site.0),
         }
     }
 

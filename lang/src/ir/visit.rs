@@ -60,14 +60,14 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
             v.expr(&f.step);
             v.block(&f.body);
         }
-        Stmt::Print(args) => {
+        Stmt::Print(args, _) => {
             for a in args {
                 if let PrintArg::Value(e) = a {
                     v.expr(e);
                 }
             }
         }
-        Stmt::Printf(_, args) => args.iter().for_each(|a| v.expr(a)),
+        Stmt::Printf(_, args, _) => args.iter().for_each(|a| v.expr(a)),
         Stmt::Atomic(_, s) => v.stmt(s),
         Stmt::Block(b) | Stmt::DataRegion { body: b, .. } => v.block(b),
         Stmt::Wait { queues, .. } => queues.iter().for_each(|q| v.expr(q)),
@@ -90,7 +90,7 @@ pub fn walk_expr<'a, V: Visitor<'a> + ?Sized>(v: &mut V, e: &'a Expr) {
         ExprKind::Call(_, args)
         | ExprKind::Builtin(_, args)
         | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args) => args.iter().for_each(|a| v.expr(a)),
+        | ExprKind::ArrayLit(args, _) => args.iter().for_each(|a| v.expr(a)),
         ExprKind::Section { array, ranges } => {
             v.expr(array);
             for r in ranges {

@@ -42,35 +42,12 @@ pub(super) fn convert_to(x: ir::Expr, to: ScalarType) -> ir::Expr {
     }
 }
 
-/// The built-ins whose run-time failure names a site (`ir::ExprKind::CheckedBuiltin`).
-pub(super) fn can_fail(b: Builtin) -> bool {
-    use Builtin::*;
-    matches!(
-        b,
-        Zeros
-            | Ones
-            | Random
-            | Fill
-            | Iota
-            | Linspace
-            | Size
-            | Reshape
-            | Maximum
-            | Minimum
-            | AccCopyin
-            | AccCreate
-            | AccCopyout
-            | AccDelete
-            | AccUpdateDevice
-            | AccUpdateSelf
-            | AccIsPresent
-            | AccMemcpyD2d
-            | AccSetDeviceType
-            | AccSetDeviceNum
-            | AccWait
-            | AccWaitAsync
-            | AccAsyncTest
-    )
+/// The built-ins that call into the library, and so name a site (`ir::ExprKind::
+/// CheckedBuiltin`): any of them can fail, by an error of its own (`size` of a missing
+/// dimension) or an internal one (a panic in the library, issue 14), and either names the
+/// call. The math functions and `len`/`rank` are computed in place.
+pub(super) fn calls_library(b: Builtin) -> bool {
+    !(b.is_math() || matches!(b, Builtin::Len | Builtin::Rank))
 }
 
 /// The name a bounds check reports for an indexed expression.
@@ -152,8 +129,9 @@ impl Body<'_, '_> {
     fn array_lit(&mut self, e: &hir::Expr, elems: &[hir::Expr]) -> Val {
         let elems: Vec<&hir::Expr> = elems.iter().collect();
         let xs = self.operands(&elems, false);
+        let site = self.cx.site(e.span, "array literal");
         Val {
-            e: expr(ExprKind::ArrayLit(xs), ty(e.ty)),
+            e: expr(ExprKind::ArrayLit(xs, site), ty(e.ty)),
             owned: true,
         }
     }
@@ -333,7 +311,7 @@ impl Body<'_, '_> {
             _ => {
                 let args: Vec<&hir::Expr> = args.iter().collect();
                 let xs = self.operands(&args, false);
-                let kind = if can_fail(b) {
+                let kind = if calls_library(b) {
                     // A data routine's errors name its array (`a` is not present on …).
                     let what = match args.first().map(|a| &a.kind) {
                         Some(hir::ExprKind::Section { base, .. }) => match base.kind {

@@ -234,7 +234,8 @@ impl Body<'_, '_> {
             );
         if top && printable && self.cx.options.print_values {
             let x = self.operand(e);
-            self.emit(Stmt::Print(vec![PrintArg::Value(x)]));
+            let site = self.cx.site(e.span, "print");
+            self.emit(Stmt::Print(vec![PrintArg::Value(x)], site));
             return;
         }
         self.effect(e);
@@ -244,8 +245,8 @@ impl Body<'_, '_> {
     pub fn effect(&mut self, e: &hir::Expr) {
         use hir::ExprKind as H;
         match &e.kind {
-            H::Builtin(Builtin::Print, args) => self.print(args),
-            H::Builtin(Builtin::Printf, args) => self.printf(args),
+            H::Builtin(Builtin::Print, args) => self.print(e, args),
+            H::Builtin(Builtin::Printf, args) => self.printf(e, args),
             H::Builtin(Builtin::Assert, args) => self.assert(args),
             H::If(c, a, b) if e.ty == Type::Void => {
                 let cond = self.operand(c);
@@ -273,7 +274,7 @@ impl Body<'_, '_> {
             ExprKind::Call(..)
             | ExprKind::Builtin(..)
             | ExprKind::CheckedBuiltin(..)
-            | ExprKind::ArrayLit(_) => self.emit(Stmt::Eval(v.e)),
+            | ExprKind::ArrayLit(..) => self.emit(Stmt::Eval(v.e)),
             _ if v.e.ty.is_array() => {
                 if v.owned {
                     self.emit(Stmt::Release(v.e));
@@ -284,7 +285,7 @@ impl Body<'_, '_> {
         }
     }
 
-    fn print(&mut self, args: &[hir::Expr]) {
+    fn print(&mut self, call: &hir::Expr, args: &[hir::Expr]) {
         let values: Vec<&hir::Expr> = args.iter().filter(|a| !is_str(a)).collect();
         let mut xs = self.operands(&values, false).into_iter();
         let mut out = Vec::with_capacity(args.len());
@@ -294,12 +295,13 @@ impl Body<'_, '_> {
                 _ => out.extend(xs.next().map(PrintArg::Value)),
             }
         }
-        self.emit(Stmt::Print(out));
+        let site = self.cx.site(call.span, "print");
+        self.emit(Stmt::Print(out, site));
     }
 
     /// `printf`: string arguments are folded into the format (they are literals), so the
     /// format's conversions all take numbers.
-    fn printf(&mut self, args: &[hir::Expr]) {
+    fn printf(&mut self, call: &hir::Expr, args: &[hir::Expr]) {
         let Some((fmt, rest)) = args.split_first() else {
             return;
         };
@@ -323,7 +325,8 @@ impl Body<'_, '_> {
             }
         }
         let id = self.cx.format(out);
-        self.emit(Stmt::Printf(id, xs));
+        let site = self.cx.site(call.span, "printf");
+        self.emit(Stmt::Printf(id, xs, site));
     }
 
     fn assert(&mut self, args: &[hir::Expr]) {

@@ -269,7 +269,7 @@ impl Interp<'_> {
                     ExprKind::Call(..)
                         | ExprKind::Builtin(..)
                         | ExprKind::CheckedBuiltin(..)
-                        | ExprKind::ArrayLit(_)
+                        | ExprKind::ArrayLit(..)
                 );
                 if e.ty.is_array() && owned && v != V::Unit {
                     self.release(v)?;
@@ -352,7 +352,7 @@ impl Interp<'_> {
                 let v = self.expr(fr, e)?;
                 self.release(v)?;
             }
-            Stmt::Print(args) => {
+            Stmt::Print(args, _) => {
                 let mut parts = Vec::new();
                 for a in args {
                     parts.push(match a {
@@ -366,7 +366,7 @@ impl Interp<'_> {
                 self.out.push_str(&parts.join(" "));
                 self.out.push('\n');
             }
-            Stmt::Printf(f, args) => {
+            Stmt::Printf(f, args, _) => {
                 let vals = self.exprs(fr, args)?;
                 let mut vals = vals.into_iter();
                 let pieces = &self.m.formats[f.0 as usize];
@@ -619,7 +619,7 @@ impl Interp<'_> {
                 }
                 a
             }
-            ExprKind::ArrayLit(xs) => {
+            ExprKind::ArrayLit(xs, _) => {
                 let vals = self.exprs(fr, xs)?;
                 self.new_array(vec![vals.len() as i64], vals)?
             }

@@ -230,7 +230,8 @@ impl<'m> BodyCheck<'m> {
                     return self.err("reference count of a computed value".into());
                 }
             }
-            Stmt::Print(args) => {
+            Stmt::Print(args, site) => {
+                self.site(*site)?;
                 for a in args {
                     match a {
                         PrintArg::Value(e) => {
@@ -244,7 +245,8 @@ impl<'m> BodyCheck<'m> {
                     }
                 }
             }
-            Stmt::Printf(f, args) => {
+            Stmt::Printf(f, args, site) => {
+                self.site(*site)?;
                 let Some(pieces) = self.m.formats.get(f.0 as usize) else {
                     return self.err("format out of range".into());
                 };
@@ -512,12 +514,12 @@ impl<'m> BodyCheck<'m> {
                     }
                 }
             }
-            ExprKind::Builtin(_, args) | ExprKind::ArrayLit(args) => {
+            ExprKind::Builtin(_, args) => {
                 for a in args {
                     self.expr(a)?;
                 }
             }
-            ExprKind::CheckedBuiltin(_, args, site) => {
+            ExprKind::CheckedBuiltin(_, args, site) | ExprKind::ArrayLit(args, site) => {
                 for a in args {
                     self.expr(a)?;
                 }
