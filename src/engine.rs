@@ -3,12 +3,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, Weak};
 
 use acc_jit_host::{GlobalSlots, Jit, UnitId};
-use acc_lang::hir::VarId;
 use acc_lang::ir::{self, Ty};
 use acc_lang::{Diagnostic, Frontend, SourceFile, Span};
+use acc_runtime::abi::{ArrayHeader, Ctx};
+use acc_runtime::array::HostShare;
 use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
@@ -33,13 +35,17 @@ pub enum Emit {
 /// An acc session: what the REPL holds between lines and an embedder between calls. Globals
 /// and functions declared by one `run` are visible to the next.
 pub struct Engine {
-    frontend: Frontend,
-    jit: Jit,
-    context: Context,
+    /// This engine's identity: a `Script` or `Func` runs only on the engine that made it.
+    pub(crate) id: u64,
+    pub(crate) frontend: Frontend,
+    pub(crate) jit: Jit,
+    pub(crate) context: Context,
     /// Storage slot of every global declared so far.
-    slots: GlobalSlots,
+    pub(crate) slots: GlobalSlots,
     /// Globals holding arrays, released when the engine goes.
-    array_slots: Vec<u32>,
+    pub(crate) array_slots: Vec<u32>,
+    /// The code an embedder's `Script`s and `Func`s hold: kept while they live.
+    pub(crate) held: Vec<Weak<HeldCode>>,
     /// How many slots the globals table has.
     slot_count: u32,
     /// Slots of globals no name refers to and no live code uses, for new globals.
@@ -97,6 +103,39 @@ impl Compiles {
     }
 }
 
+/// Code an embedder holds (`Script`, `Func`): its unit stays while the holder lives.
+pub(crate) struct HeldCode {
+    pub unit: UnitId,
+}
+
+/// Engine identities; every engine gets a new one.
+static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
+
+/// The host-shared arrays a run can reach, held exclusively while it runs (each with a
+/// reference, so that a script releasing the last other one does not free the lock), and let
+/// go when it ends.
+pub(crate) struct RunLocks {
+    held: Vec<(*mut ArrayHeader, &'static HostShare)>,
+}
+
+impl Drop for RunLocks {
+    fn drop(&mut self) {
+        for &(owner, share) in &self.held {
+            share.lock.unlock_exclusive();
+            // SAFETY: the reference taken in `Engine::lock_arrays`.
+            unsafe { acc_runtime::array::release(owner) };
+        }
+    }
+}
+
+/// A compile's code: its unit, its top-level code, and the slots of the array globals that
+/// code declares (released before it runs again).
+pub(crate) struct UnitCode {
+    pub unit: UnitId,
+    pub main: acc_jit_host::MainFn,
+    pub array_slots: Vec<u32>,
+}
+
 struct LastScript {
     text: String,
     name: String,
@@ -122,6 +161,8 @@ impl Engine {
         symbols.extend(acc_stdlib::symbols());
         let jit = Jit::new(&symbols).map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Engine {
+            id: NEXT_ENGINE.fetch_add(1, Ordering::Relaxed),
+            held: Vec::new(),
             frontend: Frontend::new(),
             jit,
             context: Context::new(host),
@@ -230,35 +271,98 @@ impl Engine {
                 }
                 last.main
             }
-            _ => self.compile(name, text)?,
+            _ => self.compile_last(name, text)?,
         };
-        let ctx = self.context.ctx_ptr();
-        let resolver = Box::new(self.site_resolver());
-        let devices = self.context.host().devices();
-        if devices.options().profile.notify != 0 {
-            devices.profiler().set_resolver(resolver);
-        }
+        let result = self.run_main(main);
+        self.free_code();
+        result
+    }
+
+    /// Runs a compile's top-level code with the host-shared arrays its globals hold locked.
+    pub(crate) fn run_main(&mut self, main: acc_jit_host::MainFn) -> Result<(), Error> {
+        let locks = self.lock_arrays(&[])?;
+        let ctx = self.start_run();
         // SAFETY: every global the code uses has a slot, and the context outlives the call.
         unsafe { main(ctx) };
-        // Queued device work finishes with the run; its output and errors are reported now.
+        let result = self.end_run(ctx);
+        drop(locks);
+        result
+    }
+
+    /// The context for compiled code about to run on this thread.
+    pub(crate) fn start_run(&mut self) -> *mut Ctx {
+        let ctx = self.context.ctx_ptr();
+        let resolver = self.site_resolver();
+        let devices = self.context.host().devices();
+        if devices.options().profile.notify != 0 {
+            devices.profiler().set_resolver(Box::new(resolver));
+        }
+        ctx
+    }
+
+    /// Ends what compiled code started on `ctx`: queued device work finishes (its output and
+    /// errors are reported now), the output is flushed, and the run's error, if any, is given.
+    pub(crate) fn end_run(&mut self, ctx: *mut Ctx) -> Result<(), Error> {
         if let Some(devices) = self.context.host().devices_if_made() {
             // SAFETY: `ctx` is the context's.
             unsafe { devices.finish(ctx) };
         }
-        let _ = self.context.flush();
-        let result = match self.context.finish() {
+        match self.context.finish() {
             Outcome::Finished => Ok(()),
             Outcome::Exit(code) => Err(Error::Exit(code)),
             Outcome::Error(e) => Err(self.run_error(e)),
-        };
-        self.free_code();
-        result
+        }
+    }
+
+    /// Locks every host-shared array that code run now can reach: those the globals hold and
+    /// `args`. A run never waits for the host: an array the host is reading or writing (in
+    /// `Array::read`/`write`, on another thread or around this call) is an error.
+    pub(crate) fn lock_arrays(&mut self, args: &[*mut ArrayHeader]) -> Result<RunLocks, Error> {
+        let globals = self.context.globals();
+        let handles = self
+            .array_slots
+            .iter()
+            .filter_map(|&s| globals.get(s as usize))
+            .map(|&v| v as usize as *mut ArrayHeader)
+            .chain(args.iter().copied())
+            .filter(|a| !a.is_null());
+        let mut owners: Vec<*mut ArrayHeader> = Vec::new();
+        for a in handles {
+            // SAFETY: globals and arguments hold live arrays.
+            let owner = unsafe { acc_runtime::array::data_owner(a) };
+            // SAFETY: as above.
+            if unsafe { acc_runtime::array::host_share_if_any(owner) }.is_some()
+                && !owners.contains(&owner)
+            {
+                owners.push(owner);
+            }
+        }
+        let mut locks = RunLocks { held: Vec::new() };
+        for owner in owners {
+            // SAFETY: a live array with a share; the reference taken keeps the share alive
+            // until `RunLocks` drops.
+            let share: &'static HostShare = unsafe {
+                acc_runtime::array::retain(owner);
+                acc_runtime::array::host_share(owner)
+            };
+            if !share.lock.try_lock_exclusive() {
+                // SAFETY: the reference just taken.
+                unsafe { acc_runtime::array::release(owner) };
+                return Err(Error::Usage(
+                    "an array the code uses is being read or written by the host \
+                     (`Array::read`/`write`) or used by another engine's run"
+                        .into(),
+                ));
+            }
+            locks.held.push((owner, share));
+        }
+        Ok(locks)
     }
 
     /// Frees the code nothing can run any more (the top-level code of finished runs, functions
     /// redefined since and not called by live code) with its sources and sites. Keeps
     /// everything while profiling: the report names the sites of every run.
-    fn free_code(&mut self) {
+    pub(crate) fn free_code(&mut self) {
         let devices = self.context.host().devices_if_made();
         if devices
             .as_ref()
@@ -266,7 +370,13 @@ impl Engine {
         {
             return;
         }
-        let keep = self.last.as_ref().map(|l| l.unit);
+        self.held.retain(|h| h.strong_count() > 0);
+        let keep = self
+            .last
+            .as_ref()
+            .map(|l| l.unit)
+            .into_iter()
+            .chain(self.held.iter().filter_map(|h| h.upgrade().map(|h| h.unit)));
         let dead = self.jit.unreachable(self.frontend.live_functions(), keep);
         if let Some(devices) = devices {
             for &unit in &dead {
@@ -364,7 +474,21 @@ impl Engine {
     }
 
     /// Compile `text` and give its `main`, keeping it as the last script.
-    fn compile(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
+    fn compile_last(&mut self, name: &str, text: &str) -> Result<acc_jit_host::MainFn, Error> {
+        let code = self.compile_unit(name, text)?;
+        let main = code.main;
+        self.last = Some(LastScript {
+            text: text.to_string(),
+            name: name.to_string(),
+            unit: code.unit,
+            main: code.main,
+            array_slots: code.array_slots,
+        });
+        Ok(main)
+    }
+
+    /// Compile `text` as a new unit of code.
+    pub(crate) fn compile_unit(&mut self, name: &str, text: &str) -> Result<UnitCode, Error> {
         let (module, first_site) = self.lower(name, text)?;
         self.allocate_globals(&module.globals);
         let (jit, slots) = (&mut self.jit, &self.slots);
@@ -392,14 +516,11 @@ impl Engine {
             .filter(|g| g.ty.is_array())
             .filter_map(|g| self.slots.get(&g.id).copied())
             .collect();
-        self.last = Some(LastScript {
-            text: text.to_string(),
-            name: name.to_string(),
+        Ok(UnitCode {
             unit: code.unit,
             main: code.main,
             array_slots,
-        });
-        Ok(code.main)
+        })
     }
 
     /// Gives each region of a compile its GPU kernel (or the reason it has none), when there
@@ -528,11 +649,6 @@ impl Engine {
             }
         }
         self.free_slots.extend(dead);
-    }
-
-    /// The slot of a global, for embedders reading results.
-    pub fn global_slot(&self, var: VarId) -> Option<u32> {
-        self.slots.get(&var).copied()
     }
 
     /// A run-time error as a diagnostic at its site, in the source it came from.

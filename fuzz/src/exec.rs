@@ -284,6 +284,8 @@ fn check_run_error(e: &Error, text: &str, device: &str) -> Result<(), Finding> {
             check_diagnostics(std::slice::from_ref(diagnostic), source)
         }
         Error::Exit(_) => Ok(()),
+        // Embedding-API errors: running source text cannot produce them.
+        other => Err(Finding::new("unexpected error", other.to_string())),
     }
 }
 

@@ -155,6 +155,16 @@ pub struct Jit {
     compiles: u32,
 }
 
+/// A compiled user function: `(ctx, params…) -> ret` in the platform's C calling convention
+/// with the ABI's types (docs/ABI.md), plus `(gang, num_gangs)` for a gang routine.
+#[derive(Clone, Copy, Debug)]
+pub struct FunctionCode {
+    pub address: *const u8,
+    /// The unit holding it: its code lives while the unit does.
+    pub unit: UnitId,
+    pub gang_routine: bool,
+}
+
 /// A compile's unit of code: what [`Jit::free`] frees together.
 pub type UnitId = u32;
 
@@ -375,6 +385,15 @@ impl Jit {
     /// ABI's types.
     pub fn function_address(&self, id: FnId) -> Option<*const u8> {
         self.functions.get(&id).map(|d| d.address as *const u8)
+    }
+
+    /// Where a compiled user function is, while its unit is alive.
+    pub fn function_code(&self, id: FnId) -> Option<FunctionCode> {
+        self.functions.get(&id).map(|d| FunctionCode {
+            address: d.address as *const u8,
+            unit: d.unit,
+            gang_routine: d.gang_routine,
+        })
     }
 
     /// The units nothing can run any more, given the functions later code may still call

@@ -69,6 +69,26 @@ impl Frontend {
         self.checker.current_globals()
     }
 
+    /// The global `name` refers to now, with its type.
+    pub fn global(&self, name: &str) -> Option<(hir::VarId, hir::Type)> {
+        self.checker.global(name)
+    }
+
+    /// The signature of the function `name` refers to now.
+    pub fn function(&self, name: &str) -> Option<check::FnSignature> {
+        self.checker.function(name)
+    }
+
+    /// The global closest to `name`, for a "did you mean" hint.
+    pub fn closest_global(&self, name: &str) -> Option<String> {
+        diag::closest(name, self.checker.global_names()).map(str::to_string)
+    }
+
+    /// The function closest to `name`, for a "did you mean" hint.
+    pub fn closest_function(&self, name: &str) -> Option<String> {
+        diag::closest(name, self.checker.function_names()).map(str::to_string)
+    }
+
     fn compile_here(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
         let program = parse(source)?;
         let mut diags = validate::validate(&program);

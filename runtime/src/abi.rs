@@ -25,7 +25,8 @@ pub const MAX_RANK: usize = 6;
 /// checks; everything else goes through runtime calls.
 #[repr(C)]
 pub struct ArrayHeader {
-    /// Offset 0: the elements (host memory), `len * elem_size` bytes, 64-byte aligned.
+    /// Offset 0: the elements (host memory), `len * elem_size` bytes, 64-byte aligned when
+    /// the runtime allocated them (an embedder's `Vec` is aligned to its element).
     pub data: *mut u8,
     /// Offset 8: total element count (product of `dims[..rank]`).
     pub len: i64,
@@ -45,6 +46,11 @@ pub struct ArrayHeader {
     /// reshape of a reshape points at the original owner. Presence tables key shared data by
     /// the owner's `id` (`device::ops::placed`).
     pub owner: *mut ArrayHeader,
+    /// Offset 96: null until the embedding host holds the array (`acc::Array`), then its
+    /// `array::HostShare`: the lock host access and runs share, and the host's storage when
+    /// the data came from it. Only on owners (a view's is its owner's); compiled code never
+    /// reads it.
+    pub host: *mut crate::array::HostShare,
 }
 
 pub const ARRAY_DATA_OFFSET: i32 = 0;
@@ -298,6 +304,7 @@ mod tests {
         assert_eq!(offset_of!(ArrayHeader, refcount), 72);
         assert_eq!(offset_of!(ArrayHeader, id), 80);
         assert_eq!(offset_of!(ArrayHeader, owner), ARRAY_OWNER_OFFSET as usize);
+        assert_eq!(offset_of!(ArrayHeader, host), 96);
         assert_eq!(size_of::<ArrayHeader>(), 96);
         assert_eq!(align_of::<ArrayHeader>(), 8);
         assert_eq!(offset_of!(Ctx, globals), CTX_GLOBALS_OFFSET as usize);

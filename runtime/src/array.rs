@@ -5,9 +5,16 @@
 //! shares its owner's data and holds a reference on the owner, so the data lives until the last
 //! header using it is released. Reference counts are updated atomically so that host threads
 //! (multicore regions, issue 4) may retain and release concurrently.
+//!
+//! An array the embedding host holds (`acc::Array`) gets a `HostShare` on its owner header: a
+//! lock that the host's element access and every run using the array take, so that no data race
+//! on the elements can be observed from safe Rust, and, for an array made from the host's own
+//! `Vec` (no copy), that storage, freed with the array.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::any::Any;
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use crate::abi::{ArrayHeader, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, MAX_RANK};
 use crate::error::RunErrorKind;
@@ -139,6 +146,7 @@ fn new_header(
         refcount: 1,
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         owner,
+        host: std::ptr::null_mut(),
     }))
 }
 
@@ -192,15 +200,171 @@ pub unsafe fn release(a: *mut ArrayHeader) {
     }
     let header = Box::from_raw(a);
     LIVE_ARRAYS.fetch_sub(1, Ordering::Relaxed);
-    if header.owner.is_null() {
-        let size = elem_size(header.elem).unwrap_or(1);
-        if let Some(layout) = data_layout(header.len, size) {
-            dealloc(header.data, layout);
-            LIVE_BUFFERS.fetch_sub(1, Ordering::Relaxed);
-        }
-    } else {
+    if !header.owner.is_null() {
         release(header.owner);
+        return;
     }
+    let share = (!header.host.is_null()).then(|| Box::from_raw(header.host));
+    match share.and_then(|s| s.storage) {
+        // The host's `Vec`: dropping it frees the data.
+        Some(storage) => drop(storage),
+        None => {
+            let size = elem_size(header.elem).unwrap_or(1);
+            if let Some(layout) = data_layout(header.len, size) {
+                dealloc(header.data, layout);
+            }
+        }
+    }
+    LIVE_BUFFERS.fetch_sub(1, Ordering::Relaxed);
+}
+
+// ---- arrays the embedding host holds -----------------------------------------------------------
+
+/// What the owner of an array's data carries once the embedding host holds the array.
+pub struct HostShare {
+    /// Taken shared by the host to read the elements, exclusively to write them, and
+    /// exclusively by every run (or call) whose code can reach the array.
+    pub lock: ShareLock,
+    /// The host's storage the data lives in (a `Vec<T>` made into an array without a copy).
+    storage: Option<Box<dyn Any + Send + Sync>>,
+}
+
+/// A readers-writer lock whose holds are not tied to a scope: a run takes the locks of every
+/// array it can reach when it starts and gives them back when it ends.
+#[derive(Default)]
+pub struct ShareLock {
+    /// Readers holding it, or -1 while a writer does.
+    state: Mutex<i64>,
+    freed: Condvar,
+}
+
+impl ShareLock {
+    /// Waits until no writer holds it, then holds it shared.
+    pub fn lock_shared(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while *s < 0 {
+            s = self.freed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        *s += 1;
+    }
+
+    pub fn unlock_shared(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        *s -= 1;
+        if *s == 0 {
+            self.freed.notify_all();
+        }
+    }
+
+    /// Waits until nobody holds it, then holds it exclusively.
+    pub fn lock_exclusive(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while *s != 0 {
+            s = self.freed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        *s = -1;
+    }
+
+    /// Holds it exclusively if nobody holds it now.
+    pub fn try_lock_exclusive(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if *s != 0 {
+            return false;
+        }
+        *s = -1;
+        true
+    }
+
+    pub fn unlock_exclusive(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        *s = 0;
+        self.freed.notify_all();
+    }
+}
+
+/// The header that owns `a`'s data (`a` itself unless it is a view).
+///
+/// # Safety
+/// `a` is a live array.
+pub unsafe fn data_owner(a: *mut ArrayHeader) -> *mut ArrayHeader {
+    if (*a).owner.is_null() {
+        a
+    } else {
+        (*a).owner
+    }
+}
+
+/// The host share of `a`'s data, made on first use.
+///
+/// # Safety
+/// `a` is a live array, and the share lives as long as a reference on it is held.
+pub unsafe fn host_share<'a>(a: *mut ArrayHeader) -> &'a HostShare {
+    let owner = data_owner(a);
+    let slot = AtomicPtr::from_ptr(&raw mut (*owner).host);
+    let current = slot.load(Ordering::Acquire);
+    if !current.is_null() {
+        return &*current;
+    }
+    let made = Box::into_raw(Box::new(HostShare {
+        lock: ShareLock::default(),
+        storage: None,
+    }));
+    match slot.compare_exchange(
+        std::ptr::null_mut(),
+        made,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => &*made,
+        Err(other) => {
+            // Another thread made it first.
+            drop(Box::from_raw(made));
+            &*other
+        }
+    }
+}
+
+/// The host share of `a`'s data if the host holds it, without making one.
+///
+/// # Safety
+/// `a` is a live array.
+pub unsafe fn host_share_if_any<'a>(a: *mut ArrayHeader) -> Option<&'a HostShare> {
+    let owner = data_owner(a);
+    let p = AtomicPtr::from_ptr(&raw mut (*owner).host).load(Ordering::Acquire);
+    (!p.is_null()).then(|| &*p)
+}
+
+/// An array of shape `dims` whose data is the host's `storage` (reference count 1, no copy):
+/// `data` points at its `len` elements of code `elem`, and stays valid, at the same address,
+/// for as long as `storage` lives (a `Vec`'s buffer does when the `Vec` moves). Freed with it.
+pub fn from_host_storage(
+    elem: u32,
+    dims: &[i64],
+    data: *mut u8,
+    len: usize,
+    storage: Box<dyn Any + Send + Sync>,
+) -> Result<*mut ArrayHeader, RunErrorKind> {
+    let count = element_count(dims)?;
+    if usize::try_from(count).ok() != Some(len) {
+        return Err(RunErrorKind::ReshapeMismatch {
+            from: vec![len as i64],
+            to: dims.to_vec(),
+        });
+    }
+    if elem_size(elem).is_none() || data.is_null() {
+        return Err(RunErrorKind::Internal {
+            message: format!("host storage of element code {elem} at {data:p}"),
+        });
+    }
+    LIVE_BUFFERS.fetch_add(1, Ordering::Relaxed);
+    let a = new_header(data, count, elem, dims, std::ptr::null_mut());
+    let share = Box::new(HostShare {
+        lock: ShareLock::default(),
+        storage: Some(storage),
+    });
+    // SAFETY: `a` is new and not shared yet.
+    unsafe { (*a).host = Box::into_raw(share) };
+    Ok(a)
 }
 
 /// The extents `dims[..rank]`.

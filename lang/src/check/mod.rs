@@ -158,6 +158,37 @@ impl Checker {
         self.fn_names.values().copied()
     }
 
+    /// The global `name` refers to now, with its type.
+    pub fn global(&self, name: &str) -> Option<(VarId, Type)> {
+        let id = *self.globals.get(name)?;
+        Some((id, self.vars.get(id.index())?.ty))
+    }
+
+    /// The names of the globals, for "did you mean" hints.
+    pub fn global_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.globals.keys().map(String::as_str)
+    }
+
+    /// The signature of the function `name` refers to now.
+    pub fn function(&self, name: &str) -> Option<FnSignature> {
+        let id = *self.fn_names.get(name)?;
+        let sig = &self.fns.get(id.index())?.sig;
+        Some(FnSignature {
+            id,
+            params: sig.params.iter().map(|p| p.ty).collect(),
+            ret: sig.ret,
+            gang_routine: sig
+                .routine
+                .as_ref()
+                .is_some_and(|r| r.level == hir::RoutineLevel::Gang),
+        })
+    }
+
+    /// The names of the functions, for "did you mean" hints.
+    pub fn function_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.fn_names.keys().map(String::as_str)
+    }
+
     /// Keep what the last `check` declared.
     pub fn commit(&mut self) {
         self.saved = None;
@@ -172,6 +203,17 @@ impl Checker {
             self.fn_names = saved.fn_names;
         }
     }
+}
+
+/// A function's signature, as an embedder calling it sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnSignature {
+    pub id: FnId,
+    pub params: Vec<Type>,
+    /// `Type::Void` when it returns nothing.
+    pub ret: Type,
+    /// An `acc routine gang` function (it takes the calling gang besides its parameters).
+    pub gang_routine: bool,
 }
 
 /// A function whose body was never checked (cannot happen in a program without errors; kept so

@@ -1,0 +1,328 @@
+//! The embedding API (issue 15): scripts compiled once, script functions called from Rust,
+//! typed globals, and arrays shared with scripts without a copy, on every host device.
+//! Expected values are computed by hand or in Rust beside the script.
+
+use acc::{Array, DeviceKind, Engine, Error};
+
+#[path = "support/engine.rs"]
+mod support;
+use support::engine_on;
+
+const HOST_DEVICES: [DeviceKind; 3] = [
+    DeviceKind::Host,
+    DeviceKind::Multicore,
+    DeviceKind::Emulated,
+];
+
+#[test]
+fn an_array_from_a_vec_is_the_vecs_storage_and_scripts_write_into_it() {
+    for kind in HOST_DEVICES {
+        let (mut e, _) = engine_on(kind);
+        let v: Vec<f64> = (0..12).map(f64::from).collect();
+        let at = v.as_ptr();
+        let grid = Array::from_vec(v, &[3, 4]).unwrap();
+        assert_eq!(grid.read(|s| s.as_ptr()), at, "no copy");
+        e.run("decl.acc", "let grid = zeros(1, 1)").unwrap();
+        e.set_global("grid", grid.clone()).unwrap();
+        // A compute region on the device (copy in and out of the host's storage).
+        let step = e
+            .compile(
+                "step.acc",
+                "acc parallel loop collapse(2) copy(grid)
+                 for i in 0..3 { for j in 0..4 { grid[i, j] = grid[i, j] * 2.0 + i } }",
+            )
+            .unwrap();
+        e.run_script(&step).unwrap();
+        e.run_script(&step).unwrap();
+        let want: Vec<f64> = (0..12)
+            .map(|k| {
+                let i = f64::from(k / 4);
+                (f64::from(k) * 2.0 + i) * 2.0 + i
+            })
+            .collect();
+        assert_eq!(grid.to_vec(), want, "{kind:?}");
+        assert_eq!(grid.read(|s| s.as_ptr()), at, "still the Vec's storage");
+        // The host's writes are what the next run sees.
+        grid.write(|s| s.fill(1.0));
+        e.run("sum.acc", "fn sum_of(a: f64[,]) -> f64 { return sum(a) }")
+            .unwrap();
+        let total: f64 = e.call("sum_of", (grid.clone(),)).unwrap();
+        assert_eq!(total, 12.0);
+    }
+}
+
+#[test]
+fn globals_are_read_and_written_with_their_declared_types() {
+    let (mut e, out) = engine_on(DeviceKind::Host);
+    e.run(
+        "g.acc",
+        "let flag = false\nlet n32: i32 = 0\nlet n: i64 = 0\nlet x32: f32 = 0.0\nlet x = 0.0",
+    )
+    .unwrap();
+    e.set_global("flag", true).unwrap();
+    e.set_global("n32", -7_i32).unwrap();
+    e.set_global("n", 1_i64 << 40).unwrap();
+    e.set_global("x32", 0.25_f32).unwrap();
+    e.set_global("x", -2.5_f64).unwrap();
+    e.run("p.acc", "print(flag, n32, n, x32, x)").unwrap();
+    assert_eq!(out.take(), b"true -7 1099511627776 0.25 -2.5\n");
+    e.run(
+        "q.acc",
+        "flag = !flag\nn32 -= 1\nn += 1\nx32 *= 2.0\nx = x * x",
+    )
+    .unwrap();
+    assert!(!e.global::<bool>("flag").unwrap());
+    assert_eq!(e.global::<i32>("n32").unwrap(), -8);
+    assert_eq!(e.global::<i64>("n").unwrap(), (1_i64 << 40) + 1);
+    assert_eq!(e.global::<f32>("x32").unwrap(), 0.5);
+    assert_eq!(e.global::<f64>("x").unwrap(), 6.25);
+
+    // Wrong types and unknown names are errors that say what is declared.
+    let err = e.set_global("n", 1.5).unwrap_err();
+    assert!(matches!(err, Error::WrongType { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "error: global `n` is `i64` in the script, but `f64` was given"
+    );
+    assert!(e.global::<f64>("n32").is_err());
+    let err = e.global::<bool>("flga").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "error: no global `flga` is declared (did you mean `flag`?)"
+    );
+    let a = Array::<f64>::zeros(&[2]).unwrap();
+    assert!(matches!(
+        e.set_global("x", a).unwrap_err(),
+        Error::WrongType { .. }
+    ));
+}
+
+#[test]
+fn array_globals_check_element_type_and_rank_and_are_shared() {
+    let (mut e, _) = engine_on(DeviceKind::Host);
+    e.run("a.acc", "let m = zeros(i32, 2, 2)").unwrap();
+    let flat = Array::<i32>::zeros(&[4]).unwrap();
+    let err = e.set_global("m", flat).unwrap_err();
+    assert!(err.to_string().contains("`i32[,]`"), "{err}");
+    assert!(err.to_string().contains("`i32[]`"), "{err}");
+    assert!(e
+        .set_global("m", Array::<i64>::zeros(&[2, 2]).unwrap())
+        .is_err());
+    // The script's own array, read by the host without a copy.
+    let m: Array<i32> = e.global("m").unwrap();
+    assert_eq!(m.shape(), [2, 2]);
+    e.run("b.acc", "m[1, 0] = 5").unwrap();
+    assert_eq!(m.to_vec(), [0, 0, 5, 0]);
+    m.write(|s| s[3] = 9);
+    e.run("c.acc", "m[0, 0] = m[1, 1] + 1").unwrap();
+    assert_eq!(m.to_vec(), [10, 0, 5, 9]);
+    // Bool arrays are bytes of 0 and 1 on both sides.
+    e.run("d.acc", "let bits = fill(false, 3)\nbits[1] = true")
+        .unwrap();
+    let bits: Array<bool> = e.global("bits").unwrap();
+    assert_eq!(bits.to_vec(), [false, true, false]);
+}
+
+#[test]
+fn functions_are_called_with_typed_arguments_and_results() {
+    for kind in HOST_DEVICES {
+        let (mut e, _) = engine_on(kind);
+        e.run(
+            "lib.acc",
+            "fn sq(x: f64) -> f64 { return x * x }
+             fn mix(a: bool, b: i32, c: i64, d: f32, f: f64) -> f64 {
+                 if a { return b + c + d + f } else { return 0.0 }
+             }
+             fn nothing() { }
+             fn ramp(n: i64) -> f64[] {
+                 let r = zeros(n)
+                 acc parallel loop copyout(r)
+                 for i in 0..n { r[i] = i * 0.5 }
+                 return r
+             }
+             fn dot(a: f64[], b: f64[]) -> f64 {
+                 let s = 0.0
+                 acc parallel loop copyin(a, b) reduction(+: s)
+                 for i in 0..len(a) { s += a[i] * b[i] }
+                 return s
+             }",
+        )
+        .unwrap();
+        let sq = e.function::<(f64,), f64>("sq").unwrap();
+        for k in 0..100 {
+            let x = f64::from(k) * 0.5;
+            assert_eq!(sq.call(&mut e, (x,)).unwrap(), x * x);
+        }
+        let m: f64 = e
+            .call("mix", (true, 2_i32, 3_i64, 0.5_f32, 0.25_f64))
+            .unwrap();
+        assert_eq!(m, 5.75);
+        let () = e.call("nothing", ()).unwrap();
+        let r: Array<f64> = e.call("ramp", (5_i64,)).unwrap();
+        assert_eq!(r.to_vec(), [0.0, 0.5, 1.0, 1.5, 2.0], "{kind:?}");
+        let x = Array::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0], &[5]).unwrap();
+        let d: f64 = e.call("dot", (x.clone(), r)).unwrap();
+        assert_eq!(
+            d,
+            1.0 * 0.0 + 2.0 * 0.5 + 3.0 * 1.0 + 4.0 * 1.5 + 5.0 * 2.0,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn a_func_is_checked_once_and_keeps_calling_its_code() {
+    let (mut e, _) = engine_on(DeviceKind::Host);
+    e.run("a.acc", "fn f(x: i64) -> i64 { return x + 1 }")
+        .unwrap();
+    assert!(matches!(
+        e.function::<(f64,), i64>("f").unwrap_err(),
+        Error::WrongType { .. }
+    ));
+    assert!(matches!(
+        e.function::<(i64,), ()>("f").unwrap_err(),
+        Error::WrongType { .. }
+    ));
+    let err = e.function::<(i64,), i64>("g").unwrap_err();
+    assert_eq!(err.to_string(), "error: no function `g` is declared");
+    let f = e.function::<(i64,), i64>("f").unwrap();
+    // Redefined: the name calls the new code, the `Func` the code it was made with.
+    e.run("b.acc", "fn f(x: i64) -> i64 { return x * 100 }")
+        .unwrap();
+    for _ in 0..3 {
+        e.run("c.acc", "let unrelated = 1").unwrap();
+    }
+    assert_eq!(f.call(&mut e, (4,)).unwrap(), 5);
+    assert_eq!(e.call::<(i64,), i64>("f", (4,)).unwrap(), 400);
+    // A rank that does not fit is an error at the call.
+    e.run("d.acc", "fn first(a: f64[]) -> f64 { return a[0] }")
+        .unwrap();
+    let first = e.function::<(Array<f64>,), f64>("first").unwrap();
+    let square = Array::<f64>::zeros(&[2, 2]).unwrap();
+    let err = first.call(&mut e, (square,)).unwrap_err();
+    assert!(err.to_string().contains("argument 1 of `first`"), "{err}");
+    // Another engine's `Func` and `Script` are refused.
+    let (mut other, _) = engine_on(DeviceKind::Host);
+    assert!(matches!(
+        f.call(&mut other, (1,)).unwrap_err(),
+        Error::Usage(_)
+    ));
+    let s = e.compile("s.acc", "let z = 1").unwrap();
+    assert!(matches!(other.run_script(&s).unwrap_err(), Error::Usage(_)));
+}
+
+#[test]
+fn run_time_errors_in_calls_are_located_and_the_engine_goes_on() {
+    let (mut e, _) = engine_on(DeviceKind::Host);
+    e.run(
+        "lib.acc",
+        "fn at(a: f64[], i: i64) -> f64 {\n  return a[i]\n}\nfn make(n: i64) -> f64[] { return zeros(n) }",
+    )
+    .unwrap();
+    let a = Array::from_vec(vec![1.0, 2.0], &[2]).unwrap();
+    let err = e.call::<_, f64>("at", (a.clone(), 2_i64)).unwrap_err();
+    assert!(matches!(err, Error::Runtime { .. }));
+    assert!(err.to_string().contains("lib.acc:2:"), "{err}");
+    // An array result of a failed call is not leaked, nor handed out.
+    let err = e.call::<_, Array<f64>>("make", (-1_i64,)).unwrap_err();
+    assert!(err.to_string().contains("negative"), "{err}");
+    assert_eq!(e.call::<_, f64>("at", (a, 1_i64)).unwrap(), 2.0);
+}
+
+#[test]
+fn scripts_run_again_without_compiling_and_dropped_ones_free_their_code() {
+    let (mut e, out) = engine_on(DeviceKind::Host);
+    e.run("decl.acc", "let count: i64 = 0").unwrap();
+    let base = e.code_units();
+    let step = e.compile("step.acc", "count += 1\nprint(count)").unwrap();
+    for _ in 0..5 {
+        e.run_script(&step).unwrap();
+    }
+    assert_eq!(out.take(), b"1\n2\n3\n4\n5\n");
+    // A script's top-level `let` declares its global anew each run.
+    let fresh = e
+        .compile("fresh.acc", "let xs = zeros(3)\nxs[0] += 1.0")
+        .unwrap();
+    for _ in 0..3 {
+        e.run_script(&fresh).unwrap();
+    }
+    assert_eq!(
+        e.global::<Array<f64>>("xs").unwrap().to_vec(),
+        [1.0, 0.0, 0.0]
+    );
+    // 200 compiled and dropped scripts leave no code behind.
+    drop((step, fresh));
+    for k in 0..200 {
+        let s = e.compile("tmp.acc", &format!("count += {k}")).unwrap();
+        e.run_script(&s).unwrap();
+    }
+    e.run("end.acc", "count += 0").unwrap();
+    assert!(e.code_units() <= base + 1, "{} units", e.code_units());
+    assert_eq!(e.global::<i64>("count").unwrap(), 5 + (0..200).sum::<i64>());
+}
+
+#[test]
+fn a_run_never_races_the_hosts_access() {
+    let (mut e, _) = engine_on(DeviceKind::Host);
+    e.run("a.acc", "let g = zeros(4)").unwrap();
+    let g: Array<f64> = e.global("g").unwrap();
+    // Inside `write`, a run that reaches the array is refused, not raced.
+    let refused = g.write(|s| {
+        s[0] = 1.0;
+        e.run("b.acc", "g[1] = 2.0")
+    });
+    assert!(matches!(refused, Err(Error::Usage(_))));
+    e.run("b.acc", "g[1] = 2.0").unwrap();
+    assert_eq!(g.to_vec(), [1.0, 2.0, 0.0, 0.0]);
+    // A reader on another thread waits for the run's lock; the values it sees are whole.
+    let reader = {
+        let g = g.clone();
+        std::thread::spawn(move || {
+            (0..2000)
+                .map(|_| g.read(|s| s.iter().sum::<f64>()))
+                .collect::<Vec<_>>()
+        })
+    };
+    let bump = e
+        .compile(
+            "bump.acc",
+            "for i in 0..4 { g[i] += 1.0 }\nfor i in 0..4 { g[i] -= 1.0 }",
+        )
+        .unwrap();
+    for _ in 0..200 {
+        // The reader may hold the lock for a moment: retry until the run gets it.
+        while let Err(Error::Usage(_)) = e.run_script(&bump) {}
+    }
+    for total in reader.join().unwrap() {
+        assert_eq!(total, 3.0, "a read saw a run half done");
+    }
+}
+
+#[test]
+fn engines_run_on_other_threads() {
+    let handles: Vec<_> = (0..3_i64)
+        .map(|k| {
+            std::thread::spawn(move || {
+                let mut e = Engine::with_output(Box::new(std::io::sink())).unwrap();
+                e.run(
+                    "t.acc",
+                    "fn tri(n: i64) -> i64 { let s = 0\nfor i in 0..=n { s += i }\nreturn s }",
+                )
+                .unwrap();
+                e.call::<(i64,), i64>("tri", (100 * k,)).unwrap()
+            })
+        })
+        .collect();
+    let got: Vec<i64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(got, [0, 5050, 20100]);
+}
+
+#[test]
+fn array_shapes_are_checked() {
+    assert!(Array::from_vec(vec![1.0; 5], &[2, 3]).is_err());
+    assert!(Array::from_vec(vec![1.0; 5], &[]).is_err());
+    assert!(Array::from_vec(vec![1_i64; 1], &[1, 1, 1, 1, 1, 1, 1]).is_err());
+    let empty = Array::<f32>::from_vec(Vec::new(), &[0, 3]).unwrap();
+    assert_eq!((empty.len(), empty.shape()), (0, vec![0, 3]));
+    assert_eq!(format!("{empty:?}"), "Array<f32>[0, 3]");
+}
