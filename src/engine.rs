@@ -46,6 +46,9 @@ pub struct Engine {
     pub(crate) array_slots: Vec<u32>,
     /// The code an embedder's `Script`s and `Func`s hold: kept while they live.
     pub(crate) held: Vec<Weak<HeldCode>>,
+    /// The embedder's bounds on runs, and the thread that enforces the time limit.
+    pub(crate) limits: crate::Limits,
+    pub(crate) watchdog: Option<crate::api::Watchdog>,
     /// How many slots the globals table has.
     slot_count: u32,
     /// Slots of globals no name refers to and no live code uses, for new globals.
@@ -163,6 +166,8 @@ impl Engine {
         Ok(Engine {
             id: NEXT_ENGINE.fetch_add(1, Ordering::Relaxed),
             held: Vec::new(),
+            limits: crate::Limits::default(),
+            watchdog: None,
             frontend: Frontend::new(),
             jit,
             context: Context::new(host),
@@ -291,6 +296,7 @@ impl Engine {
 
     /// The context for compiled code about to run on this thread.
     pub(crate) fn start_run(&mut self) -> *mut Ctx {
+        self.arm_limits();
         let ctx = self.context.ctx_ptr();
         let resolver = self.site_resolver();
         let devices = self.context.host().devices();
@@ -307,6 +313,7 @@ impl Engine {
             // SAFETY: `ctx` is the context's.
             unsafe { devices.finish(ctx) };
         }
+        self.disarm_limits();
         match self.context.finish() {
             Outcome::Finished => Ok(()),
             Outcome::Exit(code) => Err(Error::Exit(code)),
@@ -683,7 +690,13 @@ impl Engine {
             Some(h) => diagnostic.with_help(h),
             None => diagnostic,
         };
-        Error::Runtime { diagnostic, source }
+        use acc_runtime::error::RunErrorKind as K;
+        let diagnostic = Box::new(diagnostic);
+        match e.kind {
+            K::Interrupted => Error::Interrupted { diagnostic, source },
+            K::TimeLimit | K::CallDepth { .. } => Error::Limit { diagnostic, source },
+            _ => Error::Runtime { diagnostic, source },
+        }
     }
 }
 

@@ -8,7 +8,8 @@ pub const EXIT_COMPILE_ERROR: i32 = 2;
 /// Exit status of a run-time error.
 pub const EXIT_RUNTIME_ERROR: i32 = 1;
 
-/// Everything an [`Engine`](crate::Engine) call can fail with.
+/// Everything an [`Engine`](crate::Engine) call can fail with. Small (a diagnostic is boxed),
+/// so that `Result<T, acc::Error>` is cheap to return.
 ///
 /// `Display` (and `Debug`, so that `fn main() -> Result<(), acc::Error>` shows it) is the
 /// rendered message, with `file:line:col` and the source line for errors in a script:
@@ -29,7 +30,19 @@ pub enum Error {
     },
     /// A run-time error, at its source location.
     Runtime {
-        diagnostic: Diagnostic,
+        diagnostic: Box<Diagnostic>,
+        source: SourceFile,
+    },
+    /// The run was stopped by an [`InterruptHandle`](crate::InterruptHandle), in the loop
+    /// the diagnostic points at.
+    Interrupted {
+        diagnostic: Box<Diagnostic>,
+        source: SourceFile,
+    },
+    /// The run went past one of the engine's [`Limits`](crate::Limits): its time (stopped in
+    /// the loop the diagnostic points at) or its call depth (at the call one level too deep).
+    Limit {
+        diagnostic: Box<Diagnostic>,
         source: SourceFile,
     },
     /// The script called `exit(code)`.
@@ -79,8 +92,10 @@ impl Error {
                 diagnostics,
                 source,
             } => crate::render_diagnostics(diagnostics, source, colour),
-            Error::Runtime { diagnostic, source } => {
-                crate::render_diagnostics(std::slice::from_ref(diagnostic), source, colour)
+            Error::Runtime { diagnostic, source }
+            | Error::Interrupted { diagnostic, source }
+            | Error::Limit { diagnostic, source } => {
+                crate::render_diagnostics(std::slice::from_ref(&**diagnostic), source, colour)
             }
             Error::Exit(_) => String::new(),
             Error::Io { path, message } => format!("error: cannot read `{path}`: {message}\n"),
@@ -110,7 +125,9 @@ impl Error {
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             Error::Compile { diagnostics, .. } => diagnostics,
-            Error::Runtime { diagnostic, .. } => std::slice::from_ref(diagnostic),
+            Error::Runtime { diagnostic, .. }
+            | Error::Interrupted { diagnostic, .. }
+            | Error::Limit { diagnostic, .. } => std::slice::from_ref(&**diagnostic),
             _ => &[],
         }
     }
@@ -138,6 +155,8 @@ impl miette::Diagnostic for Error {
         let code = match self {
             Error::Compile { .. } => "acc::compile",
             Error::Runtime { .. } => "acc::runtime",
+            Error::Interrupted { .. } => "acc::interrupted",
+            Error::Limit { .. } => "acc::limit",
             Error::Exit(_) => "acc::exit",
             Error::Io { .. } => "acc::io",
             Error::NotFound { .. } => "acc::not_found",

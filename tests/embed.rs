@@ -326,3 +326,80 @@ fn array_shapes_are_checked() {
     assert_eq!((empty.len(), empty.shape()), (0, vec![0, 3]));
     assert_eq!(format!("{empty:?}"), "Array<f32>[0, 3]");
 }
+
+#[test]
+fn an_interrupt_stops_host_code_and_compute_regions_where_they_are() {
+    use std::time::Duration;
+    let cases = [
+        (DeviceKind::Host, "let n = 0\nwhile n >= 0 {\n  n += 1\n}\n", "w.acc:2:1"),
+        (
+            DeviceKind::Multicore,
+            "let hits = zeros(i64, 8)\nacc parallel loop copy(hits)\nfor g in 0..8 {\n  let k = 0\n  while k >= 0 { k += 1 }\n  hits[g] = k\n}\n",
+            "w.acc:5:3",
+        ),
+        (
+            DeviceKind::Emulated,
+            "let hits = zeros(i64, 8)\nacc parallel loop copy(hits) async(1)\nfor g in 0..8 {\n  for k in 0..1 << 62 { hits[g] = k }\n}\nacc wait\n",
+            "w.acc:4:3",
+        ),
+    ];
+    for (kind, script, at) in cases {
+        let (mut e, out) = engine_on(kind);
+        let stop = e.interrupt_handle();
+        let watchdog = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            stop.interrupt();
+        });
+        let err = e.run("w.acc", script).unwrap_err();
+        watchdog.join().unwrap();
+        assert!(matches!(err, Error::Interrupted { .. }), "{kind:?}: {err}");
+        assert!(err.to_string().contains(at), "{kind:?}: {err}");
+        assert!(err.to_string().contains("the run was interrupted"), "{err}");
+        // The engine goes on, and the interrupt was for that run only.
+        e.run("after.acc", "print(1 + 1)").unwrap();
+        assert_eq!(out.take(), b"2\n", "{kind:?}");
+    }
+}
+
+#[test]
+fn limits_bound_time_and_call_depth_and_the_engine_goes_on() {
+    use acc::Limits;
+    use std::time::{Duration, Instant};
+    let (mut e, out) = engine_on(DeviceKind::Multicore);
+    e.run(
+        "lib.acc",
+        "fn depth(n: i64) -> i64 {\n  if n == 0 { return 0 }\n  return 1 + depth(n - 1)\n}\nfn spin() { while true { } }",
+    )
+    .unwrap();
+    e.set_limits(Limits {
+        max_call_depth: Some(50),
+        max_run_time: Some(Duration::from_millis(200)),
+    });
+    // Depth 50 is allowed (depth(49) calls itself down to depth(0): 50 calls); past it a
+    // call stops the run, at the latest 3 calls further (inlined calls are not checked).
+    assert_eq!(e.call::<(i64,), i64>("depth", (49,)).unwrap(), 49);
+    let err = e.call::<(i64,), i64>("depth", (53,)).unwrap_err();
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    assert!(
+        err.to_string().contains("deeper than the limit of 50"),
+        "{err}"
+    );
+    // Time: a call and a run, on the host and in a compute region's gangs.
+    let t = Instant::now();
+    let err = e.call::<(), ()>("spin", ()).unwrap_err();
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    assert!(err.to_string().contains("time limit"), "{err}");
+    let err = e
+        .run(
+            "r.acc",
+            "let s = zeros(4)\nacc parallel loop copy(s)\nfor i in 0..4 {\n  while s[i] >= 0.0 { s[i] += 1.0 }\n}\n",
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("r.acc:4:3"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(20));
+    // Within the limits everything runs as before.
+    e.run("ok.acc", "print(depth(10))").unwrap();
+    assert_eq!(out.take(), b"10\n");
+    e.set_limits(Limits::default());
+    assert_eq!(e.call::<(i64,), i64>("depth", (5000,)).unwrap(), 5000);
+}

@@ -281,7 +281,7 @@ fn check_run_error(e: &Error, text: &str, device: &str) -> Result<(), Finding> {
                     e.render(false),
                 ));
             }
-            check_diagnostics(std::slice::from_ref(diagnostic), source)
+            check_diagnostics(std::slice::from_ref(&**diagnostic), source)
         }
         Error::Exit(_) => Ok(()),
         // Embedding-API errors: running source text cannot produce them.

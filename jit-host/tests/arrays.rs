@@ -213,6 +213,7 @@ fn gang_loop(v: u32, end: Expr, body: Vec<Stmt>, reductions: Vec<(LocalId, Reduc
             reductions,
             ..Default::default()
         },
+        site: acc_lang::ir::SiteId(CALL_SITE),
     })
 }
 

@@ -195,6 +195,7 @@ fn region() -> Region {
                 collapse: 1,
                 ..Default::default()
             },
+            site: acc_lang::ir::SiteId(CALL_SITE),
         })],
         reductions: vec![],
         loops: vec![],
@@ -218,6 +219,8 @@ fn context(globals: &mut Vec<u64>) -> Ctx {
         exit_code: 0,
         host: std::ptr::null_mut(),
         stack_limit: 0,
+        interrupt: &acc_runtime::abi::NO_INTERRUPT,
+        max_depth: u64::MAX,
     }
 }
 
@@ -384,6 +387,7 @@ fn read_write_region() -> Region {
                 collapse: 1,
                 ..Default::default()
             },
+            site: acc_lang::ir::SiteId(CALL_SITE),
         })],
         reductions: vec![],
         loops: vec![],
@@ -478,6 +482,7 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
                 collapse: 1,
                 ..Default::default()
             },
+            site: acc_lang::ir::SiteId(CALL_SITE),
         })],
         reductions: vec![],
         loops: vec![],

@@ -165,6 +165,7 @@ fn while_loops() {
                 if_(bin(Ne, n(), i64c(1)), vec![Stmt::Continue], vec![]),
                 print(vec![i64c(-1)]),
             ],
+            site: acc_lang::ir::SiteId(CALL_SITE),
         },
         print_i(1, I64),
     ];
@@ -338,6 +339,7 @@ fn loop_reductions_start_from_the_identity() {
         inclusive: true,
         body: vec![set(1, bin(Mul, var(1, s(I64)), var(0, s(I64))))],
         schedule: Default::default(),
+        site: acc_lang::ir::SiteId(CALL_SITE),
     };
     f.schedule.reductions = vec![(LocalId(1), ReductionOp::Mul)];
     let r = run_main(
@@ -381,11 +383,12 @@ fn clif_text_shows_every_function() {
     assert!(text.contains("imul"), "{text}");
     assert!(text.contains("; main"), "{text}");
     assert!(text.contains("call"), "{text}");
-    // Optimized, `x * 2` is `x + x` and the unused globals pointer is gone.
+    // Optimized, `x * 2` is `x + x` (`x` after `ctx` and the call depth) and the unused
+    // globals pointer is gone.
     let text = jit.clif_text(&m, &Default::default(), true).unwrap();
     let twice = text.split("; main").next().unwrap();
     assert!(
-        twice.contains("iadd v1, v1") && !twice.contains("load"),
+        twice.contains("iadd v2, v2") && !twice.contains("load"),
         "{text}"
     );
 }
@@ -453,6 +456,7 @@ fn loops_see_the_globals_they_change() {
         Stmt::While {
             cond: bin(Lt, g1(), i64c(100)),
             body: vec![Stmt::SetGlobal(VarId(1), bin(Mul, g1(), i64c(2)))],
+            site: acc_lang::ir::SiteId(CALL_SITE),
         },
         print(vec![g1()]),
         // A call may change any global.

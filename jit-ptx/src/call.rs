@@ -155,7 +155,7 @@ pub(crate) fn reads_and_calls(
                 reads_and_calls(then, globals, calls);
                 reads_and_calls(els, globals, calls);
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 expr(cond, globals, calls);
                 reads_and_calls(body, globals, calls);
             }

@@ -751,7 +751,7 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
                 locals_outside_thread_loops(then, out);
                 locals_outside_thread_loops(els, out);
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 expr(cond, out);
                 locals_outside_thread_loops(body, out);
             }

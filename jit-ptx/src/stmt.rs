@@ -88,7 +88,7 @@ impl Fx<'_, '_> {
                     self.place(&done);
                 }
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 let top = self.label("while");
                 let exit = self.label("wend");
                 self.place(&top);

@@ -11,6 +11,8 @@
 //! of the IR call `acc_rt_retain` / `acc_rt_release`. Element `i` of a rank-r array with dims
 //! `d` lives at `data + elem_size * (((i0 * d1 + i1) * d2 + i2) …)` (row-major).
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 /// Element type codes in `ArrayHeader::elem` (the order of `ast::ScalarType`).
 pub const ELEM_BOOL: u32 = 0;
 pub const ELEM_I32: u32 = 1;
@@ -81,9 +83,28 @@ pub struct Ctx {
     /// thread's stack end plus `STACK_RESERVE`): compiled functions compare the stack pointer
     /// with it on entry, so that runaway recursion is an error, not a crash. 0: no limit.
     pub stack_limit: usize,
+    /// Offset 32: the run's interrupt word (`INTERRUPT_*`), which the embedding program's
+    /// interrupt handle and the time limit's watchdog set from other threads. Compiled code
+    /// loads the pointer once before a loop and the word at every back edge, and calls
+    /// `acc_rt_interrupted` when it is not `INTERRUPT_NONE`. Never null (`NO_INTERRUPT`).
+    pub interrupt: *const AtomicU32,
+    /// Offset 40: the deepest call allowed (`Limits::max_call_depth`; `u64::MAX` for none).
+    /// Every user function takes its depth (1 for a call from top-level code or the host)
+    /// after `ctx` and compares it with this on entry, beside the stack check.
+    pub max_depth: u64,
 }
 
 pub const CTX_STACK_LIMIT_OFFSET: i32 = 24;
+pub const CTX_INTERRUPT_OFFSET: i32 = 32;
+pub const CTX_MAX_DEPTH_OFFSET: i32 = 40;
+
+/// `*Ctx::interrupt` values: run on, stop (an interrupt), stop (the time limit).
+pub const INTERRUPT_NONE: u32 = 0;
+pub const INTERRUPT_REQUESTED: u32 = 1;
+pub const INTERRUPT_TIME_LIMIT: u32 = 2;
+
+/// The interrupt word of contexts no one interrupts (tests, tools).
+pub static NO_INTERRUPT: AtomicU32 = AtomicU32::new(INTERRUPT_NONE);
 
 /// Stack kept free below the deepest acc frame: room for the runtime and library calls that
 /// frame makes, and for reporting the error.
@@ -245,6 +266,34 @@ pub unsafe extern "C" fn acc_rt_stack_overflow(ctx: *mut Ctx, site: u32) {
     })
 }
 
+/// A call deeper than `Ctx::max_depth`: records `CallDepth` at the called function's name.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_depth_limit(ctx: *mut Ctx, site: u32) {
+    guarded(ctx, Some(site), || {
+        let limit = (*ctx).max_depth;
+        fail(ctx, RunErrorKind::CallDepth { limit }, Some(site));
+    })
+}
+
+/// Stops the run at a loop's back edge: the interrupt word was set. Records `Interrupted` or
+/// `TimeLimit` at the loop's `site`.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe extern "C" fn acc_rt_interrupted(ctx: *mut Ctx, site: u32) {
+    guarded(ctx, Some(site), || {
+        let word = (*(*ctx).interrupt).load(Ordering::Relaxed);
+        let kind = if word == INTERRUPT_TIME_LIMIT {
+            RunErrorKind::TimeLimit
+        } else {
+            RunErrorKind::Interrupted
+        };
+        fail(ctx, kind, Some(site));
+    })
+}
+
 /// Gives the error just recorded without a site (by a library function, which does not
 /// know where it was called from) the site of the call that failed.
 ///
@@ -280,6 +329,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_exit", acc_rt_exit as *const u8),
         ("acc_rt_size", acc_rt_size as *const u8),
         ("acc_rt_error_site", acc_rt_error_site as *const u8),
+        ("acc_rt_interrupted", acc_rt_interrupted as *const u8),
+        ("acc_rt_depth_limit", acc_rt_depth_limit as *const u8),
         ("acc_rt_stack_overflow", acc_rt_stack_overflow as *const u8),
     ];
     all.extend(crate::device::entry::symbols());
@@ -305,7 +356,9 @@ mod tests {
         assert_eq!(offset_of!(ArrayHeader, id), 80);
         assert_eq!(offset_of!(ArrayHeader, owner), ARRAY_OWNER_OFFSET as usize);
         assert_eq!(offset_of!(ArrayHeader, host), 96);
-        assert_eq!(size_of::<ArrayHeader>(), 96);
+        assert_eq!(offset_of!(Ctx, interrupt), CTX_INTERRUPT_OFFSET as usize);
+        assert_eq!(offset_of!(Ctx, max_depth), CTX_MAX_DEPTH_OFFSET as usize);
+        assert_eq!(size_of::<ArrayHeader>(), 104);
         assert_eq!(align_of::<ArrayHeader>(), 8);
         assert_eq!(offset_of!(Ctx, globals), CTX_GLOBALS_OFFSET as usize);
         assert_eq!(offset_of!(Ctx, status), CTX_STATUS_OFFSET as usize);

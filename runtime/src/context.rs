@@ -2,7 +2,10 @@
 //! engine creates once per run (or per REPL session) and whose `ctx_ptr()` it passes to
 //! compiled code.
 
-use crate::abi::{ArrayHeader, Ctx, STATUS_ERROR, STATUS_EXIT, STATUS_OK};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use crate::abi::{ArrayHeader, Ctx, INTERRUPT_NONE, STATUS_ERROR, STATUS_EXIT, STATUS_OK};
 use crate::array;
 use crate::error::RunError;
 use crate::host::HostState;
@@ -26,6 +29,8 @@ pub struct Context {
     host: *mut HostState,
     /// `globals_len` zero-initialized slots (a boxed slice), `(*ctx).globals`.
     globals_len: usize,
+    /// The interrupt word `(*ctx).interrupt` points at, shared with interrupt handles.
+    interrupt: Arc<AtomicU32>,
 }
 
 // SAFETY: the context exclusively owns everything its pointers reach, and `HostState` is Send.
@@ -35,18 +40,40 @@ impl Context {
     pub fn new(host: HostState) -> Context {
         let host = Box::into_raw(Box::new(host));
         let globals = Box::into_raw(Vec::<u64>::new().into_boxed_slice()) as *mut u64;
+        let interrupt = Arc::new(AtomicU32::new(INTERRUPT_NONE));
         let ctx = Box::into_raw(Box::new(Ctx {
             globals,
             status: STATUS_OK,
             exit_code: 0,
             host: host.cast(),
             stack_limit: 0,
+            interrupt: Arc::as_ptr(&interrupt),
+            max_depth: u64::MAX,
         }));
         Context {
             ctx,
             host,
             globals_len: 0,
+            interrupt,
         }
+    }
+
+    /// The interrupt word compiled code checks at every loop back edge: storing
+    /// `INTERRUPT_REQUESTED` (or `INTERRUPT_TIME_LIMIT`) from any thread stops the run.
+    pub fn interrupt_word(&self) -> Arc<AtomicU32> {
+        self.interrupt.clone()
+    }
+
+    /// The deepest call compiled code may make (`None`: as deep as the stack allows).
+    pub fn set_max_depth(&mut self, depth: Option<u64>) {
+        // SAFETY: owned by `self`; compiled code is not running on this context now.
+        unsafe { (*self.ctx).max_depth = depth.unwrap_or(u64::MAX) };
+    }
+
+    /// Clears the interrupt word, at the end of a run: a stop asked for while no run is going
+    /// on stops the next one, and only that one.
+    pub fn clear_interrupt(&self) {
+        self.interrupt.store(INTERRUPT_NONE, Ordering::Relaxed);
     }
 
     /// What compiled code takes as its first argument, for code about to run on the calling

@@ -73,6 +73,14 @@ pub enum RunErrorKind {
     /// A call found the thread's stack exhausted (runaway recursion). The site is the called
     /// function's name.
     StackOverflow,
+    /// The embedding program interrupted the run (`acc::InterruptHandle`); the site is the loop
+    /// it stopped in.
+    Interrupted,
+    /// The run took longer than the embedding program's `Limits::max_run_time`.
+    TimeLimit,
+    /// A call nested deeper than the embedding program's `Limits::max_call_depth`; the site is
+    /// the called function's name.
+    CallDepth { limit: u64 },
     /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
     NoSuchDevice { message: String },
     /// The device failed (out of device memory, a launch failure): the runtime stays usable.
@@ -153,6 +161,8 @@ impl RunErrorKind {
             RunErrorKind::ZeroStep => "the step is 0".into(),
             RunErrorKind::BadParam { ty, .. } => format!("its `--set` value is not {ty}"),
             RunErrorKind::StackOverflow => "called with the stack exhausted".into(),
+            RunErrorKind::Interrupted | RunErrorKind::TimeLimit => "stopped in this loop".into(),
+            RunErrorKind::CallDepth { .. } => "called one level too deep".into(),
             _ => "here".into(),
         }
     }
@@ -258,6 +268,11 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::StackOverflow => {
                 f.write_str("recursion too deep: the call stack is full")
             }
+            RunErrorKind::Interrupted => f.write_str("the run was interrupted"),
+            RunErrorKind::CallDepth { limit } => {
+                write!(f, "calls nested deeper than the limit of {limit}")
+            }
+            RunErrorKind::TimeLimit => f.write_str("the run exceeded its time limit"),
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),

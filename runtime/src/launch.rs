@@ -353,16 +353,41 @@ impl SharedCells {
     }
 }
 
+/// What each gang's context of a threaded run takes from the launching context: the globals'
+/// slots, and the interrupt word and depth limit, so that the gangs stop with the run.
+#[derive(Clone, Copy)]
+pub struct Launcher {
+    pub globals: *mut u64,
+    pub interrupt: *const std::sync::atomic::AtomicU32,
+    pub max_depth: u64,
+}
+
+// SAFETY: the pointers are only read through while the launching run lasts, which outlives
+// its gangs and its queued work (the engine waits for all queues at the end of a run).
+unsafe impl Send for Launcher {}
+
+impl Launcher {
+    /// # Safety
+    /// `ctx` is a live context.
+    pub unsafe fn of(ctx: *const Ctx) -> Launcher {
+        Launcher {
+            globals: (*ctx).globals,
+            interrupt: (*ctx).interrupt,
+            max_depth: (*ctx).max_depth,
+        }
+    }
+}
+
 /// Runs `gangs` gangs of a region on `pool`'s threads, each with its own context (sharing
-/// `globals`), and combines them. `on_device` is the device type code `acc_on_device`
-/// answers inside.
+/// the launcher's globals), and combines them. `on_device` is the device type code
+/// `acc_on_device` answers inside.
 ///
 /// # Safety
-/// As `run_gangs_inline`; `globals` stays valid while the gangs run and region code only
-/// reads it.
+/// As `run_gangs_inline`; the launcher's globals stay valid while the gangs run and region
+/// code only reads them.
 pub unsafe fn run_gangs_threaded(
     pool: &rayon::ThreadPool,
-    globals: *mut u64,
+    launcher: Launcher,
     on_device: i32,
     desc: &RegionDesc,
     func: RegionFn,
@@ -374,7 +399,11 @@ pub unsafe fn run_gangs_threaded(
         out: SharedBuffer,
         error: Option<RunError>,
     }
-    let globals = globals as usize;
+    let (globals, interrupt, max_depth) = (
+        launcher.globals as usize,
+        launcher.interrupt as usize,
+        launcher.max_depth,
+    );
     let mut cells = SharedCells::new(desc, args);
     let run = |(g, mut slots): (i64, Vec<u64>)| -> Gang {
         let out = SharedBuffer::new();
@@ -386,6 +415,8 @@ pub unsafe fn run_gangs_threaded(
             exit_code: 0,
             host: (&mut host as *mut HostState).cast(),
             stack_limit: crate::abi::stack_limit_here(),
+            interrupt: interrupt as *const std::sync::atomic::AtomicU32,
+            max_depth,
         };
         // SAFETY: the caller's contract; `ctx` and `host` outlive the call.
         unsafe { func(&mut ctx, slots.as_mut_ptr(), g, gangs) };

@@ -77,6 +77,7 @@ impl<A: Args, R: Ret> Func<A, R> {
         let mut arrays = Vec::new();
         args.arrays(&mut arrays);
         let locks = engine.lock_arrays(&arrays)?;
+        engine.arm_limits();
         let ctx = engine.context.ctx_ptr();
         // SAFETY: `address` is alive (held by `_code`) and has the signature `Engine::function`
         // checked; the context is this engine's, on this thread.

@@ -7,10 +7,13 @@
 mod array;
 mod func;
 mod globals;
+mod limits;
 mod script;
 mod value;
 
 pub use array::{Array, Elem};
 pub use func::Func;
+pub(crate) use limits::Watchdog;
+pub use limits::{InterruptHandle, Limits};
 pub use script::Script;
 pub use value::{Args, Ret, Value};

@@ -222,13 +222,14 @@ macro_rules! args {
                 $(out.extend(sealed::Value::array(&self.$idx));)*
             }
             unsafe fn invoke<R: sealed::Ret>(&self, address: *const u8, ctx: *mut Ctx) -> R::Abi {
-                // The compiled function's signature is `(ctx, params…) -> ret` in the
-                // platform's C convention, with these machine types (`Func` checked them).
+                // The compiled function's signature is `(ctx, depth, params…) -> ret` in the
+                // platform's C convention, with these machine types (`Func` checked them); a
+                // call from the host is at depth 1.
                 let f = std::mem::transmute::<
                     *const u8,
-                    unsafe extern "C" fn(*mut Ctx $(, <$name as sealed::Value>::Abi)*) -> <R as sealed::Ret>::Abi,
+                    unsafe extern "C" fn(*mut Ctx, i64 $(, <$name as sealed::Value>::Abi)*) -> <R as sealed::Ret>::Abi,
                 >(address);
-                f(ctx $(, sealed::Value::to_abi(&self.$idx))*)
+                f(ctx, 1 $(, sealed::Value::to_abi(&self.$idx))*)
             }
         }
         impl<$($name: Value),*> Args for ($($name,)*) {}

@@ -290,12 +290,13 @@ impl Tx<'_, '_> {
         // argument translation.
         let env = self.env;
         let callee = env.callee(id).ok_or(JitError::UnknownFunction(id))?;
-        let mut values = vec![self.ctx];
+        let depth = self.b.ins().iadd_imm_u(self.depth, 1);
+        let mut values = vec![self.ctx, depth];
         for a in args {
             values.push(self.expr(a)?);
         }
         if let Some(f) = self.inline_candidate(id) {
-            return self.inline_call(f, &values[1..]);
+            return self.inline_call(f, &values[2..]);
         }
         if self.env.is_gang_routine(id) {
             // Outside regions and gang routines, the caller is the only gang.

@@ -55,7 +55,7 @@ impl Uses {
                 self.block(then);
                 self.block(els);
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 self.expr(cond);
                 self.block(body);
             }

@@ -81,7 +81,7 @@ fn stmt_size(s: &Stmt) -> usize {
             ..
         } => expr_size(array) + exprs(indices) + expr_size(value),
         Stmt::If { cond, then, els } => expr_size(cond) + block_size(then) + block_size(els),
-        Stmt::While { cond, body } => expr_size(cond) + block_size(body),
+        Stmt::While { cond, body, .. } => expr_size(cond) + block_size(body),
         Stmt::For(f) => {
             expr_size(&f.start) + expr_size(&f.end) + expr_size(&f.step) + block_size(&f.body)
         }
@@ -173,6 +173,10 @@ impl<'a> Tx<'a, '_> {
         };
         self.inline_depth += 1;
         self.inlined_size = self.inlined_size.saturating_add(block_size(&f.body));
+        // The inlined body is one call deeper: its own calls count from there. (It does not
+        // check the limit itself; the first call it makes that is not inlined does.)
+        let outer_depth = self.depth;
+        self.depth = self.b.ins().iadd_imm_u(outer_depth, 1);
 
         self.bind_params(f, args);
         self.block(&f.body)?;
@@ -180,6 +184,7 @@ impl<'a> Tx<'a, '_> {
         self.return_dummy();
 
         self.inline_depth -= 1;
+        self.depth = outer_depth;
         self.locals = saved.locals;
         self.cells = saved.cells;
         self.loops = saved.loops;

@@ -24,7 +24,10 @@ use acc_lang::analysis::RegionId;
 use acc_lang::builtins::FormatPiece;
 use acc_lang::hir::{Const, FnId};
 use acc_lang::ir::{self, ScalarType, Ty};
-use acc_runtime::abi::{CTX_GLOBALS_OFFSET, CTX_STACK_LIMIT_OFFSET, CTX_STATUS_OFFSET};
+use acc_runtime::abi::{
+    CTX_GLOBALS_OFFSET, CTX_INTERRUPT_OFFSET, CTX_MAX_DEPTH_OFFSET, CTX_STACK_LIMIT_OFFSET,
+    CTX_STATUS_OFFSET,
+};
 use cranelift_codegen::ir::{
     types, AbiParam, Block, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, Value,
 };
@@ -143,10 +146,12 @@ fn abi_param(t: Type) -> AbiParam {
     }
 }
 
-/// `(ctx, params…) -> ret`.
+/// `(ctx, depth, params…) -> ret`: `depth` is the call's nesting (1 for a call from top-level
+/// code, a region or the host), which the callee compares with `Ctx::max_depth`.
 pub(crate) fn function_signature(jit: &JITModule, f: &ir::Function) -> Result<Signature, JitError> {
     let mut sig = jit.make_signature();
     sig.params.push(AbiParam::new(PTR));
+    sig.params.push(AbiParam::new(types::I64));
     for &p in &f.params {
         let local = f.locals.get(p.0 as usize).ok_or_else(|| {
             JitError::Unsupported(format!("parameter {p:?} of `{}` has no local", f.name))
@@ -244,6 +249,9 @@ pub(crate) struct Tx<'a, 'f> {
     in_function: bool,
     /// The IR size of all the bodies inlined into this function so far.
     inlined_size: usize,
+    /// The nesting of the code being translated: the function's `depth` parameter (0 in a
+    /// `main` or a region), plus one in each inlined body. Calls pass it plus one.
+    depth: Value,
     /// In a region that runs on a copy of the global slots: the engine's slots, which
     /// `ctx.globals` gets back on every way out (`region::device_globals`).
     host_globals: Option<Value>,
@@ -263,6 +271,13 @@ pub(crate) fn translate(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let ctx = params[0];
+    // A function's own parameters follow `ctx` and its depth; `main` and regions are depth 0.
+    let (depth, params) = match kind {
+        FnKind::Function(_) => (params[1], params[2..].to_vec()),
+        FnKind::Main(_) | FnKind::Region(_) => {
+            (b.ins().iconst(types::I64, 0), params[1..].to_vec())
+        }
+    };
     let globals = b.ins().load(
         PTR,
         MemFlagsData::trusted().with_readonly().with_can_move(),
@@ -303,10 +318,11 @@ pub(crate) fn translate(
         in_function: matches!(kind, FnKind::Function(_)),
         inlined_size: 0,
         host_globals: None,
+        depth,
     };
     match kind {
-        FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params[1..])?,
-        FnKind::Region(r) => tx.region_body(r, &params[1..])?,
+        FnKind::Function(f) | FnKind::Main(f) => tx.function_body(f, &params)?,
+        FnKind::Region(r) => tx.region_body(r, &params)?,
     }
     tx.b.switch_to_block(tx.fail);
     // A failed region leaves too: the host's code after it reads the engine's slots.
@@ -322,6 +338,7 @@ impl<'a, 'f> Tx<'a, 'f> {
     fn function_body(&mut self, f: &ir::Function, params: &[Value]) -> Result<(), JitError> {
         if let Some(site) = f.entry_site {
             self.check_stack(site)?;
+            self.check_depth(site)?;
         }
         if is_gang_routine(f) {
             if let [.., gang, num_gangs] = *params {
@@ -360,6 +377,63 @@ impl<'a, 'f> Tx<'a, 'f> {
         let site = self.iconst(types::I32, i64::from(site.0));
         let ctx = self.ctx;
         self.call_rt_and_fail("acc_rt_stack_overflow", &[ctx, site])?;
+        self.b.switch_to_block(ok);
+        Ok(())
+    }
+
+    /// The run's interrupt word's address, loaded before a loop (it does not change while the
+    /// run goes on).
+    pub(super) fn interrupt_word(&mut self) -> Value {
+        self.b
+            .ins()
+            .load(PTR, MemFlagsData::trusted(), self.ctx, CTX_INTERRUPT_OFFSET)
+    }
+
+    /// At a loop's back edge: stop at `site` when the interrupt word (at `word`) is set. An
+    /// atomic load, so that no optimization takes it out of the loop; one predictable branch.
+    pub(super) fn check_interrupt(
+        &mut self,
+        word: Value,
+        site: ir::SiteId,
+    ) -> Result<(), JitError> {
+        let w = self
+            .b
+            .ins()
+            .atomic_load(types::I32, MemFlagsData::trusted(), word);
+        let stop = self.b.create_block();
+        let go = self.b.create_block();
+        self.b.set_cold_block(stop);
+        self.b.ins().brif(w, stop, &[], go, &[]);
+        self.b.switch_to_block(stop);
+        let site = self.iconst(types::I32, i64::from(site.0));
+        let ctx = self.ctx;
+        self.call_rt_and_fail("acc_rt_interrupted", &[ctx, site])?;
+        self.b.switch_to_block(go);
+        Ok(())
+    }
+
+    /// A user function's entry: a call deeper than `ctx.max_depth` is an error at `site` (the
+    /// function's name). One load from the context's first cache line, one compare.
+    fn check_depth(&mut self, site: ir::SiteId) -> Result<(), JitError> {
+        let limit = self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            self.ctx,
+            CTX_MAX_DEPTH_OFFSET,
+        );
+        let deeper = self.b.ins().icmp(
+            cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThan,
+            self.depth,
+            limit,
+        );
+        let stop = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(stop);
+        self.b.ins().brif(deeper, stop, &[], ok, &[]);
+        self.b.switch_to_block(stop);
+        let site = self.iconst(types::I32, i64::from(site.0));
+        let ctx = self.ctx;
+        self.call_rt_and_fail("acc_rt_depth_limit", &[ctx, site])?;
         self.b.switch_to_block(ok);
         Ok(())
     }

@@ -51,7 +51,7 @@ impl Tx<'_, '_> {
                 }
             }
             Stmt::If { cond, then, els } => self.if_stmt(cond, then, els)?,
-            Stmt::While { cond, body } => self.while_loop(cond, body)?,
+            Stmt::While { cond, body, site } => self.while_loop(cond, body, *site)?,
             Stmt::For(f) => self.for_loop(f)?,
             Stmt::Break | Stmt::Continue => {
                 let target = self
@@ -158,11 +158,12 @@ impl Tx<'_, '_> {
     /// `while`, rotated: the condition is tested before the first iteration and again at the
     /// end of each (Cranelift hoists loop-invariant code out of loops of this shape, whose
     /// header is the body, but not always out of a loop whose header is the test).
-    fn while_loop(&mut self, cond: &Expr, body: &IrBlock) -> Result<(), JitError> {
+    fn while_loop(&mut self, cond: &Expr, body: &IrBlock, site: SiteId) -> Result<(), JitError> {
         let body_block = self.b.create_block();
         let latch = self.b.create_block();
         let exit = self.b.create_block();
         let preloaded = self.preload_globals(&[cond], body)?;
+        let word = self.interrupt_word();
         let c = self.expr(cond)?;
         self.b.ins().brif(c, body_block, &[], exit, &[]);
         self.b.switch_to_block(body_block);
@@ -174,6 +175,7 @@ impl Tx<'_, '_> {
         self.loops.pop();
         self.b.ins().jump(latch, &[]);
         self.b.switch_to_block(latch);
+        self.check_interrupt(word, site)?;
         let c = self.expr(cond)?;
         self.b.ins().brif(c, body_block, &[], exit, &[]);
         self.b.switch_to_block(exit);
@@ -247,6 +249,7 @@ impl Tx<'_, '_> {
         let pre = self.b.create_block();
         self.b.ins().brif(nonempty, pre, &[], exit, &[]);
         self.b.switch_to_block(pre);
+        let word = self.interrupt_word();
         // The variable at iteration `first` (0 unless this gang starts further in).
         let offset = self.b.ins().imul(first, step);
         let v0 = self.b.ins().iadd(start, offset);
@@ -263,7 +266,7 @@ impl Tx<'_, '_> {
             _ => Vec::new(),
         };
         if hoisted.is_empty() {
-            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned, word)?;
         } else {
             // The variable's last value: `first <= last` here, and it is a value the loop takes.
             let span = self.b.ins().imul(last, step);
@@ -276,12 +279,12 @@ impl Tx<'_, '_> {
             let keys: Vec<usize> = hoisted.iter().map(|h| h.key).collect();
             self.proven.extend(keys.iter().copied());
             self.version_depth += 1;
-            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned, word)?;
             for k in &keys {
                 self.proven.remove(k);
             }
             self.b.switch_to_block(checked);
-            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned)?;
+            self.loop_copy(f, var, t, first, v0, last, step, exit, pinned, word)?;
             self.version_depth -= 1;
         }
 
@@ -309,6 +312,7 @@ impl Tx<'_, '_> {
         step: Value,
         exit: cranelift_codegen::ir::Block,
         pinned: &[(Variable, Value)],
+        word: Value,
     ) -> Result<(), JitError> {
         let body = self.b.create_block();
         let k = self.b.append_block_param(body, t);
@@ -332,6 +336,7 @@ impl Tx<'_, '_> {
 
         // `k` and `v` are the body block's parameters, so they are still this iteration's here.
         self.b.switch_to_block(latch);
+        self.check_interrupt(word, f.site)?;
         let next = self.b.create_block();
         let done = self.b.ins().icmp(IntCC::Equal, k, last);
         self.b.ins().brif(done, exit, &[], next, &[]);

@@ -96,6 +96,12 @@ unsafe extern "C" fn div_zero(ctx: *mut Ctx, site: u32) {
 unsafe extern "C" fn zero_step(ctx: *mut Ctx, site: u32) {
     fail(ctx, format!("zero step at site {site}"));
 }
+unsafe extern "C" fn interrupted(ctx: *mut Ctx, site: u32) {
+    fail(ctx, format!("interrupted at site {site}"));
+}
+unsafe extern "C" fn depth_limit(ctx: *mut Ctx, site: u32) {
+    fail(ctx, format!("call depth limit at site {site}"));
+}
 unsafe extern "C" fn assert_fail(ctx: *mut Ctx, site: u32, p: *const u8, n: usize) {
     let msg = if n == 0 {
         String::new()
@@ -272,6 +278,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_bounds_error", bounds_error as *const u8),
         ("acc_rt_div_zero", div_zero as *const u8),
         ("acc_rt_zero_step", zero_step as *const u8),
+        ("acc_rt_interrupted", interrupted as *const u8),
+        ("acc_rt_depth_limit", depth_limit as *const u8),
         ("acc_rt_assert_fail", assert_fail as *const u8),
         ("acc_rt_exit", exit as *const u8),
         ("acc_rt_size", size as *const u8),
@@ -344,6 +352,8 @@ impl Session {
             exit_code: 0,
             host: std::ptr::null_mut(),
             stack_limit: 0,
+            interrupt: &acc_runtime::abi::NO_INTERRUPT,
+            max_depth: u64::MAX,
         };
         unsafe { (compiled.main)(&mut ctx) };
         Run {
@@ -569,6 +579,7 @@ pub fn for_(v: u32, start: Expr, end: Expr, step: Expr, inclusive: bool, body: B
         inclusive,
         body,
         schedule: LoopSchedule::default(),
+        site: SiteId(CALL_SITE),
     })
 }
 

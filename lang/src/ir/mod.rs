@@ -183,9 +183,12 @@ pub enum Stmt {
         then: Block,
         els: Block,
     },
+    /// `site` is where an interrupt or a time limit stops the loop (its `while`): every loop
+    /// checks for one at its back edge.
     While {
         cond: Expr,
         body: Block,
+        site: SiteId,
     },
     /// A counted loop: `start`, `end` and `step` are evaluated once, before the first iteration
     /// (a negative step counts down). `var` is private to the loop. A step that is not a
@@ -254,6 +257,8 @@ pub struct ForLoop {
     pub body: Block,
     /// How the iterations are shared out, inside compute regions and device routines.
     pub schedule: LoopSchedule,
+    /// Where an interrupt or a time limit stops the loop (its `for`).
+    pub site: SiteId,
 }
 
 /// A loop's schedule as the back ends need it (from `analysis::LoopInfo`).

@@ -218,7 +218,7 @@ impl Printer<'_> {
                 }
                 self.line("}");
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 let text = format!("while {} {{", self.expr(cond));
                 self.line(&text);
                 self.block(body);

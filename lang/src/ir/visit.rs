@@ -50,7 +50,7 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
             v.block(then);
             v.block(els);
         }
-        Stmt::While { cond, body } => {
+        Stmt::While { cond, body, .. } => {
             v.expr(cond);
             v.block(body);
         }

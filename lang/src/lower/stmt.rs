@@ -33,7 +33,7 @@ impl Body<'_, '_> {
                 };
                 self.emit(Stmt::If { cond, then, els });
             }
-            StmtKind::While { cond, body } => self.while_stmt(cond, body),
+            StmtKind::While { cond, body } => self.while_stmt(cond, body, s.span),
             StmtKind::For(f) => self.for_stmt(f, s.span),
             StmtKind::Break => {
                 if self.leave_loop() {
@@ -346,11 +346,19 @@ impl Body<'_, '_> {
         });
     }
 
-    fn while_stmt(&mut self, cond: &hir::Expr, body: &hir::Block) {
+    fn while_stmt(&mut self, cond: &hir::Expr, body: &hir::Block, span: Span) {
+        let site = self.cx.site(
+            Span::new(span.start as usize, span.start as usize + 5),
+            "while",
+        );
         if !needs_stmts(cond) {
             let c = self.operand(cond);
             let body = self.nested(ScopeKind::Loop, |b| b.stmts(&body.stmts));
-            self.emit(Stmt::While { cond: c, body });
+            self.emit(Stmt::While {
+                cond: c,
+                body,
+                site,
+            });
             return;
         }
         // The condition's statements run at the top of every iteration.
@@ -374,11 +382,16 @@ impl Body<'_, '_> {
         self.emit(Stmt::While {
             cond: constant(Const::Bool(true)),
             body,
+            site,
         });
     }
 
     fn for_stmt(&mut self, f: &hir::ForLoop, span: Span) {
         let info = self.loop_info(span);
+        let site = self.cx.site(
+            Span::new(span.start as usize, span.start as usize + 3),
+            "for",
+        );
         let mut bounds: Vec<&hir::Expr> = vec![&f.start, &f.end];
         bounds.extend(f.step.as_ref());
         let mut xs = self.operands(&bounds, false).into_iter();
@@ -454,6 +467,7 @@ impl Body<'_, '_> {
             inclusive: f.inclusive,
             body,
             schedule,
+            site,
         }));
     }
 

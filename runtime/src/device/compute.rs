@@ -83,7 +83,7 @@ impl Devices {
             let pool = self.pool();
             let r = launch::run_gangs_threaded(
                 &pool,
-                (*ctx).globals,
+                launch::Launcher::of(ctx),
                 DEVICE_MULTICORE,
                 desc,
                 func,
@@ -201,9 +201,12 @@ impl Devices {
         }
         let results = Arc::new(Mutex::new(None));
         let (mailbox, out) = (dev.mailbox(), results.clone());
-        let (globals, desc_ptr) = (SendPtr((*ctx).globals), SendPtr(desc as *const RegionDesc));
+        let (launcher, desc_ptr) = (
+            launch::Launcher::of(ctx),
+            SendPtr(desc as *const RegionDesc),
+        );
         let job = move || {
-            let globals = globals;
+            let launcher = launcher;
             let desc_ptr = desc_ptr;
             // SAFETY: see `SendPtr`; the slots hold references on their arrays.
             let desc = unsafe { &*desc_ptr.0 };
@@ -211,7 +214,7 @@ impl Devices {
             let r = unsafe {
                 launch::run_gangs_threaded(
                     &pool,
-                    globals.0 as *mut u64,
+                    launcher,
                     DEVICE_EMULATED,
                     desc,
                     func,
@@ -349,7 +352,7 @@ impl Devices {
         let r = ran.is_ok().then(|| {
             launch::run_gangs_threaded(
                 &pool,
-                (*ctx).globals,
+                launch::Launcher::of(ctx),
                 DEVICE_NVIDIA,
                 desc,
                 func,

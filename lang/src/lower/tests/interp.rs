@@ -279,7 +279,7 @@ impl Interp<'_> {
                 let c = self.expr(fr, cond)?.bool();
                 return self.block(fr, if c { then } else { els });
             }
-            Stmt::While { cond, body } => loop {
+            Stmt::While { cond, body, .. } => loop {
                 self.steps += 1;
                 if self.steps > self.max_steps {
                     return error("too many steps");

@@ -162,7 +162,7 @@ impl<'m> BodyCheck<'m> {
                 self.block(then, loops)?;
                 self.block(els, loops)?;
             }
-            Stmt::While { cond, body } => {
+            Stmt::While { cond, body, .. } => {
                 self.cond(cond)?;
                 self.block(body, loops + 1)?;
             }
