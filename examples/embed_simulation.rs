@@ -14,7 +14,13 @@ fn main() -> Result<(), Error> {
     let cols = args.next().and_then(Result::ok).unwrap_or(200);
 
     let mut engine = Engine::new()?;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/embed_heat.acc");
+    // Next to this file in the source tree (or under the current directory, for a copy of the
+    // binary run elsewhere).
+    let in_tree = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/embed_heat.acc");
+    let path = [in_tree, "examples/embed_heat.acc"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or(in_tree);
     let source = std::fs::read_to_string(path).map_err(|e| Error::Io {
         path: path.into(),
         message: e.to_string(),

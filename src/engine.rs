@@ -46,6 +46,9 @@ pub struct Engine {
     pub(crate) array_slots: Vec<u32>,
     /// The code an embedder's `Script`s and `Func`s hold: kept while they live.
     pub(crate) held: Vec<Weak<HeldCode>>,
+    /// Something was compiled since `free_code` last looked (a run of the same code again
+    /// has nothing to free, unless a `Script` or `Func` was dropped).
+    code_changed: bool,
     /// The embedder's bounds on runs, and the thread that enforces the time limit.
     pub(crate) limits: crate::Limits,
     pub(crate) watchdog: Option<crate::api::Watchdog>,
@@ -166,6 +169,7 @@ impl Engine {
         Ok(Engine {
             id: NEXT_ENGINE.fetch_add(1, Ordering::Relaxed),
             held: Vec::new(),
+            code_changed: false,
             limits: crate::Limits::default(),
             watchdog: None,
             frontend: Frontend::new(),
@@ -325,6 +329,10 @@ impl Engine {
     /// `args`. A run never waits for the host: an array the host is reading or writing (in
     /// `Array::read`/`write`, on another thread or around this call) is an error.
     pub(crate) fn lock_arrays(&mut self, args: &[*mut ArrayHeader]) -> Result<RunLocks, Error> {
+        let mut locks = RunLocks { held: Vec::new() };
+        if self.array_slots.is_empty() && args.is_empty() {
+            return Ok(locks);
+        }
         let globals = self.context.globals();
         let handles = self
             .array_slots
@@ -333,25 +341,23 @@ impl Engine {
             .map(|&v| v as usize as *mut ArrayHeader)
             .chain(args.iter().copied())
             .filter(|a| !a.is_null());
-        let mut owners: Vec<*mut ArrayHeader> = Vec::new();
         for a in handles {
             // SAFETY: globals and arguments hold live arrays.
             let owner = unsafe { acc_runtime::array::data_owner(a) };
             // SAFETY: as above.
-            if unsafe { acc_runtime::array::host_share_if_any(owner) }.is_some()
-                && !owners.contains(&owner)
-            {
-                owners.push(owner);
+            let Some(share) = (unsafe { acc_runtime::array::host_share_if_any(owner) }) else {
+                continue;
+            };
+            if locks.held.iter().any(|&(o, _)| o == owner) {
+                continue;
             }
-        }
-        let mut locks = RunLocks { held: Vec::new() };
-        for owner in owners {
-            // SAFETY: a live array with a share; the reference taken keeps the share alive
-            // until `RunLocks` drops.
+            // SAFETY: a live array; the reference taken keeps its share alive until `RunLocks`
+            // drops, which is what the `'static` stands for.
             let share: &'static HostShare = unsafe {
                 acc_runtime::array::retain(owner);
-                acc_runtime::array::host_share(owner)
+                &*(share as *const HostShare)
             };
+            // Never waits, so taking several cannot deadlock with another engine's run.
             if !share.lock.try_lock_exclusive() {
                 // SAFETY: the reference just taken.
                 unsafe { acc_runtime::array::release(owner) };
@@ -370,6 +376,9 @@ impl Engine {
     /// redefined since and not called by live code) with its sources and sites. Keeps
     /// everything while profiling: the report names the sites of every run.
     pub(crate) fn free_code(&mut self) {
+        if !self.code_changed && self.held.iter().all(|h| h.strong_count() > 0) {
+            return;
+        }
         let devices = self.context.host().devices_if_made();
         if devices
             .as_ref()
@@ -377,6 +386,7 @@ impl Engine {
         {
             return;
         }
+        self.code_changed = false;
         self.held.retain(|h| h.strong_count() > 0);
         let keep = self
             .last
@@ -441,6 +451,7 @@ impl Engine {
     /// first site number, which it also gives.
     fn lower(&mut self, name: &str, text: &str) -> Result<(ir::Module, u32), Error> {
         self.last = None;
+        self.code_changed = true;
         let source = SourceFile::new(name, text);
         self.last_source = Some(source.clone());
         let compiled = self

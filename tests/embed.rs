@@ -403,3 +403,66 @@ fn limits_bound_time_and_call_depth_and_the_engine_goes_on() {
     e.set_limits(Limits::default());
     assert_eq!(e.call::<(i64,), i64>("depth", (5000,)).unwrap(), 5000);
 }
+
+/// On a GPU (run on the device: `cargo test --test embed -- --ignored`): an array from a
+/// `Vec` goes to the GPU and back through data clauses, presence follows its storage across
+/// calls, and an interrupt stops host code between kernels.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn shared_arrays_and_interrupts_on_a_gpu() {
+    assert!(acc::gpu_count() > 0, "no GPU");
+    shared_arrays_and_interrupts_on(DeviceKind::Nvidia);
+}
+
+/// The same on the emulated device, whose memory is separate as a GPU's.
+#[test]
+fn shared_arrays_and_interrupts_on_an_emulated_device() {
+    shared_arrays_and_interrupts_on(DeviceKind::Emulated);
+}
+
+fn shared_arrays_and_interrupts_on(kind: DeviceKind) {
+    let (mut e, out) = engine_on(kind);
+    e.run(
+        "gpu.acc",
+        "let grid = zeros(4, 8)
+         fn scale(a: f64[,], k: f64) {
+             acc parallel loop collapse(2) present(a)
+             for i in 0..4 { for j in 0..8 { a[i, j] = a[i, j] * k + 1.0 } }
+         }
+         fn enter(a: f64[,]) { acc_copyin(a) }
+         fn leave(a: f64[,]) { acc_copyout(a) }",
+    )
+    .unwrap();
+    let v: Vec<f64> = (0..32).map(f64::from).collect();
+    let at = v.as_ptr();
+    let a = Array::from_vec(v, &[4, 8]).unwrap();
+    e.call::<_, ()>("enter", (a.clone(),)).unwrap();
+    for _ in 0..3 {
+        e.call::<_, ()>("scale", (a.clone(), 2.0)).unwrap();
+    }
+    // Present on the GPU: the host copy is as it was until the copy out.
+    assert_eq!(a.to_vec()[1], 1.0);
+    e.call::<_, ()>("leave", (a.clone(),)).unwrap();
+    let want: Vec<f64> = (0..32)
+        .map(|x| ((f64::from(x) * 2.0 + 1.0) * 2.0 + 1.0) * 2.0 + 1.0)
+        .collect();
+    assert_eq!(a.to_vec(), want);
+    assert_eq!(a.read(|s| s.as_ptr()), at, "the Vec's own storage");
+    // An interrupt stops a host loop that launches kernels; the GPU stays usable.
+    let stop = e.interrupt_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stop.interrupt();
+    });
+    let err = e
+        .run(
+            "loop.acc",
+            "acc_copyin(grid)\nwhile true {\n  scale(grid, 1.0)\n}\n",
+        )
+        .unwrap_err();
+    t.join().unwrap();
+    assert!(matches!(err, Error::Interrupted { .. }), "{err}");
+    e.run("after.acc", "acc_copyout(grid)\nprint(grid[3, 7] > 1.0)")
+        .unwrap();
+    assert_eq!(out.take(), b"true\n");
+}

@@ -18,6 +18,9 @@ pub const INITIAL_DEFAULT_ASYNC: i32 = -1;
 /// it outlives single runs).
 pub struct HostState {
     out: Box<dyn Write + Send>,
+    /// Something was written since the last flush (a run that printed nothing, such as most
+    /// calls of a script function from the host, has nothing to flush).
+    unflushed: bool,
     /// The first failure writing `out` (later writes are dropped).
     io_error: Option<io::Error>,
     error: Option<RunError>,
@@ -38,6 +41,7 @@ impl HostState {
     pub fn new(out: Box<dyn Write + Send>) -> HostState {
         HostState {
             out,
+            unflushed: false,
             io_error: None,
             error: None,
             params: HashMap::new(),
@@ -92,6 +96,7 @@ impl HostState {
     /// Writes program output. A write failure (a closed pipe) is remembered and later output
     /// is dropped, so that the program runs to its end.
     pub fn write(&mut self, bytes: &[u8]) {
+        self.unflushed = true;
         if self.io_error.is_none() {
             if let Err(e) = self.out.write_all(bytes) {
                 self.io_error = Some(e);
@@ -106,7 +111,11 @@ impl HostState {
     pub fn flush(&mut self) -> io::Result<()> {
         match self.io_error.take() {
             Some(e) => Err(e),
-            None => self.out.flush(),
+            None if self.unflushed => {
+                self.unflushed = false;
+                self.out.flush()
+            }
+            None => Ok(()),
         }
     }
 

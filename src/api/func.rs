@@ -74,9 +74,9 @@ impl<A: Args, R: Ret> Func<A, R> {
                 given: given.get(i).cloned().unwrap_or_default(),
             });
         }
-        let mut arrays = Vec::new();
-        args.arrays(&mut arrays);
-        let locks = engine.lock_arrays(&arrays)?;
+        let mut arrays = [std::ptr::null_mut(); 8];
+        let n = args.arrays(&mut arrays);
+        let locks = engine.lock_arrays(&arrays[..n])?;
         engine.arm_limits();
         let ctx = engine.context.ctx_ptr();
         // SAFETY: `address` is alive (held by `_code`) and has the signature `Engine::function`

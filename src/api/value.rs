@@ -70,8 +70,9 @@ pub(crate) mod sealed {
         fn accept(params: &[Type]) -> bool;
         /// Whether each value fits its parameter (arrays' ranks).
         fn fit(&self, params: &[Type]) -> Option<usize>;
-        /// The array arguments, for the run's locks.
-        fn arrays(&self, out: &mut Vec<*mut ArrayHeader>);
+        /// The array arguments, for the run's locks: written to the front of `out` (room for
+        /// every argument), their count returned.
+        fn arrays(&self, out: &mut [*mut ArrayHeader; 8]) -> usize;
         /// Calls the compiled function at `address` with these arguments.
         ///
         /// # Safety
@@ -217,9 +218,14 @@ macro_rules! args {
                 })*
                 None
             }
-            #[allow(unused_variables)]
-            fn arrays(&self, out: &mut Vec<*mut ArrayHeader>) {
-                $(out.extend(sealed::Value::array(&self.$idx));)*
+            #[allow(unused_variables, unused_mut)]
+            fn arrays(&self, out: &mut [*mut ArrayHeader; 8]) -> usize {
+                let mut n = 0;
+                $(if let Some(a) = sealed::Value::array(&self.$idx) {
+                    out[n] = a;
+                    n += 1;
+                })*
+                n
             }
             unsafe fn invoke<R: sealed::Ret>(&self, address: *const u8, ctx: *mut Ctx) -> R::Abi {
                 // The compiled function's signature is `(ctx, depth, params…) -> ret` in the

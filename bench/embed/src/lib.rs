@@ -1,0 +1,1 @@
+//! See `benches/embed.rs` and the README's embedding section.
