@@ -332,6 +332,12 @@ fn an_interrupt_stops_host_code_and_compute_regions_where_they_are() {
     use std::time::Duration;
     let cases = [
         (DeviceKind::Host, "let n = 0\nwhile n >= 0 {\n  n += 1\n}\n", "w.acc:2:1"),
+        // A recursion without loops stops at a call (fib(60) takes hours).
+        (
+            DeviceKind::Host,
+            "fn fib(k: i64) -> i64 {\n  if k < 2 { return k }\n  return fib(k - 1) + fib(k - 2)\n}\nprint(fib(60))\n",
+            "w.acc:1:4",
+        ),
         (
             DeviceKind::Multicore,
             "let hits = zeros(i64, 8)\nacc parallel loop copy(hits)\nfor g in 0..8 {\n  let k = 0\n  while k >= 0 { k += 1 }\n  hits[g] = k\n}\n",

@@ -266,14 +266,22 @@ pub unsafe extern "C" fn acc_rt_stack_overflow(ctx: *mut Ctx, site: u32) {
     })
 }
 
-/// A call deeper than `Ctx::max_depth`: records `CallDepth` at the called function's name.
+/// A call deeper than `Ctx::max_depth`: records `CallDepth` at the called function's name, or
+/// the stop that set the limit to 0 (`context::RunStop`: an interrupt or the time limit, which
+/// reach code without loops this way).
 ///
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe extern "C" fn acc_rt_depth_limit(ctx: *mut Ctx, site: u32) {
     guarded(ctx, Some(site), || {
-        let limit = (*ctx).max_depth;
-        fail(ctx, RunErrorKind::CallDepth { limit }, Some(site));
+        let kind = match (*(*ctx).interrupt).load(Ordering::Relaxed) {
+            INTERRUPT_NONE => RunErrorKind::CallDepth {
+                limit: (*ctx).max_depth,
+            },
+            INTERRUPT_TIME_LIMIT => RunErrorKind::TimeLimit,
+            _ => RunErrorKind::Interrupted,
+        };
+        fail(ctx, kind, Some(site));
     })
 }
 

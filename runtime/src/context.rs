@@ -2,7 +2,8 @@
 //! engine creates once per run (or per REPL session) and whose `ctx_ptr()` it passes to
 //! compiled code.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::abi::{ArrayHeader, Ctx, INTERRUPT_NONE, STATUS_ERROR, STATUS_EXIT, STATUS_OK};
@@ -29,8 +30,50 @@ pub struct Context {
     host: *mut HostState,
     /// `globals_len` zero-initialized slots (a boxed slice), `(*ctx).globals`.
     globals_len: usize,
-    /// The interrupt word `(*ctx).interrupt` points at, shared with interrupt handles.
-    interrupt: Arc<AtomicU32>,
+    /// Where `ctx` lives, with the interrupt word it points at: shared with `RunStop`s, which
+    /// may outlive the context.
+    cell: Arc<CtxCell>,
+    /// `Ctx::max_depth` between stops.
+    max_depth: u64,
+}
+
+/// The `Ctx` and its interrupt word, in one allocation that stop handles keep alive.
+struct CtxCell {
+    ctx: UnsafeCell<Ctx>,
+    word: AtomicU32,
+}
+
+// SAFETY: the `Ctx` is written by its `Context` (between runs) and by compiled code (during
+// one); other threads only store into its interrupt word and, atomically, its `max_depth`
+// (`RunStop`).
+unsafe impl Send for CtxCell {}
+// SAFETY: as above.
+unsafe impl Sync for CtxCell {}
+
+/// Stops the runs of a context from any thread: sets the interrupt word, which every loop
+/// checks, and the depth limit to 0, which every call checks (so that code without loops, a
+/// deep recursion, stops too). Harmless once the context is gone.
+#[derive(Clone)]
+pub struct RunStop {
+    cell: Arc<CtxCell>,
+}
+
+impl RunStop {
+    /// Stops the run in progress, or the next one: `why` is `INTERRUPT_REQUESTED` or
+    /// `INTERRUPT_TIME_LIMIT`.
+    pub fn stop(&self, why: u32) {
+        self.cell.word.store(why, Ordering::Relaxed);
+        // SAFETY: the cell is alive; `max_depth` is only accessed atomically from Rust, and
+        // compiled code reads it with a plain load of the same width.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.cell.ctx.get()).max_depth) }
+            .store(0, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for RunStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunStop")
+    }
 }
 
 // SAFETY: the context exclusively owns everything its pointers reach, and `HostState` is Send.
@@ -40,40 +83,54 @@ impl Context {
     pub fn new(host: HostState) -> Context {
         let host = Box::into_raw(Box::new(host));
         let globals = Box::into_raw(Vec::<u64>::new().into_boxed_slice()) as *mut u64;
-        let interrupt = Arc::new(AtomicU32::new(INTERRUPT_NONE));
-        let ctx = Box::into_raw(Box::new(Ctx {
-            globals,
-            status: STATUS_OK,
-            exit_code: 0,
-            host: host.cast(),
-            stack_limit: 0,
-            interrupt: Arc::as_ptr(&interrupt),
-            max_depth: u64::MAX,
-        }));
+        let cell = Arc::new(CtxCell {
+            ctx: UnsafeCell::new(Ctx {
+                globals,
+                status: STATUS_OK,
+                exit_code: 0,
+                host: host.cast(),
+                stack_limit: 0,
+                interrupt: std::ptr::null(),
+                max_depth: u64::MAX,
+            }),
+            word: AtomicU32::new(INTERRUPT_NONE),
+        });
+        let ctx = cell.ctx.get();
+        // SAFETY: the cell is new; the word lives as long as the `Ctx` beside it.
+        unsafe { (*ctx).interrupt = &raw const cell.word };
         Context {
             ctx,
             host,
             globals_len: 0,
-            interrupt,
+            cell,
+            max_depth: u64::MAX,
         }
     }
 
-    /// The interrupt word compiled code checks at every loop back edge: storing
-    /// `INTERRUPT_REQUESTED` (or `INTERRUPT_TIME_LIMIT`) from any thread stops the run.
-    pub fn interrupt_word(&self) -> Arc<AtomicU32> {
-        self.interrupt.clone()
+    /// What stops this context's runs from another thread.
+    pub fn run_stop(&self) -> RunStop {
+        RunStop {
+            cell: self.cell.clone(),
+        }
     }
 
     /// The deepest call compiled code may make (`None`: as deep as the stack allows).
     pub fn set_max_depth(&mut self, depth: Option<u64>) {
-        // SAFETY: owned by `self`; compiled code is not running on this context now.
-        unsafe { (*self.ctx).max_depth = depth.unwrap_or(u64::MAX) };
+        self.max_depth = depth.unwrap_or(u64::MAX);
+        self.store_max_depth();
     }
 
-    /// Clears the interrupt word, at the end of a run: a stop asked for while no run is going
-    /// on stops the next one, and only that one.
+    /// Clears a stop, at the end of a run: a stop asked for while no run is going on stops
+    /// the next one, and only that one.
     pub fn clear_interrupt(&self) {
-        self.interrupt.store(INTERRUPT_NONE, Ordering::Relaxed);
+        self.cell.word.store(INTERRUPT_NONE, Ordering::Relaxed);
+        self.store_max_depth();
+    }
+
+    fn store_max_depth(&self) {
+        // SAFETY: owned by `self`; atomically, as `RunStop::stop` stores it.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.ctx).max_depth) }
+            .store(self.max_depth, Ordering::Relaxed);
     }
 
     /// What compiled code takes as its first argument, for code about to run on the calling
@@ -176,10 +233,10 @@ impl Context {
 impl Drop for Context {
     fn drop(&mut self) {
         let _ = self.flush();
-        // SAFETY: all three came from `Box::into_raw` and are owned by `self`.
+        // SAFETY: both came from `Box::into_raw` and are owned by `self` (the `Ctx` goes with
+        // the last of the context and its `RunStop`s).
         unsafe {
             drop(Box::from_raw(self.globals_slice_ptr()));
-            drop(Box::from_raw(self.ctx));
             drop(Box::from_raw(self.host));
         }
     }

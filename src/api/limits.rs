@@ -1,26 +1,29 @@
 //! Stopping runs: [`InterruptHandle`] from another thread, and [`Limits`] on depth and time.
 //!
-//! All three use one mechanism: compiled code checks the run's interrupt word at every loop
-//! back edge (one load and a predictable branch), and every user function compares its call
-//! depth with the limit on entry, beside its stack check. A stopped run ends with an error
-//! that says where it stopped; the engine, its globals and its functions stay usable.
+//! All three use one mechanism (`acc_runtime::context::RunStop`): compiled code checks the
+//! run's interrupt word at the back edges of its loops (every iteration of a loop with loops
+//! in it, every 16,384th of an innermost one), and every user function compares its call
+//! depth with the depth limit on entry, beside its stack check; a stop sets the word and the
+//! depth limit to 0, so that it reaches code without loops at its next call. A stopped run
+//! ends with an error that says where it stopped; the engine, its globals and its functions
+//! stay usable.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use acc_runtime::abi::{INTERRUPT_REQUESTED, INTERRUPT_TIME_LIMIT};
+use acc_runtime::context::RunStop;
 
 use crate::Engine;
 
 /// Stops an engine's run from any thread: `Send + Sync + Clone`, and usable after the engine
 /// is gone (it then does nothing).
 ///
-/// The run in progress stops at its next loop iteration on a host device (host code and
-/// compute regions on `host`, `multicore` and `emulated` alike) with
-/// [`Error::Interrupted`](crate::Error::Interrupted). An interrupt while no run is going on
-/// stops the next run at its first loop.
+/// The run in progress stops at its next loop iteration or function call on a host device
+/// (host code and compute regions on `host`, `multicore` and `emulated` alike; a recursion
+/// without loops at its next call) with [`Error::Interrupted`](crate::Error::Interrupted). An
+/// interrupt while no run is going on stops the next run at its first loop or call.
 ///
 /// ```
 /// use std::time::Duration;
@@ -39,13 +42,13 @@ use crate::Engine;
 /// ```
 #[derive(Clone, Debug)]
 pub struct InterruptHandle {
-    word: Arc<AtomicU32>,
+    stop: RunStop,
 }
 
 impl InterruptHandle {
     /// Stops the run in progress (or the next one).
     pub fn interrupt(&self) {
-        self.word.store(INTERRUPT_REQUESTED, Ordering::Relaxed);
+        self.stop.stop(INTERRUPT_REQUESTED);
     }
 }
 
@@ -95,7 +98,7 @@ struct Deadline {
 }
 
 impl Watchdog {
-    fn new(word: Arc<AtomicU32>) -> Option<Watchdog> {
+    fn new(stop: RunStop) -> Option<Watchdog> {
         let shared = Arc::new((Mutex::new(Deadline::default()), Condvar::new()));
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
@@ -107,8 +110,8 @@ impl Watchdog {
                     d = match d.at {
                         None => wake.wait(d).unwrap_or_else(|e| e.into_inner()),
                         Some(at) if Instant::now() >= at => {
-                            // Under the lock: `disarm` cannot clear the word before this store.
-                            word.store(INTERRUPT_TIME_LIMIT, Ordering::Relaxed);
+                            // Under the lock: `disarm` cannot clear the stop before this store.
+                            stop.stop(INTERRUPT_TIME_LIMIT);
                             d.at = None;
                             d
                         }
@@ -150,7 +153,7 @@ impl Engine {
     /// A handle that stops this engine's runs from any thread.
     pub fn interrupt_handle(&self) -> InterruptHandle {
         InterruptHandle {
-            word: self.context.interrupt_word(),
+            stop: self.context.run_stop(),
         }
     }
 
@@ -159,7 +162,7 @@ impl Engine {
         self.context.set_max_depth(limits.max_call_depth);
         self.limits = limits;
         if limits.max_run_time.is_some() && self.watchdog.is_none() {
-            self.watchdog = Watchdog::new(self.context.interrupt_word());
+            self.watchdog = Watchdog::new(self.context.run_stop());
         }
     }
 

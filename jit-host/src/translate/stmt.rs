@@ -12,6 +12,28 @@ use super::expr::scalar_of;
 use super::{is_float, scalar_type, LoopTargets, Tx};
 use crate::JitError;
 
+/// How many iterations of an innermost counted loop run between two interrupt checks (a few
+/// microseconds of the tightest loop).
+const INTERRUPT_CHUNK: i64 = 1 << 14;
+
+/// Whether a loop body has a loop of its own (anywhere in it: in an `if`, a block, a data
+/// region).
+fn has_loop(body: &IrBlock) -> bool {
+    struct Finder(bool);
+    impl<'a> acc_lang::ir::visit::Visitor<'a> for Finder {
+        fn stmt(&mut self, s: &'a Stmt) {
+            if matches!(s, Stmt::For(_) | Stmt::While { .. }) {
+                self.0 = true;
+            } else if !self.0 {
+                acc_lang::ir::visit::walk_stmt(self, s);
+            }
+        }
+    }
+    let mut f = Finder(false);
+    acc_lang::ir::visit::Visitor::block(&mut f, body);
+    f.0
+}
+
 impl Tx<'_, '_> {
     pub(super) fn block(&mut self, stmts: &IrBlock) -> Result<(), JitError> {
         for s in stmts {
@@ -314,12 +336,20 @@ impl Tx<'_, '_> {
         pinned: &[(Variable, Value)],
         word: Value,
     ) -> Result<(), JitError> {
+        // An innermost loop checks for an interrupt once per chunk of `INTERRUPT_CHUNK`
+        // iterations: the latch compares the iteration with the chunk's end (a block
+        // parameter) instead of the last one, so iterations cost nothing more. A loop with
+        // loops in it checks at every back edge (its inner loops run between the checks).
+        let chunked = !has_loop(&f.body);
         let body = self.b.create_block();
         let k = self.b.append_block_param(body, t);
         let v = self.b.append_block_param(body, t);
-        self.b
-            .ins()
-            .jump(body, &[BlockArg::Value(first), BlockArg::Value(v0)]);
+        let end = chunked.then(|| self.b.append_block_param(body, t));
+        let mut entry = vec![BlockArg::Value(first), BlockArg::Value(v0)];
+        if chunked {
+            entry.push(BlockArg::Value(self.chunk_end(first, last)));
+        }
+        self.b.ins().jump(body, &entry);
         self.b.switch_to_block(body);
         self.b.def_var(var, v);
         for &(x, value) in pinned {
@@ -334,21 +364,63 @@ impl Tx<'_, '_> {
         self.loops.pop();
         self.b.ins().jump(latch, &[]);
 
-        // `k` and `v` are the body block's parameters, so they are still this iteration's here.
+        // `k`, `v` and `end` are the body block's parameters, so they are still this
+        // iteration's here.
         self.b.switch_to_block(latch);
-        self.check_interrupt(word, f.site)?;
         let next = self.b.create_block();
-        let done = self.b.ins().icmp(IntCC::Equal, k, last);
-        self.b.ins().brif(done, exit, &[], next, &[]);
-        self.b.switch_to_block(next);
         let one = self.iconst(t, 1);
-        let k1 = self.b.ins().iadd(k, one);
-        let v1 = self.b.ins().iadd(v, step);
-        self.b
-            .ins()
-            .jump(body, &[BlockArg::Value(k1), BlockArg::Value(v1)]);
-
+        match end {
+            None => {
+                self.check_interrupt(word, f.site)?;
+                let done = self.b.ins().icmp(IntCC::Equal, k, last);
+                self.b.ins().brif(done, exit, &[], next, &[]);
+                self.b.switch_to_block(next);
+                let k1 = self.b.ins().iadd(k, one);
+                let v1 = self.b.ins().iadd(v, step);
+                self.b
+                    .ins()
+                    .jump(body, &[BlockArg::Value(k1), BlockArg::Value(v1)]);
+            }
+            Some(end) => {
+                let chunk_done = self.b.create_block();
+                let refill = self.b.create_block();
+                self.b.set_cold_block(refill);
+                let e = self.b.append_block_param(next, t);
+                let at_end = self.b.ins().icmp(IntCC::Equal, k, end);
+                self.b
+                    .ins()
+                    .brif(at_end, chunk_done, &[], next, &[BlockArg::Value(end)]);
+                self.b.switch_to_block(chunk_done);
+                let done = self.b.ins().icmp(IntCC::Equal, k, last);
+                self.b.ins().brif(done, exit, &[], refill, &[]);
+                self.b.switch_to_block(refill);
+                self.check_interrupt(word, f.site)?;
+                let from = self.b.ins().iadd(k, one);
+                let new_end = self.chunk_end(from, last);
+                self.b.ins().jump(next, &[BlockArg::Value(new_end)]);
+                self.b.switch_to_block(next);
+                let k1 = self.b.ins().iadd(k, one);
+                let v1 = self.b.ins().iadd(v, step);
+                self.b.ins().jump(
+                    body,
+                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(e)],
+                );
+            }
+        }
         Ok(())
+    }
+
+    /// The last iteration of the chunk that starts at iteration `from` (`from <= last`):
+    /// `from + INTERRUPT_CHUNK - 1`, or `last` when that is sooner (no overflow: the sum is
+    /// taken only when it is below `last`).
+    fn chunk_end(&mut self, from: Value, last: Value) -> Value {
+        let left = self.b.ins().isub(last, from);
+        let long =
+            self.b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, left, INTERRUPT_CHUNK);
+        let later = self.b.ins().iadd_imm_u(from, INTERRUPT_CHUNK - 1);
+        self.b.ins().select(long, later, last)
     }
 
     /// Whether an access is still to be checked: `site`, unless an enclosing loop proved it.
