@@ -22,18 +22,70 @@ use chumsky::input::MappedInput;
 use chumsky::prelude::*;
 
 pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
-pub(crate) type Ex<'a> = extra::Err<Rich<'a, Token<'a>, Span>>;
-pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
+pub(crate) type Ex<'a, E> = extra::Err<E>;
+pub(crate) type P<'a, O, E> = Boxed<'a, 'a, In<'a>, O, Ex<'a, E>>;
 /// A recursive parser as `recursive` makes it. Its references to itself are weak, so a parser
 /// graph is freed when the parse ends (`Recursive::declare`'s strong self-references form a
 /// cycle that kept every parse's parser, about 11 kB, forever).
-pub(crate) type Rec<'a, O> = Recursive<chumsky::recursive::Direct<'a, 'a, In<'a>, O, Ex<'a>>>;
+pub(crate) type Rec<'a, O, E> = Recursive<chumsky::recursive::Direct<'a, 'a, In<'a>, O, Ex<'a, E>>>;
+
+/// The error type a parse runs with. The grammar is generic over it so that a program is first
+/// parsed with `Unexplained` errors, which cost nothing to make and merge (chumsky merges an
+/// error for every alternative that fails, which was a third of the parser's time with `Rich`),
+/// and parsed again with `Rich` errors, which explain themselves, only when that parse fails.
+/// Which alternative succeeds never depends on the error type, so both parses build the same
+/// tree and fail on the same programs.
+pub(crate) trait ParseError<'a>:
+    chumsky::error::Error<'a, In<'a>>
+    + chumsky::label::LabelError<'a, In<'a>, &'static str>
+    + chumsky::label::LabelError<'a, In<'a>, chumsky::DefaultExpected<'a, Token<'a>>>
+    + 'a
+{
+    /// An error with a message, label and help of its own (see `errors::pack`).
+    fn custom(span: Span, message: &str, label: &str, help: &str) -> Self;
+    /// A failure that another alternative always explains better (it is never shown).
+    fn unexplained(span: Span) -> Self;
+}
+
+impl<'a> ParseError<'a> for Rich<'a, Token<'a>, Span> {
+    fn custom(span: Span, message: &str, label: &str, help: &str) -> Self {
+        Rich::custom(span, errors::pack(message, label, help))
+    }
+
+    fn unexplained(span: Span) -> Self {
+        Rich::custom(span, "")
+    }
+}
+
+/// The error of the first, fast parse: only whether the parse failed.
+type Unexplained = chumsky::error::EmptyErr;
+
+impl<'a> ParseError<'a> for Unexplained {
+    fn custom(_: Span, _: &str, _: &str, _: &str) -> Self {
+        Unexplained::default()
+    }
+
+    fn unexplained(_: Span) -> Self {
+        Unexplained::default()
+    }
+}
 
 /// Parse a token stream (from `lexer::lex`, brackets balanced) into a program.
 pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<Diagnostic>) {
     let eoi = Span::new(source_len, source_len);
     let input = tokens.split_token_span(eoi);
-    let (program, errors) = program_parser().parse(input).into_output_errors();
+    let (program, errors) = program_parser::<Unexplained>()
+        .parse(input.clone())
+        .into_output_errors();
+    if errors.is_empty() {
+        if let Some(program) = program {
+            return (program, Vec::new());
+        }
+    }
+    drop(program);
+    let (program, errors) = program_parser::<Rich<'_, Token<'_>, Span>>()
+        .parse(input)
+        .into_output_errors();
     let mut diags: Vec<Diagnostic> = errors
         .into_iter()
         .map(|e| errors::to_diagnostic(e, tokens))
@@ -44,47 +96,54 @@ pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<D
 
 // ---- small token parsers ---------------------------------------------------------------------
 
-pub(crate) fn punct<'a>(p: Punct) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+pub(crate) fn punct<'a, E: ParseError<'a>>(
+    p: Punct,
+) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a, E>> + Clone {
     just(Token::P(p))
 }
 
-pub(crate) fn kw<'a>(k: Keyword) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+pub(crate) fn kw<'a, E: ParseError<'a>>(
+    k: Keyword,
+) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a, E>> + Clone {
     just(Token::Kw(k))
 }
 
 /// A directive word (`parallel`, `copyin`, …): an identifier with that exact text.
-pub(crate) fn word<'a>(w: &'static str) -> impl Parser<'a, In<'a>, Span, Ex<'a>> + Clone {
+pub(crate) fn word<'a, E: ParseError<'a>>(
+    w: &'static str,
+) -> impl Parser<'a, In<'a>, Span, Ex<'a, E>> + Clone {
     select! { Token::Ident(s) = e if s == w => e.span() }
 }
 
-pub(crate) fn ident<'a>() -> impl Parser<'a, In<'a>, Ident, Ex<'a>> + Clone {
+pub(crate) fn ident<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Ident, Ex<'a, E>> + Clone {
     select! { Token::Ident(s) = e => Ident { name: s.to_string(), span: e.span() } }
         .labelled("a name")
 }
 
 /// Statement separators: newline or `;`.
-fn sep<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+fn sep<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, (), Ex<'a, E>> + Clone {
     one_of([Token::Newline, Token::P(Punct::Semi)]).ignored()
 }
 
-fn newlines<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+fn newlines<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, (), Ex<'a, E>> + Clone {
     just(Token::Newline).repeated()
 }
 
 /// Pack a message, label and help into a custom chumsky error (see `errors`).
-pub(crate) fn custom<'a>(
+pub(crate) fn custom<'a, E: ParseError<'a>>(
     span: Span,
     message: &str,
     label: &str,
     help: &str,
-) -> Rich<'a, Token<'a>, Span> {
-    Rich::custom(span, errors::pack(message, label, help))
+) -> E {
+    E::custom(span, message, label, help)
 }
 
 // ---- types -----------------------------------------------------------------------------------
 
 /// `f64`, `i32[]`, `f32[,,]`.
-pub(crate) fn type_expr<'a>() -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a>> + Clone {
+pub(crate) fn type_expr<'a, E: ParseError<'a>>(
+) -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a, E>> + Clone {
     let dims = punct(Punct::Comma)
         .repeated()
         .count()
@@ -113,7 +172,7 @@ pub(crate) fn type_expr<'a>() -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a>> + Clo
         })
 }
 
-fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
+fn unknown_type<'a, E: ParseError<'a>>(name: &Ident) -> E {
     let hint = match name.name.as_str() {
         "float" => "`f32`".to_string(),
         "double" | "real" | "number" => "`f64`".to_string(),
@@ -140,11 +199,11 @@ fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
 
 // ---- program and statements ------------------------------------------------------------------
 
-fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
+fn program_parser<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Program, Ex<'a, E>> {
     // Statements contain expressions and expressions contain statements (blocks in `if`
     // expressions): `expr` is made inside `stmt`, so each refers to the other weakly.
-    let stmt: Rec<'a, Stmt> = recursive(|stmt: Rec<'a, Stmt>| {
-        let expr: Rec<'a, Expr> = recursive(|expr| expression(stmt.clone(), expr));
+    let stmt: Rec<'a, Stmt, E> = recursive(|stmt: Rec<'a, Stmt, E>| {
+        let expr: Rec<'a, Expr, E> = recursive(|expr| expression(stmt.clone(), expr));
         statement(stmt, expr)
     });
     stmt_list(stmt)
@@ -153,7 +212,9 @@ fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
 }
 
 /// Statements separated by newlines or `;`, blank lines and stray separators allowed.
-fn stmt_list<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'a>> + Clone {
+fn stmt_list<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'a, E>> + Clone {
     sep().repeated().ignore_then(
         stmt.separated_by(sep().repeated().at_least(1))
             .allow_trailing()
@@ -162,7 +223,9 @@ fn stmt_list<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'
 }
 
 /// `{ stmts }`, possibly opening on the next line (Allman style).
-fn block<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone {
+fn block<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, Block, Ex<'a, E>> + Clone {
     newlines().ignore_then(
         stmt_list(stmt)
             .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
@@ -174,7 +237,10 @@ fn block<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Block, Ex<'a>> + Cl
     )
 }
 
-fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
+fn statement<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> P<'a, Stmt, E> {
     let block = block(stmt.clone());
     let let_stmt = kw(Keyword::Let)
         .ignore_then(ident())
@@ -267,7 +333,7 @@ fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
 }
 
 /// `else` at the start of a statement: its `if` ended earlier.
-fn misplaced_else<'a>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a>> + Clone {
+fn misplaced_else<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a, E>> + Clone {
     kw(Keyword::Else).try_map(|_, span| {
         Err(custom(
             span,
@@ -280,7 +346,7 @@ fn misplaced_else<'a>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a>> + Clone {
 
 /// Skip a broken statement: everything up to the next separator or closing brace, treating
 /// bracketed groups as units so a block inside the broken statement is skipped whole.
-fn statement_recovery<'a>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a>> + Clone {
+fn statement_recovery<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a, E>> + Clone {
     let group = |open, close| {
         nested_delimiters(
             Token::P(open),
@@ -314,7 +380,7 @@ fn statement_recovery<'a>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a>> + Clone {
     })
 }
 
-fn assign_op<'a>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a>> + Clone {
+fn assign_op<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a, E>> + Clone {
     select! {
         Token::P(Punct::Assign) => None,
         Token::P(Punct::PlusEq) => Some(BinOp::Add),
@@ -331,10 +397,10 @@ fn assign_op<'a>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a>> + Clone {
 }
 
 /// `for i in lo..hi [step s] { … }` and `lo..=hi`.
-fn for_loop<'a>(
-    expr: Rec<'a, Expr>,
-    block: impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone + 'a,
-) -> impl Parser<'a, In<'a>, ForLoop, Ex<'a>> + Clone {
+fn for_loop<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+    block: impl Parser<'a, In<'a>, Block, Ex<'a, E>> + Clone + 'a,
+) -> impl Parser<'a, In<'a>, ForLoop, Ex<'a, E>> + Clone {
     let c_style = punct(Punct::LParen).try_map(|_, span| {
         Err(custom(
             span,
@@ -367,7 +433,9 @@ fn for_loop<'a>(
 }
 
 /// `fn name(p: T, …) [-> T] { … }`
-fn function<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, FnDef, Ex<'a>> + Clone {
+fn function<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, FnDef, Ex<'a, E>> + Clone {
     let param = ident()
         .then(
             punct(Punct::Colon)
@@ -397,7 +465,10 @@ fn function<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, FnDef, Ex<'a>> +
 
 // ---- expressions -----------------------------------------------------------------------------
 
-fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
+fn expression<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> P<'a, Expr, E> {
     let literal = select! {
         Token::Int(v, s) => ExprKind::Int(v, s),
         Token::Float(t, s) => ExprKind::Float(t.replace('_', ""), s),
@@ -545,7 +616,9 @@ fn climb(first: Expr, rest: Vec<(BinOp, Expr)>) -> Expr {
 }
 
 /// Index arguments: expressions, or sections `start:count` with either side optional.
-fn index_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<'a>> + Clone {
+fn index_args<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<'a, E>> + Clone {
     let section = expr
         .clone()
         .or_not()
@@ -563,10 +636,10 @@ fn index_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<
 }
 
 /// `if c { … } else { … }` as an expression: both branches required, each ending in a value.
-fn if_expr<'a>(
-    stmt: Rec<'a, Stmt>,
-    expr: Rec<'a, Expr>,
-) -> impl Parser<'a, In<'a>, Expr, Ex<'a>> + Clone {
+fn if_expr<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Expr, Ex<'a, E>> + Clone {
     let value_block = block(stmt).try_map(|b: Block, span| {
         value_of_block(b).ok_or_else(|| {
             custom(
