@@ -1,6 +1,6 @@
 //! Statements (LANGUAGE.md section 3) and function bodies (section 5).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::ast::{self, BinOp, ExprKind as A, ScalarType};
@@ -82,7 +82,7 @@ impl Cx<'_> {
 
     /// A block with its own scope.
     pub(super) fn block(&mut self, b: &ast::Block) -> Block {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(FxHashMap::default());
         let stmts = b.stmts.iter().filter_map(|s| self.stmt(s)).collect();
         self.scopes.pop();
         Block {
@@ -299,7 +299,7 @@ impl Cx<'_> {
             x
         });
         // The variable lives in a scope around the body's, so a `let` in the body may shadow it.
-        self.scopes.push(HashMap::new());
+        self.scopes.push(FxHashMap::default());
         let var = self.declare(&f.var, Type::Scalar(t), VarKind::LoopVar);
         self.loop_depth += 1;
         let body = self.block(&f.body);
@@ -401,7 +401,7 @@ impl Cx<'_> {
             ret: sig.ret,
             sig_span: sig.sig_span,
         });
-        self.scopes.push(HashMap::new());
+        self.scopes.push(FxHashMap::default());
         let params = def
             .params
             .iter()
