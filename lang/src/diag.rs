@@ -222,16 +222,46 @@ impl miette::Diagnostic for SourceDiagnostic {
 /// Render diagnostics as plain text (no colour, fixed width): what `acc check` prints when
 /// standard error is not a terminal, and what the snapshot tests compare.
 pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
-    let handler =
+    let wrapping =
         miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-            .with_width(100)
+            .with_width(PLAIN_WIDTH)
             .with_links(false);
+    // Wrapping a text that fits its line changes nothing, but textwrap's Unicode line breaking
+    // finds every break opportunity first: a quarter of the rendering time of a program with
+    // a hundred thousand diagnostics.
+    let unwrapped = wrapping.clone().with_wrap_lines(false);
     let mut out = String::new();
     for d in diags {
         let sd = d.with_source(source);
+        let handler = if fits_unwrapped(&sd) {
+            &unwrapped
+        } else {
+            &wrapping
+        };
         let _ = handler.render_report(&mut out, &sd);
     }
     out
+}
+
+/// The width `render_plain` wraps to.
+const PLAIN_WIDTH: usize = 100;
+
+/// Whether the texts miette wraps (the message, the help) each fit one line after their
+/// indent, so that wrapping leaves them as they are: one line each, no whitespace at either
+/// end (textwrap trims it), no control characters, and short enough even if every non-ASCII
+/// character were two columns wide.
+fn fits_unwrapped(sd: &SourceDiagnostic) -> bool {
+    // miette wraps to two columns less than its width, after an indent of up to 8 columns
+    // (`  × ` before the message, `  help: ` before the help).
+    const ROOM: usize = PLAIN_WIDTH - 2 - 8;
+    let fits = |text: &str| {
+        let columns: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+        columns <= ROOM
+            && !text.starts_with(char::is_whitespace)
+            && !text.ends_with(char::is_whitespace)
+            && !text.chars().any(char::is_control)
+    };
+    sd.show_source && fits(&sd.diag.message) && sd.diag.help.as_deref().is_none_or(fits)
 }
 
 /// Edit distance counting a swap of two neighbours as one edit (optimal string alignment),
