@@ -231,8 +231,8 @@ fn run(args: &RunArgs) -> i32 {
 
 fn check(files: &[PathBuf]) -> i32 {
     let mut ok = true;
-    for file in files {
-        ok &= check_file(file);
+    for (i, file) in files.iter().enumerate() {
+        ok &= check_file(file, i + 1 == files.len());
     }
     if ok {
         0
@@ -241,7 +241,9 @@ fn check(files: &[PathBuf]) -> i32 {
     }
 }
 
-fn check_file(path: &Path) -> bool {
+/// Check one file and print its diagnostics; `last`: the process exits after this one, so
+/// what its compile built need not be freed.
+fn check_file(path: &Path, last: bool) -> bool {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -250,7 +252,12 @@ fn check_file(path: &Path) -> bool {
         }
     };
     let source = acc::SourceFile::new(path.display().to_string(), text);
-    match acc::check(&source) {
+    let checked = if last {
+        acc::check_before_exit(&source)
+    } else {
+        acc::check(&source)
+    };
+    match checked {
         Ok(warnings) => {
             eprint!("{}", acc::render_diagnostics(&warnings, &source, colour()));
             true
