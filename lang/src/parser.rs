@@ -279,7 +279,7 @@ fn statement<'a, E: ParseError<'a>>(
         .then(block.clone())
         .map(|(cond, body)| StmtKind::While { cond, body });
 
-    let for_stmt = for_loop(expr.clone(), block.clone()).map(StmtKind::For);
+    let for_stmt = for_loop(expr.clone(), block.clone()).map(|f| StmtKind::For(Box::new(f)));
 
     let ret = kw(Keyword::Return)
         .ignore_then(expr.clone().or_not())
@@ -590,6 +590,10 @@ fn climb(first: Expr, rest: Vec<(BinOp, Expr)>) -> Expr {
             span: l.span.to(r.span),
             kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
         }
+    }
+    // Most expressions have no binary operator: no stacks for them.
+    if rest.is_empty() {
+        return first;
     }
     let mut operands = vec![first];
     let mut pending: Vec<BinOp> = Vec::new();

@@ -40,7 +40,7 @@ impl Cx<'_> {
                 self.loop_depth -= 1;
                 StmtKind::While { cond, body }
             }
-            ast::StmtKind::For(f) => StmtKind::For(self.for_loop(f)),
+            ast::StmtKind::For(f) => StmtKind::For(Box::new(self.for_loop(f))),
             ast::StmtKind::Break | ast::StmtKind::Continue => {
                 let word = if matches!(s.kind, ast::StmtKind::Break) {
                     "break"
