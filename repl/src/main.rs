@@ -230,6 +230,7 @@ fn run(args: &RunArgs) -> i32 {
 }
 
 fn check(files: &[PathBuf]) -> i32 {
+    grow_heap_in_large_steps();
     let mut ok = true;
     for (i, file) in files.iter().enumerate() {
         ok &= check_file(file, i + 1 == files.len());
@@ -238,6 +239,18 @@ fn check(files: &[PathBuf]) -> i32 {
         0
     } else {
         acc::EXIT_COMPILE_ERROR
+    }
+}
+
+/// `acc check` builds a large program's trees and frees nothing of them (`check_before_exit`):
+/// glibc grows a thread's heap 128 kB at a time, a system call each, so a million lines made
+/// thousands of them; 64 MB at a time saves a quarter of a second of system time. Reserved
+/// pages not yet written cost no memory.
+fn grow_heap_in_large_steps() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a tuning parameter of glibc's allocator (under its lock).
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
     }
 }
 
