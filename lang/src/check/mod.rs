@@ -409,7 +409,7 @@ impl<'c> Cx<'c> {
     // -----------------------------------------------------------------------------------------
 
     fn top_level(&mut self, stmts: &[ast::Stmt], fn_at: &[Option<FnId>]) -> Vec<hir::Stmt> {
-        let mut top = Vec::new();
+        let mut top = Vec::with_capacity(stmts.len());
         for (pos, stmt) in stmts.iter().enumerate() {
             self.top_pos = pos;
             if let Some(Some(id)) = fn_at.get(pos) {
