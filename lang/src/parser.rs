@@ -18,7 +18,7 @@ use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::token::{Keyword, Punct, Token};
-use chumsky::input::MappedInput;
+use chumsky::input::{InputRef, MappedInput};
 use chumsky::prelude::*;
 
 pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
@@ -41,6 +41,8 @@ pub(crate) trait ParseError<'a>:
     + chumsky::label::LabelError<'a, In<'a>, chumsky::DefaultExpected<'a, Token<'a>>>
     + 'a
 {
+    /// Whether the error says what went wrong (`Rich`). The fast parse has none to say.
+    const EXPLAINS: bool;
     /// An error with a message, label and help of its own (see `errors::pack`).
     fn custom(span: Span, message: &str, label: &str, help: &str) -> Self;
     /// A failure that another alternative always explains better (it is never shown).
@@ -48,6 +50,8 @@ pub(crate) trait ParseError<'a>:
 }
 
 impl<'a> ParseError<'a> for Rich<'a, Token<'a>, Span> {
+    const EXPLAINS: bool = true;
+
     fn custom(span: Span, message: &str, label: &str, help: &str) -> Self {
         Rich::custom(span, errors::pack(message, label, help))
     }
@@ -61,6 +65,8 @@ impl<'a> ParseError<'a> for Rich<'a, Token<'a>, Span> {
 type Unexplained = chumsky::error::EmptyErr;
 
 impl<'a> ParseError<'a> for Unexplained {
+    const EXPLAINS: bool = false;
+
     fn custom(_: Span, _: &str, _: &str, _: &str) -> Self {
         Unexplained::default()
     }
@@ -313,33 +319,84 @@ fn statement<'a, E: ParseError<'a>>(
             },
         });
 
-    let simple = choice((
-        let_stmt,
-        while_stmt,
-        for_stmt,
-        ret,
-        kw(Keyword::Break).to(StmtKind::Break),
-        kw(Keyword::Continue).to(StmtKind::Continue),
-        function(stmt.clone()).map(StmtKind::Fn),
-        clauses::directive(stmt.clone(), expr.clone())
-            .map(|d| d.map_or(StmtKind::Error, StmtKind::Directive)),
-        block.clone().map(StmtKind::Block),
-        misplaced_else(),
-        assign_or_expr,
-    ))
-    .map_with(|kind, e| Stmt {
-        kind,
-        span: e.span(),
-    });
+    let break_stmt = kw(Keyword::Break).to(StmtKind::Break);
+    let continue_stmt = kw(Keyword::Continue).to(StmtKind::Continue);
+    let fn_stmt = function(stmt.clone()).map(StmtKind::Fn);
+    let directive = clauses::directive(stmt.clone(), expr.clone())
+        .map(|d| d.map_or(StmtKind::Error, StmtKind::Directive));
+    let block_stmt = block.clone().map(StmtKind::Block);
+
+    // Every kind of statement but an expression starts with a token of its own, and no
+    // expression starts with one of those (`if` starts both an `if` statement and an `if`
+    // expression: the statement first). The fast parse goes by the first token to the only
+    // statement that can start with it; the explaining parse tries each in turn, because
+    // `Rich` lists what every alternative expected there (and in their order).
+    let any_statement: P<'a, Stmt, E> = if E::EXPLAINS {
+        if_stmt
+            .or(located(choice((
+                let_stmt,
+                while_stmt,
+                for_stmt,
+                ret,
+                break_stmt,
+                continue_stmt,
+                fn_stmt,
+                directive,
+                block_stmt,
+                misplaced_else(),
+                assign_or_expr,
+            ))))
+            .boxed()
+    } else {
+        let let_stmt = located(let_stmt);
+        let while_stmt = located(while_stmt);
+        let for_stmt = located(for_stmt);
+        let ret = located(ret);
+        let break_stmt = located(break_stmt);
+        let continue_stmt = located(continue_stmt);
+        let fn_stmt = located(fn_stmt);
+        let directive = located(directive);
+        let block_stmt = located(block_stmt);
+        let else_stmt = located(misplaced_else());
+        let expr_stmt = located(assign_or_expr);
+        let if_stmt = if_stmt.or(expr_stmt.clone());
+        chumsky::primitive::custom(move |inp: &mut InputRef<'a, '_, In<'a>, Ex<'a, E>>| {
+            match inp.peek() {
+                Some(Token::Kw(Keyword::Let)) => inp.parse(&let_stmt),
+                Some(Token::Kw(Keyword::While)) => inp.parse(&while_stmt),
+                Some(Token::Kw(Keyword::For)) => inp.parse(&for_stmt),
+                Some(Token::Kw(Keyword::Return)) => inp.parse(&ret),
+                Some(Token::Kw(Keyword::Break)) => inp.parse(&break_stmt),
+                Some(Token::Kw(Keyword::Continue)) => inp.parse(&continue_stmt),
+                Some(Token::Kw(Keyword::Fn)) => inp.parse(&fn_stmt),
+                Some(Token::Kw(Keyword::Acc)) => inp.parse(&directive),
+                // A block may open on the next line.
+                Some(Token::P(Punct::LBrace) | Token::Newline) => inp.parse(&block_stmt),
+                Some(Token::Kw(Keyword::Else)) => inp.parse(&else_stmt),
+                Some(Token::Kw(Keyword::If)) => inp.parse(&if_stmt),
+                _ => inp.parse(&expr_stmt),
+            }
+        })
+        .boxed()
+    };
 
     // A statement must end here: checking it inside the statement (rather than in the list)
     // makes `x = 1 y` fail as a statement, which recovery then skips.
     let end_of_statement = choice((sep(), punct(Punct::RBrace).ignored(), end())).rewind();
-    if_stmt
-        .or(simple)
+    any_statement
         .then_ignore(end_of_statement)
         .recover_with(via_parser(statement_recovery()))
         .boxed()
+}
+
+/// A statement of `kind` spanning what `kind` parsed.
+fn located<'a, E: ParseError<'a>>(
+    kind: impl Parser<'a, In<'a>, StmtKind, Ex<'a, E>> + Clone,
+) -> impl Parser<'a, In<'a>, Stmt, Ex<'a, E>> + Clone {
+    kind.map_with(|kind, e| Stmt {
+        kind,
+        span: e.span(),
+    })
 }
 
 /// `else` at the start of a statement: its `if` ended earlier.
