@@ -117,7 +117,13 @@ impl Lines {
 
 impl<'src> Lexer<'src> {
     fn run(&mut self) {
-        while let Some(c) = self.peek_char() {
+        while let Some(&byte) = self.bytes.get(self.pos) {
+            // Source is almost all ASCII: decode a character only where it is not.
+            let c = if byte.is_ascii() {
+                char::from(byte)
+            } else {
+                self.peek_char().unwrap_or_default()
+            };
             let start = self.pos;
             match c {
                 '\n' => {
