@@ -256,11 +256,16 @@ fn fits_unwrapped(sd: &SourceDiagnostic) -> bool {
     // (`  × ` before the message, `  help: ` before the help).
     const ROOM: usize = PLAIN_WIDTH - 2 - 8;
     let fits = |text: &str| {
-        let columns: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+        let mut columns = 0;
+        for c in text.chars() {
+            if c.is_control() {
+                return false;
+            }
+            columns += if c.is_ascii() { 1 } else { 2 };
+        }
         columns <= ROOM
             && !text.starts_with(char::is_whitespace)
             && !text.ends_with(char::is_whitespace)
-            && !text.chars().any(char::is_control)
     };
     sd.show_source && fits(&sd.diag.message) && sd.diag.help.as_deref().is_none_or(fits)
 }
