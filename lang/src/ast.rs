@@ -57,7 +57,7 @@ pub enum StmtKind {
         cond: Expr,
         body: Block,
     },
-    For(ForLoop),
+    For(Box<ForLoop>),
     Break,
     Continue,
     Return(Option<Expr>),

@@ -79,10 +79,10 @@ impl Diagnostic {
     }
 
     /// Attach the source, making a value miette can render.
-    pub fn with_source(&self, source: &SourceFile) -> SourceDiagnostic {
+    pub fn with_source<'a>(&'a self, source: &'a SourceFile) -> SourceDiagnostic<'a> {
         SourceDiagnostic {
-            diag: self.clone(),
-            source: source.clone(),
+            diag: self,
+            source,
             location: {
                 let (line, col) = source.line_col(self.span().start);
                 format!("{}:{}:{}", source.name, line, col)
@@ -95,11 +95,12 @@ impl Diagnostic {
     }
 }
 
-/// A diagnostic with its source text, ready for miette's report handlers.
+/// A diagnostic with its source text, ready for miette's report handlers. It borrows both:
+/// copying each diagnostic to render it was a tenth of rendering a hundred thousand.
 #[derive(Debug)]
-pub struct SourceDiagnostic {
-    pub diag: Diagnostic,
-    pub source: SourceFile,
+pub struct SourceDiagnostic<'a> {
+    pub diag: &'a Diagnostic,
+    pub source: &'a SourceFile,
     /// `file:line:col` of the primary label.
     pub location: String,
     /// False when a labelled line is too long to show (minified or generated text): the
@@ -170,7 +171,7 @@ fn line_len_at(text: &str, offset: usize) -> usize {
     end - start
 }
 
-impl fmt::Display for SourceDiagnostic {
+impl fmt::Display for SourceDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.diag.message)?;
         if !self.show_source {
@@ -180,9 +181,9 @@ impl fmt::Display for SourceDiagnostic {
     }
 }
 
-impl std::error::Error for SourceDiagnostic {}
+impl std::error::Error for SourceDiagnostic<'_> {}
 
-impl miette::Diagnostic for SourceDiagnostic {
+impl miette::Diagnostic for SourceDiagnostic<'_> {
     fn severity(&self) -> Option<miette::Severity> {
         Some(match self.diag.severity {
             Severity::Error => miette::Severity::Error,
@@ -199,7 +200,7 @@ impl miette::Diagnostic for SourceDiagnostic {
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         self.show_source
-            .then_some(&self.source as &dyn miette::SourceCode)
+            .then_some(self.source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
@@ -222,16 +223,51 @@ impl miette::Diagnostic for SourceDiagnostic {
 /// Render diagnostics as plain text (no colour, fixed width): what `acc check` prints when
 /// standard error is not a terminal, and what the snapshot tests compare.
 pub fn render_plain(diags: &[Diagnostic], source: &SourceFile) -> String {
-    let handler =
+    let wrapping =
         miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-            .with_width(100)
+            .with_width(PLAIN_WIDTH)
             .with_links(false);
+    // Wrapping a text that fits its line changes nothing, but textwrap's Unicode line breaking
+    // finds every break opportunity first: a quarter of the rendering time of a program with
+    // a hundred thousand diagnostics.
+    let unwrapped = wrapping.clone().with_wrap_lines(false);
     let mut out = String::new();
     for d in diags {
         let sd = d.with_source(source);
+        let handler = if fits_unwrapped(&sd) {
+            &unwrapped
+        } else {
+            &wrapping
+        };
         let _ = handler.render_report(&mut out, &sd);
     }
     out
+}
+
+/// The width `render_plain` wraps to.
+const PLAIN_WIDTH: usize = 100;
+
+/// Whether the texts miette wraps (the message, the help) each fit one line after their
+/// indent, so that wrapping leaves them as they are: one line each, no whitespace at either
+/// end (textwrap trims it), no control characters, and short enough even if every non-ASCII
+/// character were two columns wide.
+fn fits_unwrapped(sd: &SourceDiagnostic) -> bool {
+    // miette wraps to two columns less than its width, after an indent of up to 8 columns
+    // (`  × ` before the message, `  help: ` before the help).
+    const ROOM: usize = PLAIN_WIDTH - 2 - 8;
+    let fits = |text: &str| {
+        let mut columns = 0;
+        for c in text.chars() {
+            if c.is_control() {
+                return false;
+            }
+            columns += if c.is_ascii() { 1 } else { 2 };
+        }
+        columns <= ROOM
+            && !text.starts_with(char::is_whitespace)
+            && !text.ends_with(char::is_whitespace)
+    };
+    sd.show_source && fits(&sd.diag.message) && sd.diag.help.as_deref().is_none_or(fits)
 }
 
 /// Edit distance counting a swap of two neighbours as one edit (optimal string alignment),

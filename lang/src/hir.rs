@@ -396,7 +396,7 @@ pub enum StmtKind {
         cond: Expr,
         body: Block,
     },
-    For(ForLoop),
+    For(Box<ForLoop>),
     Break,
     Continue,
     /// The value has the function's return type.

@@ -18,22 +18,80 @@ use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::token::{Keyword, Punct, Token};
-use chumsky::input::MappedInput;
+use chumsky::input::{InputRef, MappedInput};
 use chumsky::prelude::*;
 
 pub(crate) type In<'a> = MappedInput<'a, Token<'a>, Span, &'a [(Token<'a>, Span)]>;
-pub(crate) type Ex<'a> = extra::Err<Rich<'a, Token<'a>, Span>>;
-pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
+pub(crate) type Ex<'a, E> = extra::Err<E>;
+pub(crate) type P<'a, O, E> = Boxed<'a, 'a, In<'a>, O, Ex<'a, E>>;
 /// A recursive parser as `recursive` makes it. Its references to itself are weak, so a parser
 /// graph is freed when the parse ends (`Recursive::declare`'s strong self-references form a
 /// cycle that kept every parse's parser, about 11 kB, forever).
-pub(crate) type Rec<'a, O> = Recursive<chumsky::recursive::Direct<'a, 'a, In<'a>, O, Ex<'a>>>;
+pub(crate) type Rec<'a, O, E> = Recursive<chumsky::recursive::Direct<'a, 'a, In<'a>, O, Ex<'a, E>>>;
+
+/// The error type a parse runs with. The grammar is generic over it so that a program is first
+/// parsed with `Unexplained` errors, which cost nothing to make and merge (chumsky merges an
+/// error for every alternative that fails, which was a third of the parser's time with `Rich`),
+/// and parsed again with `Rich` errors, which explain themselves, only when that parse fails.
+/// Which alternative succeeds never depends on the error type, so both parses build the same
+/// tree and fail on the same programs.
+pub(crate) trait ParseError<'a>:
+    chumsky::error::Error<'a, In<'a>>
+    + chumsky::label::LabelError<'a, In<'a>, &'static str>
+    + chumsky::label::LabelError<'a, In<'a>, chumsky::DefaultExpected<'a, Token<'a>>>
+    + 'a
+{
+    /// Whether the error says what went wrong (`Rich`). The fast parse has none to say.
+    const EXPLAINS: bool;
+    /// An error with a message, label and help of its own (see `errors::pack`).
+    fn custom(span: Span, message: &str, label: &str, help: &str) -> Self;
+    /// A failure that another alternative always explains better (it is never shown).
+    fn unexplained(span: Span) -> Self;
+}
+
+impl<'a> ParseError<'a> for Rich<'a, Token<'a>, Span> {
+    const EXPLAINS: bool = true;
+
+    fn custom(span: Span, message: &str, label: &str, help: &str) -> Self {
+        Rich::custom(span, errors::pack(message, label, help))
+    }
+
+    fn unexplained(span: Span) -> Self {
+        Rich::custom(span, "")
+    }
+}
+
+/// The error of the first, fast parse: only whether the parse failed.
+type Unexplained = chumsky::error::EmptyErr;
+
+impl<'a> ParseError<'a> for Unexplained {
+    const EXPLAINS: bool = false;
+
+    fn custom(_: Span, _: &str, _: &str, _: &str) -> Self {
+        Unexplained::default()
+    }
+
+    fn unexplained(_: Span) -> Self {
+        Unexplained::default()
+    }
+}
 
 /// Parse a token stream (from `lexer::lex`, brackets balanced) into a program.
 pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<Diagnostic>) {
     let eoi = Span::new(source_len, source_len);
     let input = tokens.split_token_span(eoi);
-    let (program, errors) = program_parser().parse(input).into_output_errors();
+    let (program, errors) = program_parser::<Unexplained>()
+        .parse(input.clone())
+        .into_output_errors();
+    if errors.is_empty() {
+        if let Some(program) = program {
+            return (program, Vec::new());
+        }
+    }
+    drop(program);
+    let (program, errors) = program_parser::<Rich<'_, Token<'_>, Span>>()
+        .parse(input)
+        .into_output_errors();
     let mut diags: Vec<Diagnostic> = errors
         .into_iter()
         .map(|e| errors::to_diagnostic(e, tokens))
@@ -44,47 +102,54 @@ pub fn parse(tokens: &[(Token<'_>, Span)], source_len: usize) -> (Program, Vec<D
 
 // ---- small token parsers ---------------------------------------------------------------------
 
-pub(crate) fn punct<'a>(p: Punct) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+pub(crate) fn punct<'a, E: ParseError<'a>>(
+    p: Punct,
+) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a, E>> + Clone {
     just(Token::P(p))
 }
 
-pub(crate) fn kw<'a>(k: Keyword) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a>> + Clone {
+pub(crate) fn kw<'a, E: ParseError<'a>>(
+    k: Keyword,
+) -> impl Parser<'a, In<'a>, Token<'a>, Ex<'a, E>> + Clone {
     just(Token::Kw(k))
 }
 
 /// A directive word (`parallel`, `copyin`, …): an identifier with that exact text.
-pub(crate) fn word<'a>(w: &'static str) -> impl Parser<'a, In<'a>, Span, Ex<'a>> + Clone {
+pub(crate) fn word<'a, E: ParseError<'a>>(
+    w: &'static str,
+) -> impl Parser<'a, In<'a>, Span, Ex<'a, E>> + Clone {
     select! { Token::Ident(s) = e if s == w => e.span() }
 }
 
-pub(crate) fn ident<'a>() -> impl Parser<'a, In<'a>, Ident, Ex<'a>> + Clone {
+pub(crate) fn ident<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Ident, Ex<'a, E>> + Clone {
     select! { Token::Ident(s) = e => Ident { name: s.to_string(), span: e.span() } }
         .labelled("a name")
 }
 
 /// Statement separators: newline or `;`.
-fn sep<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+fn sep<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, (), Ex<'a, E>> + Clone {
     one_of([Token::Newline, Token::P(Punct::Semi)]).ignored()
 }
 
-fn newlines<'a>() -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
+fn newlines<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, (), Ex<'a, E>> + Clone {
     just(Token::Newline).repeated()
 }
 
 /// Pack a message, label and help into a custom chumsky error (see `errors`).
-pub(crate) fn custom<'a>(
+pub(crate) fn custom<'a, E: ParseError<'a>>(
     span: Span,
     message: &str,
     label: &str,
     help: &str,
-) -> Rich<'a, Token<'a>, Span> {
-    Rich::custom(span, errors::pack(message, label, help))
+) -> E {
+    E::custom(span, message, label, help)
 }
 
 // ---- types -----------------------------------------------------------------------------------
 
 /// `f64`, `i32[]`, `f32[,,]`.
-pub(crate) fn type_expr<'a>() -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a>> + Clone {
+pub(crate) fn type_expr<'a, E: ParseError<'a>>(
+) -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a, E>> + Clone {
     let dims = punct(Punct::Comma)
         .repeated()
         .count()
@@ -113,7 +178,7 @@ pub(crate) fn type_expr<'a>() -> impl Parser<'a, In<'a>, TypeExpr, Ex<'a>> + Clo
         })
 }
 
-fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
+fn unknown_type<'a, E: ParseError<'a>>(name: &Ident) -> E {
     let hint = match name.name.as_str() {
         "float" => "`f32`".to_string(),
         "double" | "real" | "number" => "`f64`".to_string(),
@@ -140,11 +205,11 @@ fn unknown_type<'a>(name: &Ident) -> Rich<'a, Token<'a>, Span> {
 
 // ---- program and statements ------------------------------------------------------------------
 
-fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
+fn program_parser<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Program, Ex<'a, E>> {
     // Statements contain expressions and expressions contain statements (blocks in `if`
     // expressions): `expr` is made inside `stmt`, so each refers to the other weakly.
-    let stmt: Rec<'a, Stmt> = recursive(|stmt: Rec<'a, Stmt>| {
-        let expr: Rec<'a, Expr> = recursive(|expr| expression(stmt.clone(), expr));
+    let stmt: Rec<'a, Stmt, E> = recursive(|stmt: Rec<'a, Stmt, E>| {
+        let expr: Rec<'a, Expr, E> = recursive(|expr| expression(stmt.clone(), expr));
         statement(stmt, expr)
     });
     stmt_list(stmt)
@@ -152,17 +217,31 @@ fn program_parser<'a>() -> impl Parser<'a, In<'a>, Program, Ex<'a>> {
         .map(|stmts| Program { stmts })
 }
 
+/// A list as long as its items: a vector collected item by item has room for at least four,
+/// and most argument lists, indices and blocks are shorter (`a[i]` kept room for three more
+/// expressions), which made a large program's tree a fifth larger. Shrinking in place is cheap,
+/// and the room given back is reused by the next nodes.
+fn exact<T>(mut items: Vec<T>) -> Vec<T> {
+    items.shrink_to_fit();
+    items
+}
+
 /// Statements separated by newlines or `;`, blank lines and stray separators allowed.
-fn stmt_list<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'a>> + Clone {
+fn stmt_list<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, Vec<Stmt>, Ex<'a, E>> + Clone {
     sep().repeated().ignore_then(
         stmt.separated_by(sep().repeated().at_least(1))
             .allow_trailing()
-            .collect::<Vec<_>>(),
+            .collect::<Vec<_>>()
+            .map(exact),
     )
 }
 
 /// `{ stmts }`, possibly opening on the next line (Allman style).
-fn block<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone {
+fn block<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, Block, Ex<'a, E>> + Clone {
     newlines().ignore_then(
         stmt_list(stmt)
             .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
@@ -174,7 +253,10 @@ fn block<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, Block, Ex<'a>> + Cl
     )
 }
 
-fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
+fn statement<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> P<'a, Stmt, E> {
     let block = block(stmt.clone());
     let let_stmt = kw(Keyword::Let)
         .ignore_then(ident())
@@ -213,7 +295,7 @@ fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
         .then(block.clone())
         .map(|(cond, body)| StmtKind::While { cond, body });
 
-    let for_stmt = for_loop(expr.clone(), block.clone()).map(StmtKind::For);
+    let for_stmt = for_loop(expr.clone(), block.clone()).map(|f| StmtKind::For(Box::new(f)));
 
     let ret = kw(Keyword::Return)
         .ignore_then(expr.clone().or_not())
@@ -237,37 +319,88 @@ fn statement<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Stmt> {
             },
         });
 
-    let simple = choice((
-        let_stmt,
-        while_stmt,
-        for_stmt,
-        ret,
-        kw(Keyword::Break).to(StmtKind::Break),
-        kw(Keyword::Continue).to(StmtKind::Continue),
-        function(stmt.clone()).map(StmtKind::Fn),
-        clauses::directive(stmt.clone(), expr.clone())
-            .map(|d| d.map_or(StmtKind::Error, StmtKind::Directive)),
-        block.clone().map(StmtKind::Block),
-        misplaced_else(),
-        assign_or_expr,
-    ))
-    .map_with(|kind, e| Stmt {
-        kind,
-        span: e.span(),
-    });
+    let break_stmt = kw(Keyword::Break).to(StmtKind::Break);
+    let continue_stmt = kw(Keyword::Continue).to(StmtKind::Continue);
+    let fn_stmt = function(stmt.clone()).map(StmtKind::Fn);
+    let directive = clauses::directive(stmt.clone(), expr.clone())
+        .map(|d| d.map_or(StmtKind::Error, StmtKind::Directive));
+    let block_stmt = block.clone().map(StmtKind::Block);
+
+    // Every kind of statement but an expression starts with a token of its own, and no
+    // expression starts with one of those (`if` starts both an `if` statement and an `if`
+    // expression: the statement first). The fast parse goes by the first token to the only
+    // statement that can start with it; the explaining parse tries each in turn, because
+    // `Rich` lists what every alternative expected there (and in their order).
+    let any_statement: P<'a, Stmt, E> = if E::EXPLAINS {
+        if_stmt
+            .or(located(choice((
+                let_stmt,
+                while_stmt,
+                for_stmt,
+                ret,
+                break_stmt,
+                continue_stmt,
+                fn_stmt,
+                directive,
+                block_stmt,
+                misplaced_else(),
+                assign_or_expr,
+            ))))
+            .boxed()
+    } else {
+        let let_stmt = located(let_stmt);
+        let while_stmt = located(while_stmt);
+        let for_stmt = located(for_stmt);
+        let ret = located(ret);
+        let break_stmt = located(break_stmt);
+        let continue_stmt = located(continue_stmt);
+        let fn_stmt = located(fn_stmt);
+        let directive = located(directive);
+        let block_stmt = located(block_stmt);
+        let else_stmt = located(misplaced_else());
+        let expr_stmt = located(assign_or_expr);
+        let if_stmt = if_stmt.or(expr_stmt.clone());
+        chumsky::primitive::custom(move |inp: &mut InputRef<'a, '_, In<'a>, Ex<'a, E>>| {
+            match inp.peek() {
+                Some(Token::Kw(Keyword::Let)) => inp.parse(&let_stmt),
+                Some(Token::Kw(Keyword::While)) => inp.parse(&while_stmt),
+                Some(Token::Kw(Keyword::For)) => inp.parse(&for_stmt),
+                Some(Token::Kw(Keyword::Return)) => inp.parse(&ret),
+                Some(Token::Kw(Keyword::Break)) => inp.parse(&break_stmt),
+                Some(Token::Kw(Keyword::Continue)) => inp.parse(&continue_stmt),
+                Some(Token::Kw(Keyword::Fn)) => inp.parse(&fn_stmt),
+                Some(Token::Kw(Keyword::Acc)) => inp.parse(&directive),
+                // A block may open on the next line.
+                Some(Token::P(Punct::LBrace) | Token::Newline) => inp.parse(&block_stmt),
+                Some(Token::Kw(Keyword::Else)) => inp.parse(&else_stmt),
+                Some(Token::Kw(Keyword::If)) => inp.parse(&if_stmt),
+                _ => inp.parse(&expr_stmt),
+            }
+        })
+        .boxed()
+    };
 
     // A statement must end here: checking it inside the statement (rather than in the list)
     // makes `x = 1 y` fail as a statement, which recovery then skips.
     let end_of_statement = choice((sep(), punct(Punct::RBrace).ignored(), end())).rewind();
-    if_stmt
-        .or(simple)
+    any_statement
         .then_ignore(end_of_statement)
         .recover_with(via_parser(statement_recovery()))
         .boxed()
 }
 
+/// A statement of `kind` spanning what `kind` parsed.
+fn located<'a, E: ParseError<'a>>(
+    kind: impl Parser<'a, In<'a>, StmtKind, Ex<'a, E>> + Clone,
+) -> impl Parser<'a, In<'a>, Stmt, Ex<'a, E>> + Clone {
+    kind.map_with(|kind, e| Stmt {
+        kind,
+        span: e.span(),
+    })
+}
+
 /// `else` at the start of a statement: its `if` ended earlier.
-fn misplaced_else<'a>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a>> + Clone {
+fn misplaced_else<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a, E>> + Clone {
     kw(Keyword::Else).try_map(|_, span| {
         Err(custom(
             span,
@@ -280,7 +413,7 @@ fn misplaced_else<'a>() -> impl Parser<'a, In<'a>, StmtKind, Ex<'a>> + Clone {
 
 /// Skip a broken statement: everything up to the next separator or closing brace, treating
 /// bracketed groups as units so a block inside the broken statement is skipped whole.
-fn statement_recovery<'a>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a>> + Clone {
+fn statement_recovery<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a, E>> + Clone {
     let group = |open, close| {
         nested_delimiters(
             Token::P(open),
@@ -314,7 +447,7 @@ fn statement_recovery<'a>() -> impl Parser<'a, In<'a>, Stmt, Ex<'a>> + Clone {
     })
 }
 
-fn assign_op<'a>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a>> + Clone {
+fn assign_op<'a, E: ParseError<'a>>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a, E>> + Clone {
     select! {
         Token::P(Punct::Assign) => None,
         Token::P(Punct::PlusEq) => Some(BinOp::Add),
@@ -331,10 +464,10 @@ fn assign_op<'a>() -> impl Parser<'a, In<'a>, Option<BinOp>, Ex<'a>> + Clone {
 }
 
 /// `for i in lo..hi [step s] { … }` and `lo..=hi`.
-fn for_loop<'a>(
-    expr: Rec<'a, Expr>,
-    block: impl Parser<'a, In<'a>, Block, Ex<'a>> + Clone + 'a,
-) -> impl Parser<'a, In<'a>, ForLoop, Ex<'a>> + Clone {
+fn for_loop<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+    block: impl Parser<'a, In<'a>, Block, Ex<'a, E>> + Clone + 'a,
+) -> impl Parser<'a, In<'a>, ForLoop, Ex<'a, E>> + Clone {
     let c_style = punct(Punct::LParen).try_map(|_, span| {
         Err(custom(
             span,
@@ -367,7 +500,9 @@ fn for_loop<'a>(
 }
 
 /// `fn name(p: T, …) [-> T] { … }`
-fn function<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, FnDef, Ex<'a>> + Clone {
+fn function<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+) -> impl Parser<'a, In<'a>, FnDef, Ex<'a, E>> + Clone {
     let param = ident()
         .then(
             punct(Punct::Colon)
@@ -397,7 +532,10 @@ fn function<'a>(stmt: Rec<'a, Stmt>) -> impl Parser<'a, In<'a>, FnDef, Ex<'a>> +
 
 // ---- expressions -----------------------------------------------------------------------------
 
-fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
+fn expression<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> P<'a, Expr, E> {
     let literal = select! {
         Token::Int(v, s) => ExprKind::Int(v, s),
         Token::Float(t, s) => ExprKind::Float(t.replace('_', ""), s),
@@ -410,6 +548,7 @@ fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(exact)
         .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
     // A name, called when `(` follows: one parse of the name either way.
     let name_or_call = ident().then(args.or_not()).map(|(f, args)| match args {
@@ -421,6 +560,7 @@ fn expression<'a>(stmt: Rec<'a, Stmt>, expr: Rec<'a, Expr>) -> P<'a, Expr> {
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(exact)
         .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket))
         .map(ExprKind::ArrayLit);
     let paren = expr
@@ -520,6 +660,10 @@ fn climb(first: Expr, rest: Vec<(BinOp, Expr)>) -> Expr {
             kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
         }
     }
+    // Most expressions have no binary operator: no stacks for them.
+    if rest.is_empty() {
+        return first;
+    }
     let mut operands = vec![first];
     let mut pending: Vec<BinOp> = Vec::new();
     let reduce = |operands: &mut Vec<Expr>, op: BinOp| {
@@ -545,7 +689,9 @@ fn climb(first: Expr, rest: Vec<(BinOp, Expr)>) -> Expr {
 }
 
 /// Index arguments: expressions, or sections `start:count` with either side optional.
-fn index_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<'a>> + Clone {
+fn index_args<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<'a, E>> + Clone {
     let section = expr
         .clone()
         .or_not()
@@ -560,13 +706,14 @@ fn index_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Vec<Expr>, Ex<
         .separated_by(punct(Punct::Comma))
         .at_least(1)
         .collect::<Vec<_>>()
+        .map(exact)
 }
 
 /// `if c { … } else { … }` as an expression: both branches required, each ending in a value.
-fn if_expr<'a>(
-    stmt: Rec<'a, Stmt>,
-    expr: Rec<'a, Expr>,
-) -> impl Parser<'a, In<'a>, Expr, Ex<'a>> + Clone {
+fn if_expr<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Expr, Ex<'a, E>> + Clone {
     let value_block = block(stmt).try_map(|b: Block, span| {
         value_of_block(b).ok_or_else(|| {
             custom(

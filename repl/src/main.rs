@@ -230,9 +230,10 @@ fn run(args: &RunArgs) -> i32 {
 }
 
 fn check(files: &[PathBuf]) -> i32 {
+    grow_heap_in_large_steps();
     let mut ok = true;
-    for file in files {
-        ok &= check_file(file);
+    for (i, file) in files.iter().enumerate() {
+        ok &= check_file(file, i + 1 == files.len());
     }
     if ok {
         0
@@ -241,7 +242,21 @@ fn check(files: &[PathBuf]) -> i32 {
     }
 }
 
-fn check_file(path: &Path) -> bool {
+/// `acc check` builds a large program's trees and frees nothing of them (`check_before_exit`):
+/// glibc grows a thread's heap 128 kB at a time, a system call each, so a million lines made
+/// thousands of them; 64 MB at a time saves a quarter of a second of system time. Reserved
+/// pages not yet written cost no memory.
+fn grow_heap_in_large_steps() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a tuning parameter of glibc's allocator (under its lock).
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
+/// Check one file and print its diagnostics; `last`: the process exits after this one, so
+/// what its compile built need not be freed.
+fn check_file(path: &Path, last: bool) -> bool {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -250,7 +265,12 @@ fn check_file(path: &Path) -> bool {
         }
     };
     let source = acc::SourceFile::new(path.display().to_string(), text);
-    match acc::check(&source) {
+    let checked = if last {
+        acc::check_before_exit(&source)
+    } else {
+        acc::check(&source)
+    };
+    match checked {
         Ok(warnings) => {
             eprint!("{}", acc::render_diagnostics(&warnings, &source, colour()));
             true

@@ -836,7 +836,7 @@ impl Cx<'_> {
         hint: Option<Type>,
     ) -> Expr {
         self.scopes.push(Default::default());
-        let body: Vec<_> = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        let body = self.stmts(stmts);
         let value = self.value(last, hint);
         self.scopes.pop();
         let ty = value.ty;

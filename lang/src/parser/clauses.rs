@@ -3,7 +3,7 @@
 //! Directive words are ordinary identifiers to the lexer; here they are matched by text, so a
 //! variable may be called `host` or `copy` and still be used inside a clause's parentheses.
 
-use super::{custom, ident, kw, newlines, punct, word, Ex, In, Rec};
+use super::{custom, ident, kw, newlines, punct, word, Ex, In, ParseError, Rec};
 use crate::ast::*;
 use crate::diag::{closest, Diagnostic};
 use crate::span::Span;
@@ -64,10 +64,10 @@ const CLAUSES: [&str; 44] = [
 
 /// `acc …` and its body, if the construct takes one.
 /// `None` when the directive's name was unknown (already reported).
-pub(super) fn directive<'a>(
-    stmt: Rec<'a, Stmt>,
-    expr: Rec<'a, Expr>,
-) -> impl Parser<'a, In<'a>, Option<Directive>, Ex<'a>> + Clone {
+pub(super) fn directive<'a, E: ParseError<'a>>(
+    stmt: Rec<'a, Stmt, E>,
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Option<Directive>, Ex<'a, E>> + Clone {
     let head = kw(Keyword::Acc)
         .ignore_then(construct(expr.clone()).map_with(|c, e| (c, e.span())))
         .then(
@@ -89,7 +89,7 @@ pub(super) fn directive<'a>(
         .clone()
         .try_map(|h, span| match h.0 {
             Some(c) if takes_body(c) => Ok((c, h.1, h.2, h.3)),
-            _ => Err(Rich::custom(span, "")),
+            _ => Err(E::unexplained(span)),
         })
         .then(body)
         .validate(
@@ -109,7 +109,7 @@ pub(super) fn directive<'a>(
     // Standalone directives end at their line.
     let standalone = head
         .try_map(|h, span| match h.0 {
-            Some(c) if takes_body(c) => Err(Rich::custom(span, "")),
+            Some(c) if takes_body(c) => Err(E::unexplained(span)),
             c => Ok((c, h.1, h.2, h.3)),
         })
         .map(|(construct, construct_span, clauses, span)| {
@@ -158,7 +158,7 @@ pub(crate) fn is_missing_body(d: &Diagnostic) -> bool {
     d.labels.iter().any(|l| l.message == NOTHING_FOLLOWS)
 }
 
-fn missing_body<'a>(construct: Construct, span: Span) -> Rich<'a, Token<'a>, Span> {
+fn missing_body<'a, E: ParseError<'a>>(construct: Construct, span: Span) -> E {
     let what = match construct {
         c if c.is_loop() => "a `for` loop",
         Construct::Routine => "a function (`fn …`)",
@@ -186,9 +186,9 @@ fn takes_body(c: Construct) -> bool {
 }
 
 /// The construct's words. `wait(q, …)` carries its queue list, returned as a leading clause.
-fn construct<'a>(
-    expr: Rec<'a, Expr>,
-) -> impl Parser<'a, In<'a>, (Option<Construct>, Option<Clause>), Ex<'a>> + Clone {
+fn construct<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, (Option<Construct>, Option<Clause>), Ex<'a, E>> + Clone {
     let with_loop = |w: &'static str, plain: Construct, combined: Construct| {
         word(w)
             .ignore_then(word("loop").or_not())
@@ -242,8 +242,8 @@ fn construct<'a>(
 }
 
 /// An unknown directive name: reported, and the directive line is then skipped.
-fn unknown_construct<'a>(
-) -> impl Parser<'a, In<'a>, (Option<Construct>, Option<Clause>), Ex<'a>> + Clone {
+fn unknown_construct<'a, E: ParseError<'a>>(
+) -> impl Parser<'a, In<'a>, (Option<Construct>, Option<Clause>), Ex<'a, E>> + Clone {
     // The rest of the line is skipped: its words would only raise confusing follow-up errors.
     let rest_of_line = none_of([
         Token::Newline,
@@ -266,7 +266,9 @@ fn unknown_construct<'a>(
 }
 
 /// One clause. Yields `None` (after reporting) for an unknown clause, so the rest still parses.
-fn clause<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, Option<Clause>, Ex<'a>> + Clone {
+fn clause<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, Option<Clause>, Ex<'a, E>> + Clone {
     let name = select! {
         Token::Ident(s) = e => (s, e.span()),
         Token::Kw(Keyword::If) = e => ("if", e.span()),
@@ -311,7 +313,9 @@ enum ReductionOpTok {
     Word(String),
 }
 
-fn clause_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, ClauseArgs, Ex<'a>> + Clone {
+fn clause_args<'a, E: ParseError<'a>>(
+    expr: Rec<'a, Expr, E>,
+) -> impl Parser<'a, In<'a>, ClauseArgs, Ex<'a, E>> + Clone {
     let op = select! {
         Token::P(Punct::Plus) => ReductionOpTok::Op(ReductionOp::Add),
         Token::P(Punct::Star) => ReductionOpTok::Op(ReductionOp::Mul),
@@ -364,9 +368,13 @@ fn clause_args<'a>(expr: Rec<'a, Expr>) -> impl Parser<'a, In<'a>, ClauseArgs, E
         })
 }
 
-type ClauseResult<'a> = Result<ClauseKind, Rich<'a, Token<'a>, Span>>;
+type ClauseResult<'a, E> = Result<ClauseKind, E>;
 
-fn build_clause<'a>(name: &str, name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn build_clause<'a, E: ParseError<'a>>(
+    name: &str,
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
     let data =
         |dc: DataClause, args| data_list(name, name_span, args).map(|l| ClauseKind::Data(dc, l));
     match name {
@@ -420,7 +428,7 @@ fn build_clause<'a>(name: &str, name_span: Span, args: Option<ClauseArgs>) -> Cl
     }
 }
 
-fn unknown_clause<'a>(name: &str, span: Span) -> Rich<'a, Token<'a>, Span> {
+fn unknown_clause<'a, E: ParseError<'a>>(name: &str, span: Span) -> E {
     let help = match name {
         "deviceptr" | "use_device" | "attach" | "detach" | "bind" | "nohost" | "link" | "device_resident" => {
             format!("`{name}` is an OpenACC clause acc does not support (acc arrays are managed by the runtime)")
@@ -439,7 +447,7 @@ fn unknown_clause<'a>(name: &str, span: Span) -> Rich<'a, Token<'a>, Span> {
     )
 }
 
-fn no_args<'a>(name: &str, args: &Option<ClauseArgs>) -> Result<(), Rich<'a, Token<'a>, Span>> {
+fn no_args<'a, E: ParseError<'a>>(name: &str, args: &Option<ClauseArgs>) -> Result<(), E> {
     match args {
         None => Ok(()),
         Some(a) => Err(custom(
@@ -451,11 +459,11 @@ fn no_args<'a>(name: &str, args: &Option<ClauseArgs>) -> Result<(), Rich<'a, Tok
     }
 }
 
-fn one_expr<'a>(
+fn one_expr<'a, E: ParseError<'a>>(
     name: &str,
     name_span: Span,
     args: Option<ClauseArgs>,
-) -> Result<Expr, Rich<'a, Token<'a>, Span>> {
+) -> Result<Expr, E> {
     let example = match name {
         "if" => "if(n > 1000)",
         "collapse" => "collapse(2)",
@@ -489,10 +497,10 @@ fn one_expr<'a>(
     Ok(items.remove(0))
 }
 
-fn optional_expr<'a>(
+fn optional_expr<'a, E: ParseError<'a>>(
     name: &str,
     args: Option<ClauseArgs>,
-) -> Result<Option<Expr>, Rich<'a, Token<'a>, Span>> {
+) -> Result<Option<Expr>, E> {
     let Some(args) = args else { return Ok(None) };
     let span = args.span;
     let mut items = exprs(name, args)?;
@@ -508,11 +516,11 @@ fn optional_expr<'a>(
 }
 
 /// `gang`, `gang(n)`, `gang(num: n)`; `vector(length: n)`; `worker(num: n)`.
-fn level_arg<'a>(
+fn level_arg<'a, E: ParseError<'a>>(
     name: &str,
     args: Option<ClauseArgs>,
     words: &[&str],
-) -> Result<Option<Expr>, Rich<'a, Token<'a>, Span>> {
+) -> Result<Option<Expr>, E> {
     if let Some(ClauseArgs {
         prefix: Some((ReductionOpTok::Word(w), span)),
         ..
@@ -539,7 +547,11 @@ fn level_arg<'a>(
     optional_expr(name, args)
 }
 
-fn self_clause<'a>(name: &str, name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn self_clause<'a, E: ParseError<'a>>(
+    name: &str,
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
     match args {
         None => Ok(ClauseKind::SelfCond(None)),
         Some(a) if a.items.len() == 1 && a.prefix.is_none() && !is_section(&a.items[0]) => {
@@ -561,7 +573,7 @@ fn is_section(item: &ArgItem) -> bool {
     )
 }
 
-fn exprs<'a>(name: &str, args: ClauseArgs) -> Result<Vec<Expr>, Rich<'a, Token<'a>, Span>> {
+fn exprs<'a, E: ParseError<'a>>(name: &str, args: ClauseArgs) -> Result<Vec<Expr>, E> {
     if let Some((_, span)) = args.prefix {
         return Err(custom(
             span,
@@ -584,11 +596,11 @@ fn exprs<'a>(name: &str, args: ClauseArgs) -> Result<Vec<Expr>, Rich<'a, Token<'
         .collect()
 }
 
-fn data_list<'a>(
+fn data_list<'a, E: ParseError<'a>>(
     name: &str,
     name_span: Span,
     args: Option<ClauseArgs>,
-) -> Result<Vec<DataRef>, Rich<'a, Token<'a>, Span>> {
+) -> Result<Vec<DataRef>, E> {
     let Some(args) = args else {
         return Err(custom(
             name_span,
@@ -609,7 +621,7 @@ fn data_list<'a>(
 }
 
 /// `a`, `a[start:count]`, `a[:count, 1:m-2]`.
-fn data_ref<'a>(e: Expr) -> Result<DataRef, Rich<'a, Token<'a>, Span>> {
+fn data_ref<'a, E: ParseError<'a>>(e: Expr) -> Result<DataRef, E> {
     let span = e.span;
     match e.kind {
         ExprKind::Name(name) => Ok(DataRef {
@@ -635,7 +647,7 @@ fn data_ref<'a>(e: Expr) -> Result<DataRef, Rich<'a, Token<'a>, Span>> {
     }
 }
 
-fn section<'a>(array: &Ident, arg: Expr) -> Result<SectionRange, Rich<'a, Token<'a>, Span>> {
+fn section<'a, E: ParseError<'a>>(array: &Ident, arg: Expr) -> Result<SectionRange, E> {
     match arg.kind {
         ExprKind::Section(start, count) => Ok(SectionRange {
             start: start.map(|b| *b),
@@ -654,7 +666,7 @@ fn section<'a>(array: &Ident, arg: Expr) -> Result<SectionRange, Rich<'a, Token<
     }
 }
 
-fn not_a_data_ref<'a>(span: Span) -> Rich<'a, Token<'a>, Span> {
+fn not_a_data_ref<'a, E: ParseError<'a>>(span: Span) -> E {
     custom(
         span,
         "expected a variable or an array section",
@@ -663,7 +675,7 @@ fn not_a_data_ref<'a>(span: Span) -> Rich<'a, Token<'a>, Span> {
     )
 }
 
-fn tile<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn tile<'a, E: ParseError<'a>>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a, E> {
     let Some(args) = args.filter(|a| !a.items.is_empty()) else {
         return Err(custom(
             name_span,
@@ -683,7 +695,10 @@ fn tile<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
     ))
 }
 
-fn reduction<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn reduction<'a, E: ParseError<'a>>(
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
     const HELP: &str = "write `reduction(op: vars)` with op one of `+ * max min & | ^ && ||`, e.g. `reduction(+: sum)`";
     let Some(args) = args else {
         return Err(custom(
@@ -725,7 +740,10 @@ fn reduction<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> 
     Ok(ClauseKind::Reduction(op, list))
 }
 
-fn default_clause<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn default_clause<'a, E: ParseError<'a>>(
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
     const HELP: &str = "write `default(none)` or `default(present)`";
     let items = args
         .as_ref()
@@ -752,7 +770,10 @@ fn default_clause<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult
     }
 }
 
-fn device_type<'a>(name_span: Span, args: Option<ClauseArgs>) -> ClauseResult<'a> {
+fn device_type<'a, E: ParseError<'a>>(
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
     const HELP: &str = "device types are `nvidia`, `host`, `multicore` and `*`";
     let Some(args) = args.filter(|a| !a.items.is_empty()) else {
         return Err(custom(

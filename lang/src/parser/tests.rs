@@ -116,7 +116,7 @@ fn statements() {
     ));
     assert!(matches!(
         only_stmt("for i in 0..=n step -2 { }"),
-        StmtKind::For(ForLoop {
+        StmtKind::For(f) if matches!(*f, ForLoop {
             inclusive: true,
             step: Some(_),
             ..
