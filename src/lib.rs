@@ -27,6 +27,7 @@ pub fn check(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     acc_lang::check_source(source).map(|compiled| compiled.warnings)
 }
 
+#[doc(hidden)]
 /// `check` for a process that exits right after it (`acc check`): what the compile built is
 /// never freed, which for a large program saves as much time as a pass over it
 /// (`acc_lang::check_before_exit`).
