@@ -15,6 +15,8 @@ mod device_print;
 mod engine;
 mod error;
 
+/// The front end and the IR, for tools built on acc's internals; not a stable surface.
+#[cfg(feature = "internals")]
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
 pub use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions};
@@ -33,6 +35,13 @@ pub fn check(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
 /// (`acc_lang::check_before_exit`).
 pub fn check_before_exit(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     acc_lang::check_before_exit(source)
+}
+
+/// Whether `text` stops short of a program that more lines could complete (a bracket left
+/// open, a line continuation, a directive waiting for its construct): what a REPL asks before
+/// it runs what was typed.
+pub fn awaits_more(text: &str) -> bool {
+    acc_lang::awaits_more(text)
 }
 
 /// Render diagnostics for a terminal (colour) or a pipe (plain text, no escapes).

@@ -39,7 +39,7 @@ fn read_eval_print(engine: &mut acc::Engine) -> i32 {
             Ok(line) => {
                 input.push_str(&line);
                 input.push('\n');
-                if acc::lang::awaits_more(&input) {
+                if acc::awaits_more(&input) {
                     continue;
                 }
                 let _ = editor.add_history_entry(input.trim_end());
