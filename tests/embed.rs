@@ -472,3 +472,97 @@ fn shared_arrays_and_interrupts_on(kind: DeviceKind) {
         .unwrap();
     assert_eq!(out.take(), b"true\n");
 }
+
+#[test]
+fn registered_rust_functions_are_called_from_host_code_with_checked_signatures() {
+    for kind in HOST_DEVICES {
+        let (mut e, out) = engine_on(kind);
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = calls.clone();
+        e.register_fn("gain", move |v: f64| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            v * 2.0
+        })
+        .unwrap();
+        e.register_fn("mix", |a: bool, b: i32, c: i64, d: f32| -> i64 {
+            if a {
+                i64::from(b) + c + d as i64
+            } else {
+                -1
+            }
+        })
+        .unwrap();
+        e.register_fn("note", |_: i64| ()).unwrap();
+        e.register_fn("checked", |v: i64| -> Result<i64, String> {
+            if v < 0 {
+                Err(format!("{v} is below zero"))
+            } else {
+                Ok(v + 1)
+            }
+        })
+        .unwrap();
+        // Host code, a function and a loop call them; integer literals take the types.
+        e.run(
+            "a.acc",
+            "fn twice_gain(x: f64) -> f64 { return gain(gain(x)) }
+             let s = 0.0
+             for i in 0..10 { s += gain(i * 1.0) }
+             note(3)
+             print(s, twice_gain(1.5), mix(true, 2, 3, 4.5), checked(41))",
+        )
+        .unwrap();
+        assert_eq!(out.take(), b"90.0 6.0 9 42\n", "{kind:?}");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 12);
+        // An error of the function is a run-time error at the call; the engine goes on.
+        let err = e
+            .run("b.acc", "let x = 1\nlet y = checked(x - 5)\n")
+            .unwrap_err();
+        assert!(matches!(err, Error::Runtime { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("`checked` failed: -4 is below zero"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("b.acc:2:9"), "{err}");
+        // Wrong arguments are compile errors that show the signature.
+        let err = e.run("c.acc", "print(gain(1.0, 2.0))").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`gain` takes 1 argument but 2 were given"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`gain(f64) -> f64`"), "{err}");
+        let err = e.run("d.acc", "print(gain(true))").unwrap_err();
+        assert!(err.to_string().contains("must be f64, found bool"), "{err}");
+        // Device code cannot call them: a compile error naming the function.
+        let err = e
+            .run(
+                "e.acc",
+                "let a = zeros(4)\nacc parallel loop copy(a)\nfor i in 0..4 { a[i] = gain(1.0) }\n",
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::Compile { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("`gain` cannot be called in device code"),
+            "{err}"
+        );
+        // Names are one namespace: no script function may take a registered name, and no
+        // registered function a script's or a built-in's.
+        let err = e
+            .run("f.acc", "fn gain(x: f64) -> f64 { return x }")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("function of the program that embeds acc"),
+            "{err}"
+        );
+        e.run("g.acc", "fn mine() -> i64 { return 1 }").unwrap();
+        for taken in ["mine", "gain", "sqrt", "while", "1x"] {
+            assert!(
+                matches!(e.register_fn(taken, || 1.0), Err(Error::Usage(_))),
+                "{taken}"
+            );
+        }
+    }
+}

@@ -74,6 +74,7 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         "acc_rt_div_zero" | "acc_rt_zero_step" => ext(&[Ptr, U32], None, true),
         "acc_rt_error_site" => ext(&[Ptr, U32], None, false),
         "acc_rt_interrupted" | "acc_rt_depth_limit" => ext(&[Ptr, U32], None, true),
+        "acc_rt_host_call" => ext(&[Ptr, U32, Ptr, U32, Ptr], None, true),
         "acc_rt_stack_overflow" => ext(&[Ptr, U32], None, true),
         "acc_rt_assert_fail" => ext(&[Ptr, U32, Ptr, I64], None, true),
         "acc_rt_exit" => ext(&[Ptr, I32], None, true),

@@ -182,6 +182,10 @@ builtins! {
         "acc_get_default_async() -> i32";
     AccMemcpyD2d = "acc_memcpy_d2d": Shape::Special,
         "acc_memcpy_d2d(dst: T[…], src: T[…], dst_num: i32, src_num: i32)";
+    // A Rust function the embedding program registered (`acc::Engine::register_fn`): its first
+    // argument is its number (an `i64` constant), the others its own. Not callable by this
+    // name, which no script can write.
+    HostCall = "#host": Shape::Special, "a function registered by the embedding program";
 }
 
 impl Builtin {

@@ -324,6 +324,8 @@ pub struct Program {
     /// The top-level statements of this compile, in order. Function definitions (and the
     /// `acc routine` directives before them) are not here: they are in `functions`.
     pub top: Vec<Stmt>,
+    /// The names of the embedding program's functions (`Builtin::HostCall`), by number.
+    pub host_functions: Vec<String>,
 }
 
 impl Program {

@@ -71,6 +71,16 @@ impl Frontend {
         self.checker.current_globals()
     }
 
+    /// Declares a function of the embedding program (`check::Checker::register_host_fn`).
+    pub fn register_host_fn(
+        &mut self,
+        name: &str,
+        params: Vec<hir::Type>,
+        ret: hir::Type,
+    ) -> Result<u32, String> {
+        self.checker.register_host_fn(name, params, ret)
+    }
+
     /// The global `name` refers to now, with its type.
     pub fn global(&self, name: &str) -> Option<(hir::VarId, hir::Type)> {
         self.checker.global(name)

@@ -285,6 +285,31 @@ pub unsafe extern "C" fn acc_rt_depth_limit(ctx: *mut Ctx, site: u32) {
     })
 }
 
+/// Calls function `index` of the embedding program with `n` argument slots at `args`, its
+/// result to `*ret` (**may fail**: its `Err` is an error without a site, which the check after
+/// the call locates at the call).
+///
+/// # Safety
+/// `ctx` is a live context; `args` points at `n` slots and `ret` at one.
+pub unsafe extern "C" fn acc_rt_host_call(
+    ctx: *mut Ctx,
+    index: u32,
+    args: *const u64,
+    n: u32,
+    ret: *mut u64,
+) {
+    guarded(ctx, None, || {
+        let args = if n == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(args, n as usize)
+        };
+        if let Err(kind) = crate::host::host_state(ctx).call_host_fn(index, args, &mut *ret) {
+            fail(ctx, kind, None);
+        }
+    })
+}
+
 /// Stops the run at a loop's back edge: the interrupt word was set. Records `Interrupted` or
 /// `TimeLimit` at the loop's `site`.
 ///
@@ -339,6 +364,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_error_site", acc_rt_error_site as *const u8),
         ("acc_rt_interrupted", acc_rt_interrupted as *const u8),
         ("acc_rt_depth_limit", acc_rt_depth_limit as *const u8),
+        ("acc_rt_host_call", acc_rt_host_call as *const u8),
         ("acc_rt_stack_overflow", acc_rt_stack_overflow as *const u8),
     ];
     all.extend(crate::device::entry::symbols());

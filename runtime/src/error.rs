@@ -81,6 +81,8 @@ pub enum RunErrorKind {
     /// A call nested deeper than the embedding program's `Limits::max_call_depth`; the site is
     /// the called function's name.
     CallDepth { limit: u64 },
+    /// A function of the embedding program returned an error.
+    HostFunction { name: String, message: String },
     /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
     NoSuchDevice { message: String },
     /// The device failed (out of device memory, a launch failure): the runtime stays usable.
@@ -163,6 +165,7 @@ impl RunErrorKind {
             RunErrorKind::StackOverflow => "called with the stack exhausted".into(),
             RunErrorKind::Interrupted | RunErrorKind::TimeLimit => "stopped in this loop".into(),
             RunErrorKind::CallDepth { .. } => "called one level too deep".into(),
+            RunErrorKind::HostFunction { .. } => "in this call".into(),
             _ => "here".into(),
         }
     }
@@ -269,6 +272,7 @@ impl fmt::Display for RunErrorKind {
                 f.write_str("recursion too deep: the call stack is full")
             }
             RunErrorKind::Interrupted => f.write_str("the run was interrupted"),
+            RunErrorKind::HostFunction { name, message } => write!(f, "`{name}` failed: {message}"),
             RunErrorKind::CallDepth { limit } => {
                 write!(f, "calls nested deeper than the limit of {limit}")
             }

@@ -33,6 +33,15 @@ pub struct HostState {
     /// The device type code of the code running with this state: `acc_device_host` for host
     /// code, the device's for a gang of a region on a threaded device (`acc_on_device`).
     on_device: i32,
+    /// The embedding program's functions, by number (`acc_rt_host_call`).
+    host_fns: Vec<(String, Box<dyn HostFn>)>,
+}
+
+/// A function of the embedding program, called by host code with its arguments in 8-byte
+/// slots (scalars in the low bytes, as compiled code stores them) and its result written to
+/// one. An `Err` becomes a run-time error at the call.
+pub trait HostFn: Send {
+    fn call(&self, args: &[u64], ret: &mut u64) -> Result<(), String>;
 }
 
 impl HostState {
@@ -50,7 +59,33 @@ impl HostState {
             devices: None,
             device_options: DeviceOptions::default(),
             on_device: DEVICE_HOST,
+            host_fns: Vec::new(),
         }
+    }
+
+    /// Adds a function of the embedding program; gives its number.
+    pub fn add_host_fn(&mut self, name: &str, f: Box<dyn HostFn>) -> u32 {
+        self.host_fns.push((name.to_string(), f));
+        (self.host_fns.len() - 1) as u32
+    }
+
+    /// Calls function `index` of the embedding program.
+    pub fn call_host_fn(
+        &self,
+        index: u32,
+        args: &[u64],
+        ret: &mut u64,
+    ) -> Result<(), RunErrorKind> {
+        let Some((name, f)) = self.host_fns.get(index as usize) else {
+            return Err(RunErrorKind::Internal {
+                message: format!("no host function {index}"),
+            });
+        };
+        f.call(args, ret)
+            .map_err(|message| RunErrorKind::HostFunction {
+                name: name.clone(),
+                message,
+            })
     }
 
     /// Sets up the devices anew (waiting for and dropping the old ones).

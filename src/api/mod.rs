@@ -7,12 +7,14 @@
 mod array;
 mod func;
 mod globals;
+mod host_fn;
 mod limits;
 mod script;
 mod value;
 
 pub use array::{Array, Elem};
 pub use func::Func;
+pub use host_fn::{HostFunction, HostRet, Scalar};
 pub(crate) use limits::Watchdog;
 pub use limits::{InterruptHandle, Limits};
 pub use script::Script;

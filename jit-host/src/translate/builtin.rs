@@ -1,12 +1,13 @@
 //! Built-in functions: inline where Cranelift has an instruction, runtime calls otherwise.
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::{Expr, ScalarType, SiteId, Ty};
+use acc_lang::hir::Const;
+use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, Ty};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::expr::scalar_of;
-use super::{is_float, Tx};
+use super::{is_float, scalar_type, Tx};
 use crate::JitError;
 
 /// The `ELEM_*` code of an element type (the order of `ScalarType`).
@@ -47,6 +48,43 @@ impl Tx<'_, '_> {
             Some(at) => self.at_site(at, |x| x.builtin_call(b, args, ty, site)),
             None => self.builtin_call(b, args, ty, None),
         }
+    }
+
+    /// A function of the embedding program (`acc_rt_host_call`): its number, then its
+    /// arguments in 8-byte stack slots (each stored with its own type), its result read back
+    /// from a slot with the call's type.
+    fn host_call(&mut self, args: &[Expr], ty: Ty) -> Result<Option<Value>, JitError> {
+        let Some((number, values)) = args.split_first() else {
+            return Err(JitError::Unsupported(
+                "a host call without its number".into(),
+            ));
+        };
+        let ExprKind::Const(Const::I64(number)) = number.kind else {
+            return Err(JitError::Unsupported(
+                "a host call's number is not a constant".into(),
+            ));
+        };
+        let buf = self.stack_buffer(values.len());
+        for (i, a) in values.iter().enumerate() {
+            let v = self.expr(a)?;
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, buf, (i * 8) as i32);
+        }
+        let ret = self.stack_buffer(1);
+        let number = self.iconst(types::I32, number);
+        let n = self.iconst(types::I32, values.len() as i64);
+        let ctx = self.ctx;
+        self.call_rt("acc_rt_host_call", &[ctx, number, buf, n, ret])?;
+        Ok(match ty {
+            Ty::Scalar(s) => Some(self.b.ins().load(
+                scalar_type(s),
+                MemFlagsData::trusted(),
+                ret,
+                0,
+            )),
+            _ => None,
+        })
     }
 
     fn builtin_call(
@@ -130,6 +168,7 @@ impl Tx<'_, '_> {
                 let code = self.expr(arg(args, 0, b)?)?;
                 return self.call_rt("acc_rt_exit", &[ctx, code]);
             }
+            HostCall => return self.host_call(args, ty),
             Print => {
                 for (i, a) in args.iter().enumerate() {
                     if i > 0 {

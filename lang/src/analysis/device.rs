@@ -280,6 +280,29 @@ impl DeviceScan<'_, '_> {
         }
     }
 
+    /// A function of the embedding program: Rust code on the host, never device code.
+    fn host_call(&mut self, args: &[crate::hir::Expr], span: Span) {
+        let name = match args.first().map(|a| &a.kind) {
+            Some(ExprKind::Const(crate::hir::Const::I64(i))) => self
+                .cx
+                .program
+                .host_functions
+                .get(*i as usize)
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        self.report(
+            format!("`{name}` cannot be called in device code"),
+            span,
+            "a Rust function of the embedding program".into(),
+            format!(
+                "`{name}` was registered by the program that embeds acc and runs on the host: call \
+                 it before or after the region and pass its result in"
+            ),
+        );
+    }
+
     fn builtin(&mut self, b: Builtin, span: Span) {
         let name = b.name();
         if b.allocates() {
@@ -345,6 +368,7 @@ impl Visitor for DeviceScan<'_, '_> {
                     help,
                 )
             }
+            ExprKind::Builtin(Builtin::HostCall, args) => self.host_call(args, e.span),
             ExprKind::Builtin(b, _) => self.builtin(*b, e.span),
             _ => {}
         }

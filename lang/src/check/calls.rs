@@ -4,7 +4,7 @@
 use crate::ast::{self, ExprKind as A, ScalarType};
 use crate::builtins::{parse_format, Builtin, FormatArg, FormatPiece, Shape};
 use crate::diag::{self, Diagnostic};
-use crate::hir::{Expr, ExprKind, FnId, Type};
+use crate::hir::{Const, Expr, ExprKind, FnId, Type};
 use crate::span::Span;
 
 use super::exprs::Target;
@@ -98,6 +98,9 @@ impl Cx<'_> {
         // User definitions shadow built-in functions.
         if let Some(&id) = self.ck.fn_names.get(&name.name) {
             return self.user_call(span, id, args);
+        }
+        if let Some(&id) = self.ck.host_names.get(&name.name) {
+            return self.host_call(span, id, args);
         }
         if let Some(b) = Builtin::from_name(&name.name) {
             return self.builtin_call(span, b, args, hint);
@@ -206,6 +209,65 @@ impl Cx<'_> {
         Expr {
             kind: ExprKind::Call(id, args),
             ty: sig.ret,
+            span,
+        }
+    }
+
+    /// A call of a function of the embedding program: `Builtin::HostCall` with its number
+    /// first, then the arguments converted to its parameter types.
+    fn host_call(&mut self, span: Span, id: u32, args: &[ast::Expr]) -> Expr {
+        let f = self.ck.host_fns[id as usize].clone();
+        if args.len() != f.params.len() {
+            let params: Vec<String> = f.params.iter().map(Type::to_string).collect();
+            let ret = match f.ret {
+                Type::Void => String::new(),
+                t => format!(" -> {t}"),
+            };
+            self.error(
+                Diagnostic::error(
+                    format!(
+                        "`{}` takes {} but {} given",
+                        f.name,
+                        plural(f.params.len(), "argument"),
+                        if args.len() == 1 {
+                            "1 was".to_string()
+                        } else {
+                            format!("{} were", args.len())
+                        }
+                    ),
+                    span,
+                    format!("expected {}", plural(f.params.len(), "argument")),
+                )
+                .with_help(format!(
+                    "`{}` is a function of the program that embeds acc: `{}({}){ret}`",
+                    f.name,
+                    f.name,
+                    params.join(", ")
+                )),
+            );
+            self.check_args_only(args);
+            return poison(span);
+        }
+        let mut values = vec![Expr {
+            kind: ExprKind::Const(Const::I64(i64::from(id))),
+            ty: Type::I64,
+            span,
+        }];
+        for (i, (a, &p)) in args.iter().zip(&f.params).enumerate() {
+            let param = format!("#{}", i + 1);
+            values.push(self.coerce(
+                a,
+                p,
+                Target::Arg {
+                    func: &f.name,
+                    param: &param,
+                    decl: None,
+                },
+            ));
+        }
+        Expr {
+            kind: ExprKind::Builtin(Builtin::HostCall, values),
+            ty: f.ret,
             span,
         }
     }

@@ -46,6 +46,19 @@ pub struct Checker {
     saved: Option<Saved>,
     /// Free nothing a failed `check` built (`never_free`).
     never_free: bool,
+    /// The embedding program's functions (`Builtin::HostCall`), by number, and their numbers
+    /// by name.
+    host_fns: Vec<HostFn>,
+    host_names: FxHashMap<String, u32>,
+}
+
+/// A function the embedding program registered: called from host code like a user function.
+#[derive(Clone, Debug)]
+pub(crate) struct HostFn {
+    pub name: String,
+    pub params: Vec<Type>,
+    /// `Type::Void` when it returns nothing.
+    pub ret: Type,
 }
 
 struct Saved {
@@ -161,6 +174,7 @@ impl Checker {
             first_new_var,
             first_new_fn,
             top,
+            host_functions: self.host_fns.iter().map(|f| f.name.clone()).collect(),
         };
         Ok((program, diags))
     }
@@ -173,6 +187,40 @@ impl Checker {
     /// The function each name refers to now.
     pub fn current_functions(&self) -> impl Iterator<Item = FnId> + '_ {
         self.fn_names.values().copied()
+    }
+
+    /// Declares a function of the embedding program, callable from host code from now on;
+    /// gives its number (`Builtin::HostCall`'s first argument). The name must be free: no
+    /// function, built-in or other registered function has it.
+    pub fn register_host_fn(
+        &mut self,
+        name: &str,
+        params: Vec<Type>,
+        ret: Type,
+    ) -> Result<u32, String> {
+        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && crate::token::Keyword::from_word(name).is_none();
+        if !valid {
+            return Err(format!("`{name}` is not a name a script can call"));
+        }
+        if self.host_names.contains_key(name) {
+            return Err(format!("a function `{name}` is registered already"));
+        }
+        if self.fn_names.contains_key(name) {
+            return Err(format!("a script defines a function `{name}` already"));
+        }
+        if crate::builtins::Builtin::from_name(name).is_some() {
+            return Err(format!("`{name}` is a built-in function"));
+        }
+        let id = self.host_fns.len() as u32;
+        self.host_fns.push(HostFn {
+            name: name.to_string(),
+            params,
+            ret,
+        });
+        self.host_names.insert(name.to_string(), id);
+        Ok(id)
     }
 
     /// The global `name` refers to now, with its type.
@@ -375,7 +423,19 @@ impl<'c> Cx<'c> {
             let routine = routine.map(|d| self.routine(d));
             let sig = self.signature(def, stmt.span, routine);
             let id = FnId(self.ck.fns.len() as u32);
-            if let Some(&first) = defined_here.get(&def.name.name) {
+            if self.ck.host_names.contains_key(&def.name.name) {
+                self.error(
+                    Diagnostic::error(
+                        format!(
+                            "`{}` is a function of the program that embeds acc",
+                            def.name.name
+                        ),
+                        def.name.span,
+                        "defined again here",
+                    )
+                    .with_help("the embedding program registered it by this name: choose another"),
+                );
+            } else if let Some(&first) = defined_here.get(&def.name.name) {
                 self.error(
                     Diagnostic::error(
                         format!("function `{}` is defined twice", def.name.name),
