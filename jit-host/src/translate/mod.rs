@@ -369,14 +369,25 @@ impl<'a, 'f> Tx<'a, 'f> {
             sp,
             limit,
         );
-        let overflow = self.b.create_block();
+        self.fail_when(exhausted, "acc_rt_stack_overflow", site)
+    }
+
+    /// When `cond` holds, call the runtime's `report(ctx, site)` (which records the error) and
+    /// leave: a cold block, so that the check costs one predictable branch.
+    pub(super) fn fail_when(
+        &mut self,
+        cond: Value,
+        report: &str,
+        site: ir::SiteId,
+    ) -> Result<(), JitError> {
+        let fail = self.b.create_block();
         let ok = self.b.create_block();
-        self.b.set_cold_block(overflow);
-        self.b.ins().brif(exhausted, overflow, &[], ok, &[]);
-        self.b.switch_to_block(overflow);
+        self.b.set_cold_block(fail);
+        self.b.ins().brif(cond, fail, &[], ok, &[]);
+        self.b.switch_to_block(fail);
         let site = self.iconst(types::I32, i64::from(site.0));
         let ctx = self.ctx;
-        self.call_rt_and_fail("acc_rt_stack_overflow", &[ctx, site])?;
+        self.call_rt_and_fail(report, &[ctx, site])?;
         self.b.switch_to_block(ok);
         Ok(())
     }
@@ -400,16 +411,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             .b
             .ins()
             .atomic_load(types::I32, MemFlagsData::trusted(), word);
-        let stop = self.b.create_block();
-        let go = self.b.create_block();
-        self.b.set_cold_block(stop);
-        self.b.ins().brif(w, stop, &[], go, &[]);
-        self.b.switch_to_block(stop);
-        let site = self.iconst(types::I32, i64::from(site.0));
-        let ctx = self.ctx;
-        self.call_rt_and_fail("acc_rt_interrupted", &[ctx, site])?;
-        self.b.switch_to_block(go);
-        Ok(())
+        self.fail_when(w, "acc_rt_interrupted", site)
     }
 
     /// A user function's entry: a call deeper than `ctx.max_depth` is an error at `site` (the
@@ -426,16 +428,7 @@ impl<'a, 'f> Tx<'a, 'f> {
             self.depth,
             limit,
         );
-        let stop = self.b.create_block();
-        let ok = self.b.create_block();
-        self.b.set_cold_block(stop);
-        self.b.ins().brif(deeper, stop, &[], ok, &[]);
-        self.b.switch_to_block(stop);
-        let site = self.iconst(types::I32, i64::from(site.0));
-        let ctx = self.ctx;
-        self.call_rt_and_fail("acc_rt_depth_limit", &[ctx, site])?;
-        self.b.switch_to_block(ok);
-        Ok(())
+        self.fail_when(deeper, "acc_rt_depth_limit", site)
     }
 
     /// Define `f`'s parameters as `params` and its other locals as zero.

@@ -229,14 +229,7 @@ impl Tx<'_, '_> {
         if let Some(site) = f.step_site {
             let zero = self.iconst(t, 0);
             let is_zero = self.b.ins().icmp(IntCC::Equal, step, zero);
-            let error = self.b.create_block();
-            let ok = self.b.create_block();
-            self.b.set_cold_block(error);
-            self.b.ins().brif(is_zero, error, &[], ok, &[]);
-            self.b.switch_to_block(error);
-            let site = self.iconst(types::I32, i64::from(site.0));
-            self.call_rt_and_fail("acc_rt_zero_step", &[self.ctx, site])?;
-            self.b.switch_to_block(ok);
+            self.fail_when(is_zero, "acc_rt_zero_step", site)?;
         }
         let constant_step = match f.step.kind {
             ExprKind::Const(Const::I32(v)) => Some(v as i64),

@@ -87,6 +87,23 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// "`f` takes 2 arguments but 3 were given", at the call.
+fn wrong_arg_count(name: &str, params: usize, args: usize, span: Span) -> Diagnostic {
+    let given = if args == 1 {
+        "1 was".to_string()
+    } else {
+        format!("{args} were")
+    };
+    Diagnostic::error(
+        format!(
+            "`{name}` takes {} but {given} given",
+            plural(params, "argument")
+        ),
+        span,
+        format!("expected {}", plural(params, "argument")),
+    )
+}
+
 impl Cx<'_> {
     pub(super) fn call(
         &mut self,
@@ -163,21 +180,8 @@ impl Cx<'_> {
     fn user_call(&mut self, span: Span, id: FnId, args: &[ast::Expr]) -> Expr {
         let sig = self.sig(id).clone();
         if args.len() != sig.params.len() {
-            let mut d = Diagnostic::error(
-                format!(
-                    "`{}` takes {} but {} given",
-                    sig.name,
-                    plural(sig.params.len(), "argument"),
-                    if args.len() == 1 {
-                        "1 was".to_string()
-                    } else {
-                        format!("{} were", args.len())
-                    }
-                ),
-                span,
-                format!("expected {}", plural(sig.params.len(), "argument")),
-            )
-            .with_help(format!("the signature is `{}`", sig.text()));
+            let mut d = wrong_arg_count(&sig.name, sig.params.len(), args.len(), span)
+                .with_help(format!("the signature is `{}`", sig.text()));
             if self.is_new_fn(id) {
                 d = d.with_label(sig.sig_span, "defined here");
             }
@@ -224,21 +228,7 @@ impl Cx<'_> {
                 t => format!(" -> {t}"),
             };
             self.error(
-                Diagnostic::error(
-                    format!(
-                        "`{}` takes {} but {} given",
-                        f.name,
-                        plural(f.params.len(), "argument"),
-                        if args.len() == 1 {
-                            "1 was".to_string()
-                        } else {
-                            format!("{} were", args.len())
-                        }
-                    ),
-                    span,
-                    format!("expected {}", plural(f.params.len(), "argument")),
-                )
-                .with_help(format!(
+                wrong_arg_count(&f.name, f.params.len(), args.len(), span).with_help(format!(
                     "`{}` is a function of the program that embeds acc: `{}({}){ret}`",
                     f.name,
                     f.name,
