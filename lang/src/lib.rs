@@ -25,6 +25,8 @@ pub mod parser;
 pub mod span;
 pub mod token;
 pub mod validate;
+#[doc(hidden)]
+pub mod vocabulary;
 
 #[cfg(test)]
 mod test_util;

@@ -57,37 +57,7 @@ const RENDERED: usize = 20;
 // Token soups
 // ---------------------------------------------------------------------------------------------
 
-/// acc's vocabulary: keywords, directive and clause words, built-in names, punctuation,
-/// literals (well- and ill-formed), comments and line structure.
-#[rustfmt::skip]
-const VOCABULARY: &[&str] = &[
-    // keywords
-    "let", "fn", "return", "if", "else", "while", "for", "in", "step", "break", "continue",
-    "true", "false", "as", "acc",
-    // directive words
-    "parallel", "kernels", "serial", "loop", "data", "enter", "exit", "update", "wait",
-    "atomic", "read", "write", "capture", "routine", "declare", "set", "host", "device", "self",
-    "gang", "worker", "vector", "seq", "auto", "independent", "collapse", "tile", "private",
-    "firstprivate", "reduction", "default", "none", "present", "copy", "copyin", "copyout",
-    "create", "no_create", "delete", "pcopy", "present_or_copy", "async", "num_gangs",
-    "num_workers", "vector_length", "device_type", "nvidia", "multicore", "finalize",
-    "if_present", "device_num", "default_async",
-    // types and built-ins
-    "i32", "i64", "f32", "f64", "bool", "zeros", "ones", "fill", "len", "size", "print",
-    "printf", "param", "max", "min", "abs", "sqrt", "sum", "acc_on_device", "acc_device_host",
-    // names
-    "a", "b", "x", "y", "n", "i", "j", "s", "err", "_tmp", "A2",
-    // punctuation and operators
-    "(", ")", "[", "]", "{", "}", ",", ";", ":", "->", "..", "..=", "+", "-", "*", "/", "%",
-    "&", "|", "^", "~", "!", "<<", ">>", "&&", "||", "==", "!=", "<", "<=", ">", ">=", "=",
-    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "\\", ".", "@", "#", "$",
-    // literals, good and bad
-    "0", "1", "42", "1_000", "0x1f", "0b101", "7i32", "9i64", "0x", "0b2", "99999999999999999999",
-    "1.0", "2.5e-3", "1e6", "2.0f32", "1f32", "1e", "1.0f16", "3i8", "\"s\"", "\"%5d\\n\"",
-    "\"unterminated", "\"bad \\q escape\"",
-    // comments and line structure
-    "// comment", "/* block */", "/* open", "*/", "\n", "\n", "\n", "\t", "é", "∑",
-];
+use acc_lang::vocabulary::VOCABULARY;
 
 /// A soup of vocabulary words, each followed by a separator (none, a space or a newline), so
 /// that tokens also run into each other (`..=` next to `1`, `/` next to `*`).

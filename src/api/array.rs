@@ -101,7 +101,7 @@ impl<T: Elem> Array<T> {
     pub fn zeros(shape: &[usize]) -> Result<Array<T>, Error> {
         let dims = dims(shape)?;
         let header = rt::new_array(T::CODE, &dims)
-            .map_err(|e| Error::Usage(format!("cannot make an array of shape {shape:?}: {e:?}")))?;
+            .map_err(|e| Error::Usage(format!("cannot make an array of shape {shape:?}: {e}")))?;
         // SAFETY: as in `from_vec`; `adopt` makes the share.
         Ok(unsafe { Array::adopt(header) })
     }
