@@ -40,10 +40,7 @@ print(a[0], a[n - 1], b[0, 1], b[3, n - 1], sum(b))
 fn ten_thousand_data_regions_and_async_launches() {
     let out = SharedBuffer::new();
     let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(DeviceKind::Emulated),
-        ..DeviceOptions::default()
-    });
+    e.set_devices(DeviceOptions::new().device(DeviceKind::Emulated, 0));
     e.run("stress.acc", SCRIPT).expect("runs");
     // Each row q of b got 2500 launches adding i; sum = 4 * 2500 * (0 + … + 63).
     let expected = format!(

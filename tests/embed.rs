@@ -2,7 +2,8 @@
 //! typed globals, and arrays shared with scripts without a copy, on every host device.
 //! Expected values are computed by hand or in Rust beside the script.
 
-use acc::{Array, DeviceKind, Engine, Error};
+use acc::{Array, DeviceKind, Engine, Error, Limits};
+use std::time::{Duration, Instant};
 
 #[path = "support/engine.rs"]
 mod support;
@@ -369,8 +370,6 @@ fn an_interrupt_stops_host_code_and_compute_regions_where_they_are() {
 
 #[test]
 fn limits_bound_time_and_call_depth_and_the_engine_goes_on() {
-    use acc::Limits;
-    use std::time::{Duration, Instant};
     let (mut e, out) = engine_on(DeviceKind::Multicore);
     e.run(
         "lib.acc",
@@ -471,6 +470,92 @@ fn shared_arrays_and_interrupts_on(kind: DeviceKind) {
     e.run("after.acc", "acc_copyout(grid)\nprint(grid[3, 7] > 1.0)")
         .unwrap();
     assert_eq!(out.take(), b"true\n");
+}
+
+/// On a GPU (run on the device: `cargo test --test embed -- --ignored`): a kernel whose
+/// `while` loop never ends stops at the loop when the run is interrupted or out of time, a
+/// long counted kernel's wait is abandoned, and the GPU goes on working after both.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn running_kernels_stop_on_a_gpu() {
+    assert!(acc::gpu_count() > 0, "no GPU");
+    running_kernels_stop_on(DeviceKind::Nvidia);
+}
+
+/// The same on the emulated device, whose compute regions run on host threads.
+#[test]
+fn running_kernels_stop_on_an_emulated_device() {
+    running_kernels_stop_on(DeviceKind::Emulated);
+}
+
+fn running_kernels_stop_on(kind: DeviceKind) {
+    let (mut e, out) = engine_on(kind);
+    let interrupt_after = |e: &Engine, ms: u64| {
+        let stop = e.interrupt_handle();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            stop.interrupt();
+        })
+    };
+    let endless = "let s = zeros(64)\nacc parallel loop copy(s)\nfor i in 0..64 {\n  \
+                   while s[i] >= 0.0 { s[i] += 1.0 }\n}\n";
+    // An interrupt: the kernel stops in its `while` loop, which the error names.
+    let t = Instant::now();
+    let stopper = interrupt_after(&e, 300);
+    let err = e.run("w.acc", endless).unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(err, Error::Interrupted { .. }), "{err}");
+    assert!(err.to_string().contains("w.acc:4:3"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // The time limit, the same way.
+    e.set_limits(Limits {
+        max_run_time: Some(Duration::from_millis(300)),
+        ..Limits::default()
+    });
+    let err = e.run("t.acc", endless).unwrap_err();
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    assert!(err.to_string().contains("t.acc:4:3"), "{err}");
+    e.set_limits(Limits::default());
+    // The device works after both.
+    e.run(
+        "after.acc",
+        "let a = zeros(1000)\nacc parallel loop copy(a)\nfor i in 0..1000 { a[i] = i * 2.0 }\nprint(sum(a))",
+    )
+    .unwrap();
+    assert_eq!(out.take(), b"999000.0\n");
+    // A counted kernel of seconds (each trip waits for the last one's store on a GPU): the
+    // wait for it is given up soon after the interrupt, and nothing of it is copied back.
+    e.run("x.acc", "let x = zeros(1)").unwrap();
+    let trips = if kind == DeviceKind::Nvidia {
+        200_000_000
+    } else {
+        2_000_000_000
+    };
+    let long =
+        format!("acc serial loop copy(x)\nfor i in 0..{trips} {{ x[0] = x[0] * 0.5 + 1.0 }}\n");
+    let long = long.as_str();
+    let t = Instant::now();
+    let stopper = interrupt_after(&e, 300);
+    let err = e.run("long.acc", long).unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(err, Error::Interrupted { .. }), "{err}");
+    assert!(
+        t.elapsed() < Duration::from_millis(2000),
+        "{:?}",
+        t.elapsed()
+    );
+    if kind == DeviceKind::Nvidia {
+        assert!(err.to_string().contains("long.acc:1:1"), "{err}");
+        e.run("x0.acc", "print(x[0])").unwrap();
+        assert_eq!(out.take(), b"0.0\n", "no copy out of an abandoned kernel");
+    }
+    // Later work queues behind the abandoned kernel and is right.
+    e.run(
+        "again.acc",
+        "let b = zeros(10)\nacc parallel loop copy(b)\nfor i in 0..10 { b[i] = i + 1.0 }\nprint(sum(b))",
+    )
+    .unwrap();
+    assert_eq!(out.take(), b"55.0\n");
 }
 
 #[test]

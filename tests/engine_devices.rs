@@ -8,11 +8,9 @@ use acc_runtime::profile::ProfileOptions;
 fn engine_on(kind: DeviceKind, profile: ProfileOptions) -> (Engine, SharedBuffer) {
     let out = SharedBuffer::new();
     let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(kind),
-        profile,
-        ..DeviceOptions::default()
-    });
+    let mut opts = DeviceOptions::new().device(kind, 0);
+    opts.profile = profile;
+    e.set_devices(opts);
     (e, out)
 }
 

@@ -108,7 +108,16 @@ pub(crate) enum FailKind {
     Assert = 3,
     BadDimension = 4,
     ZeroStep = 5,
+    /// The host asked the kernel to stop (`poll_stop`).
+    Stopped = 6,
 }
+
+/// The module global that the host sets to stop running kernels (runtime's `nvidia.rs`): in
+/// device memory, so that polling it costs an L2 read and not a trip over the bus.
+pub(crate) const STOP_WORD: &str = "acc_stop";
+
+/// How many trips of a `while` loop run between two reads of the stop word.
+pub(crate) const STOP_POLL_EVERY: u32 = 1024;
 
 /// The site number recorded for a check whose IR carries none.
 pub(crate) const NO_SITE: u32 = u32::MAX;
@@ -622,6 +631,23 @@ impl<'c, 'm> Fx<'c, 'm> {
         }
         let l = self.label("fail");
         self.ins(format!("@{cond} bra {l}"));
+        let record = self.failure(kind, site, dim, index, shape, prelude);
+        self.cold.push_str(&l);
+        self.cold.push_str(":\n");
+        self.cold.push_str(&record);
+    }
+
+    /// The cold code of a failure: `prelude`, then the first failing thread of the launch
+    /// fills the error record, and the thread leaves the kernel.
+    fn failure(
+        &mut self,
+        kind: FailKind,
+        site: u32,
+        dim: Option<Reg>,
+        index: Option<Reg>,
+        shape: &[Reg],
+        prelude: Vec<String>,
+    ) -> String {
         let err = self.sp.err;
         let old = self.fresh(Class::B32);
         let lost = self.fresh(Class::Pred);
@@ -654,8 +680,21 @@ impl<'c, 'm> Fx<'c, 'm> {
             }
         }
         ins("exit".into());
-        self.cold.push_str(&l);
-        self.cold.push_str(":\n");
-        self.cold.push_str(&c);
+        c
+    }
+
+    /// Reads the stop word that the host sets when the run is interrupted or out of time;
+    /// a set word ends the thread with a `Stopped` failure at `site`. (Between two trips of
+    /// a `while` loop, every `STOP_POLL_EVERY` trips: a loop with no other exit and no path
+    /// back into it from cold code keeps the trips as fast as before.)
+    pub(crate) fn poll_stop(&mut self, site: u32) {
+        self.cx.uses_stop_word = true;
+        let (word, stop) = (self.fresh(Class::B32), self.fresh(Class::Pred));
+        self.ins(format!("ld.volatile.global.u32 {word}, [{STOP_WORD}]"));
+        self.ins(format!("setp.ne.u32 {stop}, {word}, 0"));
+        let l = self.label("stop");
+        self.ins(format!("@{stop} bra {l}"));
+        let stopped = self.failure(FailKind::Stopped, site, None, None, &[], Vec::new());
+        self.cold.push_str(&format!("{l}:\n{stopped}"));
     }
 }

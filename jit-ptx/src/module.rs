@@ -24,6 +24,8 @@ pub(crate) struct Cx<'m> {
     pub options: PtxOptions,
     pub uses_scratch: bool,
     pub uses_row_barrier: bool,
+    /// Some `while` loop polls the stop word (`Fx::poll_stop`), which the module declares.
+    pub uses_stop_word: bool,
     /// The print statements generated so far: entry `i` has id `first_print + i`.
     pub prints: Vec<crate::DevicePrint>,
     pub first_print: u32,
@@ -48,6 +50,7 @@ impl<'m> Cx<'m> {
             options,
             uses_scratch: false,
             uses_row_barrier: false,
+            uses_stop_word: false,
             prints: Vec::new(),
             first_print: 0,
             functions: HashMap::new(),
@@ -153,6 +156,9 @@ pub(crate) fn emit(module: &ir::Module, options: &PtxOptions, first_print: u32) 
     text += ".version 8.0\n.target sm_90\n.address_size 64\n\n";
     if cx.uses_scratch || cx.uses_row_barrier {
         text += ".extern .shared .align 8 .b8 acc_shared[];\n";
+    }
+    if cx.uses_stop_word {
+        text += &format!(".visible .global .align 4 .u32 {};\n", crate::fx::STOP_WORD);
     }
     for g in &cx.globals {
         text += g;

@@ -88,19 +88,33 @@ impl Fx<'_, '_> {
                     self.place(&done);
                 }
             }
-            Stmt::While { cond, body, .. } => {
-                let top = self.label("while");
+            Stmt::While { cond, body, site } => {
+                // A `while` loop may never end: every `STOP_POLL_EVERY` trips it reads the
+                // stop word (`Fx::poll_stop`). It is two loops: the inner one runs the trips,
+                // counting them down; the outer one polls and starts the count again.
+                let outer = self.label("while");
+                let top = self.label("trip");
+                let latch = self.label("latch");
                 let exit = self.label("wend");
+                let count = self.fresh(Class::B32);
+                self.place(&outer);
+                self.ins(format!("mov.u32 {count}, {}", crate::fx::STOP_POLL_EVERY));
                 self.place(&top);
                 let c = self.pred(cond)?;
                 self.ins(format!("@!{c} bra {exit}"));
                 self.loops.push(crate::fx::LoopTargets {
                     brk: Some(exit.clone()),
-                    cont: top.clone(),
+                    cont: latch.clone(),
                 });
                 self.block(body)?;
                 self.loops.pop();
-                self.ins(format!("bra {top}"));
+                self.place(&latch);
+                let more = self.fresh(Class::Pred);
+                self.ins(format!("sub.u32 {count}, {count}, 1"));
+                self.ins(format!("setp.ne.u32 {more}, {count}, 0"));
+                self.ins(format!("@{more} bra {top}"));
+                self.poll_stop(site.0);
+                self.ins(format!("bra {outer}"));
                 self.place(&exit);
             }
             Stmt::For(f) => self.for_loop(f)?,

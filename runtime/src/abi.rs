@@ -278,11 +278,19 @@ pub unsafe extern "C" fn acc_rt_depth_limit(ctx: *mut Ctx, site: u32) {
             INTERRUPT_NONE => RunErrorKind::CallDepth {
                 limit: (*ctx).max_depth,
             },
-            INTERRUPT_TIME_LIMIT => RunErrorKind::TimeLimit,
-            _ => RunErrorKind::Interrupted,
+            word => stop_error(word),
         };
         fail(ctx, kind, Some(site));
     })
+}
+
+/// The error of a run stopped by interrupt word `word` (not `INTERRUPT_NONE`).
+pub(crate) fn stop_error(word: u32) -> RunErrorKind {
+    if word == INTERRUPT_TIME_LIMIT {
+        RunErrorKind::TimeLimit
+    } else {
+        RunErrorKind::Interrupted
+    }
 }
 
 /// Calls function `index` of the embedding program with `n` argument slots at `args`, its
@@ -318,12 +326,7 @@ pub unsafe extern "C" fn acc_rt_host_call(
 pub unsafe extern "C" fn acc_rt_interrupted(ctx: *mut Ctx, site: u32) {
     guarded(ctx, Some(site), || {
         let word = (*(*ctx).interrupt).load(Ordering::Relaxed);
-        let kind = if word == INTERRUPT_TIME_LIMIT {
-            RunErrorKind::TimeLimit
-        } else {
-            RunErrorKind::Interrupted
-        };
-        fail(ctx, kind, Some(site));
+        fail(ctx, stop_error(word), Some(site));
     })
 }
 

@@ -179,10 +179,8 @@ fn gpu_context() -> (Context, SharedBuffer) {
     );
     let out = SharedBuffer::new();
     let mut c = Context::new(HostState::new(Box::new(out.clone())));
-    c.host().configure_devices(DeviceOptions {
-        kind: Some(DeviceKind::Nvidia),
-        ..DeviceOptions::default()
-    });
+    c.host()
+        .configure_devices(DeviceOptions::new().device(DeviceKind::Nvidia, 0));
     (c, out)
 }
 

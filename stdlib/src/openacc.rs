@@ -311,10 +311,7 @@ mod tests {
     /// A context whose devices start as `kind`.
     fn on(kind: DeviceKind) -> TestCtx {
         let mut t = TestCtx::new();
-        let opts = acc_runtime::device::DeviceOptions {
-            kind: Some(kind),
-            ..Default::default()
-        };
+        let opts = acc_runtime::device::DeviceOptions::new().device(kind, 0);
         t.context.host().configure_devices(opts);
         t
     }

@@ -7,9 +7,6 @@ use acc_runtime::host::SharedBuffer;
 pub fn engine_on(kind: DeviceKind) -> (Engine, SharedBuffer) {
     let out = SharedBuffer::new();
     let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
-    e.set_devices(DeviceOptions {
-        kind: Some(kind),
-        ..DeviceOptions::default()
-    });
+    e.set_devices(DeviceOptions::new().device(kind, 0));
     (e, out)
 }

@@ -20,10 +20,7 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 fn engine() -> Engine {
     let mut e = Engine::with_output(Box::new(std::io::sink())).expect("engine");
     // One host thread, like the other two engines.
-    e.set_devices(DeviceOptions {
-        kind: Some(DeviceKind::Host),
-        ..DeviceOptions::default()
-    });
+    e.set_devices(DeviceOptions::new().device(DeviceKind::Host, 0));
     e
 }
 

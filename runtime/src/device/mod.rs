@@ -92,8 +92,19 @@ impl DeviceKind {
     }
 }
 
-/// How the devices are set up: from the environment (`from_env`), then the command line.
+/// How the devices are set up: from the environment (`from_env`), then the command line, or
+/// by a program that embeds acc, with the builder methods:
+///
+/// ```
+/// use acc_runtime::device::{DeviceKind, DeviceOptions};
+/// let opts = DeviceOptions::new().device(DeviceKind::Emulated, 1).threads(4).profile(true);
+/// assert_eq!((opts.kind, opts.num, opts.threads), (Some(DeviceKind::Emulated), 1, 4));
+/// ```
+///
+/// It may gain fields (`#[non_exhaustive]`): other crates build it with `new()` or
+/// `from_env()` and the builder methods.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeviceOptions {
     /// The initial device type; `None`: an NVIDIA GPU when there is one, else `multicore`.
     pub kind: Option<DeviceKind>,
@@ -121,6 +132,56 @@ impl Default for DeviceOptions {
 }
 
 impl DeviceOptions {
+    /// The defaults: a GPU when there is one (else `multicore`), two emulated devices, as
+    /// many host threads as cores, asynchronous queues, no profile.
+    pub fn new() -> DeviceOptions {
+        DeviceOptions::default()
+    }
+
+    /// Start on device `num` of type `kind`.
+    pub fn device(mut self, kind: DeviceKind, num: usize) -> DeviceOptions {
+        self.kind = Some(kind);
+        self.num = num;
+        self
+    }
+
+    /// How many emulated devices there are (at least 1).
+    pub fn emulated_devices(mut self, count: usize) -> DeviceOptions {
+        self.emulated = count.max(1);
+        self
+    }
+
+    /// Run every `async` operation synchronously.
+    pub fn synchronous(mut self, on: bool) -> DeviceOptions {
+        self.synchronous = on;
+        self
+    }
+
+    /// Threads of the multicore and emulated devices (at least 1).
+    pub fn threads(mut self, count: usize) -> DeviceOptions {
+        self.threads = count.max(1);
+        self
+    }
+
+    /// Record a profile (`Engine::profile_report`).
+    pub fn profile(mut self, on: bool) -> DeviceOptions {
+        self.profile.profile = on;
+        self
+    }
+
+    /// Record a trace of every kernel, transfer and wait (`Engine::chrome_trace`).
+    pub fn trace(mut self, on: bool) -> DeviceOptions {
+        self.profile.trace = on;
+        self
+    }
+
+    /// Print a notice per event of the kinds in `mask` (`ACC_NOTIFY`: 1 launches,
+    /// 2 transfers, 4 waits, 8 region entry and exit, 16 allocations).
+    pub fn notify(mut self, mask: u32) -> DeviceOptions {
+        self.profile.notify = mask;
+        self
+    }
+
     /// `ACC_DEVICE_TYPE`, `ACC_DEVICE_NUM`, `ACC_EMULATED_DEVICES`, `ACC_SYNCHRONOUS`,
     /// `ACC_NUM_CORES`, `ACC_PROFILE`, `ACC_NOTIFY`. Values that do not parse are errors.
     pub fn from_env() -> Result<DeviceOptions, String> {
@@ -351,6 +412,9 @@ impl Devices {
             gpu.wait(ctx, None);
         }
         self.unwind();
+        for gpu in self.nvidia.iter_mut().flatten() {
+            gpu.end_run();
+        }
     }
 
     /// `data` constructs entered and not exited (0 between runs).

@@ -48,6 +48,18 @@ mod output;
 /// shape[6].
 const ERROR_RECORD: usize = 80;
 
+/// The stop word of a module whose kernels have `while` loops (jit-ptx's `STOP_WORD`): a
+/// 32-bit global in device memory that those loops poll, which the host sets to the run's
+/// interrupt word to stop them.
+const STOP_WORD: &std::ffi::CStr = c"acc_stop";
+
+/// How long a wait goes on after asking the kernels to stop: long enough for `while` loops,
+/// which poll the stop word every 1024 trips, to see it. Then the wait is abandoned.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Bytes of the scratch buffer for launches' results and reduction partials.
+const SCRATCH: usize = 64 * 1024;
+
 /// How long loading and initializing the driver took (set by `gpu_count`).
 static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
 
@@ -104,6 +116,10 @@ pub(crate) struct CudaMemory {
     profiler: Arc<Profiler>,
     /// Page-locked staging buffers for large transfers (made on first use).
     staging: Option<Staging>,
+    /// Set for the rest of a run whose wait for a kernel was abandoned (`Nvidia::abandon`):
+    /// copies to the host are left out, so that nothing waits for that kernel and no copy
+    /// lands in host memory after the run has returned.
+    downloads_dropped: bool,
 }
 
 impl Drop for Staging {
@@ -334,6 +350,9 @@ impl Memory for CudaMemory {
         site: u32,
         q: QueueArg,
     ) -> Result<(), RunErrorKind> {
+        if !upload && self.downloads_dropped {
+            return Ok(());
+        }
         let stream = self.stream(q)?;
         let size = array::elem_size((*host).elem).unwrap_or(1);
         let start = Instant::now();
@@ -574,6 +593,21 @@ pub struct Nvidia {
     strings: Arc<[String]>,
     /// The output buffers of kernels that print.
     output: output::DeviceOutput,
+    /// The stop words of the loaded modules that have one, by module key.
+    stop_words: HashMap<u64, sys::CUdeviceptr>,
+    /// The stream that sets stop words while kernels run (made on first use).
+    stop_stream: Option<sys::CUstream>,
+    /// When the stop words were set in this run (a wait saw the run's interrupt word).
+    stop_sent: Option<Instant>,
+    /// A wait of this run was abandoned after a stop: the rest of the run waits for nothing
+    /// and copies nothing back (`CudaMemory::downloads_dropped`).
+    abandoned: bool,
+    /// An earlier run abandoned kernels that may still be running, and may still write the
+    /// error record, the scratch and output buffers: `settle` waits for them before this
+    /// device launches or waits again.
+    unsettled: bool,
+    /// Modules left to unload once abandoned kernels, which may run their code, are done.
+    unload_later: Vec<sys::CUmodule>,
 }
 
 impl Nvidia {
@@ -599,7 +633,7 @@ impl Nvidia {
             let sync =
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let error = Pinned::new(ERROR_RECORD)?;
-            let scratch = Pinned::new(64 * 1024)?;
+            let scratch = Pinned::new(SCRATCH)?;
             profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
@@ -608,6 +642,7 @@ impl Nvidia {
                     queues: HashMap::new(),
                     profiler,
                     staging: None,
+                    downloads_dropped: false,
                 }),
                 modules: HashMap::new(),
                 text_modules: HashMap::new(),
@@ -618,6 +653,12 @@ impl Nvidia {
                 context: cx,
                 strings: Arc::from(Vec::new()),
                 output: output::DeviceOutput::default(),
+                stop_words: HashMap::new(),
+                stop_stream: None,
+                stop_sent: None,
+                abandoned: false,
+                unsettled: false,
+                unload_later: Vec::new(),
             })
         }
     }
@@ -642,15 +683,170 @@ impl Nvidia {
         if *users == 0 {
             let module = *module;
             self.modules.remove(&key);
-            // SAFETY: a module this device loaded, none of whose kernels is queued; the
-            // context is made current first (with several GPUs, another one may be).
-            unsafe {
-                if self.make_current().is_ok() {
-                    let _ = result::ctx::synchronize();
-                    let _ = result::module::unload(module);
-                }
+            self.stop_words.remove(&key);
+            self.unload_later.push(module);
+            self.unload_idle_modules();
+        }
+    }
+
+    /// Unloads the modules in `unload_later`, unless kernels abandoned after a stop are still
+    /// running (then a later call does): unloading waits for the whole device, and a wait
+    /// for a kernel that may never end would block the host.
+    fn unload_idle_modules(&mut self) {
+        if self.unload_later.is_empty() || self.make_current().is_err() {
+            return;
+        }
+        if self.unsettled && !self.idle() {
+            return;
+        }
+        // SAFETY: modules this device loaded, none of whose kernels is queued (or the device
+        // is idle); its context is current.
+        unsafe {
+            let _ = result::ctx::synchronize();
+            for module in self.unload_later.drain(..) {
+                let _ = result::module::unload(module);
             }
         }
+    }
+
+    /// Whether every stream of this device has finished its work.
+    fn idle(&self) -> bool {
+        let memory = &self.data.memory;
+        std::iter::once(&memory.sync)
+            .chain(memory.queues.values())
+            // SAFETY: streams of this device.
+            .all(|&s| unsafe { sys::cuStreamQuery(s) } == sys::CUresult::CUDA_SUCCESS)
+    }
+
+    /// Waits for `stream`'s work as `cuStreamSynchronize` would, watching the run's interrupt
+    /// word meanwhile (a blocking wait could not be interrupted). Once the word is set, the
+    /// stop word asks the kernels to stop (their `while` loops poll it); work still running
+    /// `STOP_GRACE` later is abandoned (`abandon`), and the wait fails with the stop.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `stream` is this device's.
+    unsafe fn await_stream(
+        &mut self,
+        ctx: *mut Ctx,
+        stream: sys::CUstream,
+    ) -> Result<(), RunErrorKind> {
+        let mut polls = 0u32;
+        loop {
+            match sys::cuStreamQuery(stream) {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                e => return Err(driver_error("waiting for the GPU", result::DriverError(e))),
+            }
+            let word = (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed);
+            if word != crate::abi::INTERRUPT_NONE {
+                if self.abandoned {
+                    return Err(crate::abi::stop_error(word));
+                }
+                let since = match self.stop_sent {
+                    Some(since) => since,
+                    None => {
+                        self.set_stop_words(word);
+                        *self.stop_sent.insert(Instant::now())
+                    }
+                };
+                if since.elapsed() >= STOP_GRACE {
+                    self.abandon();
+                    return Err(crate::abi::stop_error(word));
+                }
+            }
+            polls = polls.saturating_add(1);
+            pause(polls);
+        }
+    }
+
+    /// Sets the stop word of every loaded module to `word`, on a stream of its own: a copy
+    /// engine writes it while the kernels run.
+    fn set_stop_words(&mut self, word: u32) {
+        if self.stop_words.is_empty() {
+            return;
+        }
+        let stream = match self.stop_stream {
+            Some(s) => s,
+            None => match result::stream::create(result::stream::StreamKind::NonBlocking) {
+                Ok(s) => *self.stop_stream.insert(s),
+                Err(_) => return,
+            },
+        };
+        for &at in self.stop_words.values() {
+            // SAFETY: a 4-byte global of a loaded module; the source is waited for below.
+            unsafe {
+                let _ = result::memcpy_htod_async(at, std::slice::from_ref(&word), stream);
+            }
+        }
+        // SAFETY: this device's stream.
+        let _ = unsafe { result::stream::synchronize(stream) };
+    }
+
+    /// Gives up on this device's running work after a stop. Its kernels run on, and stream
+    /// order keeps later work behind them. For the rest of the run nothing is copied back to
+    /// the host, and the synchronous stream waits for every queue, so that memory freed on it
+    /// is not freed under a queued kernel. Before the device launches or waits again,
+    /// `settle` waits for the abandoned kernels.
+    fn abandon(&mut self) {
+        self.abandoned = true;
+        self.data.memory.downloads_dropped = true;
+        let sync = self.data.memory.sync;
+        for &s in self.data.memory.queues.values() {
+            // SAFETY: streams of this device; as `join`.
+            unsafe {
+                let Ok(ev) = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                else {
+                    continue;
+                };
+                if result::event::record(ev, s).is_ok() {
+                    let _ = result::stream::wait_event(
+                        sync,
+                        ev,
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    );
+                }
+                let _ = result::event::destroy(ev);
+            }
+        }
+    }
+
+    /// The end of a run (its queues waited for or abandoned). Without abandoned kernels, a
+    /// stop sent in the run is taken back now; with them, by `settle`, once they are done.
+    pub(crate) fn end_run(&mut self) {
+        if self.abandoned {
+            self.unsettled = true;
+        } else if self.stop_sent.is_some() {
+            self.set_stop_words(crate::abi::INTERRUPT_NONE);
+        }
+        self.stop_sent = None;
+        self.abandoned = false;
+        self.data.memory.downloads_dropped = false;
+        self.unload_idle_modules();
+    }
+
+    /// Before a launch or a wait after a run that abandoned kernels: waits for them (an
+    /// interrupt stops this wait too), then clears what they left: an error, output, the stop
+    /// words.
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    unsafe fn settle(&mut self, ctx: *mut Ctx) -> Result<(), RunErrorKind> {
+        if !self.unsettled {
+            return Ok(());
+        }
+        let memory = &self.data.memory;
+        let streams: Vec<sys::CUstream> = std::iter::once(memory.sync)
+            .chain(memory.queues.values().copied())
+            .collect();
+        for s in streams {
+            self.await_stream(ctx, s)?;
+        }
+        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.output.discard();
+        self.set_stop_words(crate::abi::INTERRUPT_NONE);
+        self.unsettled = false;
+        self.unload_idle_modules();
+        Ok(())
     }
 
     /// The device address of `a`'s copy, if present.
@@ -806,6 +1002,11 @@ impl Nvidia {
                     .profiler
                     .note_startup(what, start.elapsed());
                 self.modules.insert(key, (m, 0));
+                // SAFETY: a loaded module; modules without `while` loops have no stop word.
+                if let Ok((at, 4)) = unsafe { result::module::get_global(m, STOP_WORD.to_owned()) }
+                {
+                    self.stop_words.insert(key, at);
+                }
                 m
             }
         };
@@ -846,6 +1047,7 @@ impl Nvidia {
             kind,
             site: Some(site),
         };
+        self.settle(ctx).map_err(at)?;
         let kernel = match desc.gpu.kernel.get() {
             Some(Ok(k)) => k,
             Some(Err(why)) => {
@@ -935,10 +1137,12 @@ impl Nvidia {
             workers: block.1,
             vector: block.0,
         };
-        self.data.exit_ops(ops, q)?;
         if q == QueueArg::Sync || desc.has_results() {
-            result::stream::synchronize(stream)
-                .map_err(|e| at(driver_error("running a kernel", e)))?;
+            // The kernel first, then the copies out: a copy to pageable host memory blocks
+            // until the kernel is done, where an interrupt could not reach the wait.
+            let done = self.await_stream(ctx, stream).map_err(at);
+            self.data.exit_ops(ops, q)?;
+            done?;
             self.data
                 .memory
                 .profiler
@@ -947,6 +1151,7 @@ impl Nvidia {
             self.check_error(ctx);
             scratch.results(desc, args, grid.0, &self.scratch);
         } else {
+            self.data.exit_ops(ops, q)?;
             self.data
                 .memory
                 .profiler
@@ -1125,6 +1330,9 @@ impl Nvidia {
                 rank: dim,
             },
             5 => RunErrorKind::ZeroStep,
+            6 => crate::abi::stop_error(
+                (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed),
+            ),
             _ => {
                 let shape: Vec<i64> = (0..MAX_RANK)
                     .map(|d| long(24 + d * 8))
@@ -1210,6 +1418,9 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn wait(&mut self, ctx: *mut Ctx, q: Option<QueueId>) {
+        if let Err(kind) = self.settle(ctx) {
+            return crate::host::fail(ctx, kind, None);
+        }
         let queues = &self.data.memory.queues;
         let mut streams: Vec<(QueueId, sys::CUstream)> = match q {
             Some(id) => queues.get(&id).map(|&s| (id, s)).into_iter().collect(),
@@ -1217,8 +1428,9 @@ impl Nvidia {
         };
         streams.sort_by_key(|&(id, _)| id);
         for (_, s) in streams {
-            if let Err(e) = result::stream::synchronize(s) {
-                crate::host::fail(ctx, driver_error("waiting for a queue", e), None);
+            if let Err(kind) = self.await_stream(ctx, s) {
+                // Abandoned (or failed): its output and errors are not complete.
+                return crate::host::fail(ctx, kind, None);
             }
             self.output.drain(ctx, s);
         }
@@ -1279,6 +1491,17 @@ impl Nvidia {
             let _ = result::stream::synchronize(self.data.memory.sync);
         }
         self.data.free_all();
+    }
+}
+
+/// How a wait for the GPU passes the time between two polls: spinning at first (a short
+/// kernel's wait costs what `cuStreamSynchronize`'s spinning costs), then yielding, then
+/// sleeping (a long kernel's wait leaves the core to others, for at most 50 µs late).
+fn pause(polls: u32) {
+    match polls {
+        0..2000 => std::hint::spin_loop(),
+        2000..4000 => std::thread::yield_now(),
+        _ => std::thread::sleep(std::time::Duration::from_micros(50)),
     }
 }
 

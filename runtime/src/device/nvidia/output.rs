@@ -118,6 +118,15 @@ impl DeviceOutput {
         Ok(dev)
     }
 
+    /// Empties every buffer without writing its records: the output of kernels whose run was
+    /// stopped and abandoned them. Call once every stream is done.
+    pub(super) fn discard(&mut self) {
+        for b in self.buffers.values_mut() {
+            let capacity = b.slots(2, 1)[0];
+            b.set_slots(0, &[0, 0, capacity, capacity]);
+        }
+    }
+
     /// Writes the records of `stream`'s buffer to the run's output and empties it. Call once
     /// the stream is synchronized.
     ///
