@@ -120,6 +120,7 @@ static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
 /// The host-shared arrays a run can reach, held exclusively while it runs (each with a
 /// reference, so that a script releasing the last other one does not free the lock), and let
 /// go when it ends.
+#[derive(Default)]
 pub(crate) struct RunLocks {
     held: Vec<(*mut ArrayHeader, &'static HostShare)>,
 }
@@ -289,7 +290,8 @@ impl Engine {
 
     /// Runs a compile's top-level code with the host-shared arrays its globals hold locked.
     pub(crate) fn run_main(&mut self, main: acc_jit_host::MainFn) -> Result<(), Error> {
-        let locks = self.lock_arrays(&[])?;
+        let mut locks = RunLocks::default();
+        self.lock_arrays(&[], &mut locks)?;
         let ctx = self.start_run();
         // SAFETY: every global the code uses has a slot, and the context outlives the call.
         unsafe { main(ctx) };
@@ -328,11 +330,26 @@ impl Engine {
     /// Locks every host-shared array that code run now can reach: those the globals hold and
     /// `args`. A run never waits for the host: an array the host is reading or writing (in
     /// `Array::read`/`write`, on another thread or around this call) is an error.
-    pub(crate) fn lock_arrays(&mut self, args: &[*mut ArrayHeader]) -> Result<RunLocks, Error> {
-        let mut locks = RunLocks { held: Vec::new() };
+    ///
+    /// The locks go into `locks` (released when it drops), not into the result: a call of a
+    /// function of scalars then pays one test for this, with nothing moved.
+    #[inline]
+    pub(crate) fn lock_arrays(
+        &mut self,
+        args: &[*mut ArrayHeader],
+        locks: &mut RunLocks,
+    ) -> Result<(), Error> {
         if self.array_slots.is_empty() && args.is_empty() {
-            return Ok(locks);
+            return Ok(());
         }
+        self.lock_shared_arrays(args, locks)
+    }
+
+    fn lock_shared_arrays(
+        &mut self,
+        args: &[*mut ArrayHeader],
+        locks: &mut RunLocks,
+    ) -> Result<(), Error> {
         let globals = self.context.globals();
         let handles = self
             .array_slots
@@ -369,7 +386,7 @@ impl Engine {
             }
             locks.held.push((owner, share));
         }
-        Ok(locks)
+        Ok(())
     }
 
     /// Frees the code nothing can run any more (the top-level code of finished runs, functions

@@ -210,6 +210,9 @@ impl Context {
         // SAFETY: owned by `self`.
         let ctx = unsafe { &mut *self.ctx };
         let status = std::mem::replace(&mut ctx.status, STATUS_OK);
+        if status == STATUS_OK && !self.host().has_error() {
+            return Outcome::Finished;
+        }
         let error = self.host().take_error();
         match (status, error) {
             (STATUS_EXIT, _) => Outcome::Exit(ctx.exit_code),

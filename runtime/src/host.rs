@@ -181,6 +181,11 @@ impl HostState {
         self.error.as_ref()
     }
 
+    /// Whether an error is recorded (`take_error` would return one).
+    pub fn has_error(&self) -> bool {
+        self.error.is_some()
+    }
+
     pub fn take_error(&mut self) -> Option<RunError> {
         self.error.take()
     }

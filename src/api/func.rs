@@ -6,7 +6,7 @@ use std::sync::Arc;
 use acc_lang::hir::Type;
 
 use super::value::{sealed, Args, Ret};
-use crate::engine::HeldCode;
+use crate::engine::{HeldCode, RunLocks};
 use crate::{Engine, Error};
 
 /// A script function, looked up and type-checked once by [`Engine::function`], then called
@@ -76,7 +76,8 @@ impl<A: Args, R: Ret> Func<A, R> {
         }
         let mut arrays = [std::ptr::null_mut(); 8];
         let n = args.arrays(&mut arrays);
-        let locks = engine.lock_arrays(&arrays[..n])?;
+        let mut locks = RunLocks::default();
+        engine.lock_arrays(&arrays[..n], &mut locks)?;
         engine.arm_limits();
         let ctx = engine.context.ctx_ptr();
         // SAFETY: `address` is alive (held by `_code`) and has the signature `Engine::function`
