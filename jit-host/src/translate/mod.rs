@@ -200,6 +200,8 @@ pub(crate) fn format_text(pieces: &[FormatPiece]) -> String {
 struct LoopTargets {
     continue_to: Block,
     break_to: Block,
+    /// The interrupt word's address, loaded before the loop: loops inside reuse it.
+    word: Value,
 }
 
 /// Which gang runs the code being translated, in a compute region or a gang routine: gang
@@ -393,8 +395,12 @@ impl<'a, 'f> Tx<'a, 'f> {
     }
 
     /// The run's interrupt word's address, loaded before a loop (it does not change while the
-    /// run goes on).
+    /// run goes on), or the enclosing loop's (a short inner loop entered again and again
+    /// loads nothing).
     pub(super) fn interrupt_word(&mut self) -> Value {
+        if let Some(outer) = self.loops.last() {
+            return outer.word;
+        }
         self.b
             .ins()
             .load(PTR, MemFlagsData::trusted(), self.ctx, CTX_INTERRUPT_OFFSET)

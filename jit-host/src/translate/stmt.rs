@@ -192,6 +192,7 @@ impl Tx<'_, '_> {
         self.loops.push(LoopTargets {
             continue_to: latch,
             break_to: exit,
+            word,
         });
         self.block(body)?;
         self.loops.pop();
@@ -352,6 +353,7 @@ impl Tx<'_, '_> {
         self.loops.push(LoopTargets {
             continue_to: latch,
             break_to: exit,
+            word,
         });
         self.block(&f.body)?;
         self.loops.pop();
@@ -375,28 +377,32 @@ impl Tx<'_, '_> {
                     .jump(body, &[BlockArg::Value(k1), BlockArg::Value(v1)]);
             }
             Some(end) => {
+                // The hot path (latch, next) has no join: `next` has the latch alone as
+                // predecessor, so no value of the loop needs a block parameter (and a move)
+                // on the way back; the cold refill jumps back to the body itself.
                 let chunk_done = self.b.create_block();
                 let refill = self.b.create_block();
                 self.b.set_cold_block(refill);
-                let e = self.b.append_block_param(next, t);
                 let at_end = self.b.ins().icmp(IntCC::Equal, k, end);
-                self.b
-                    .ins()
-                    .brif(at_end, chunk_done, &[], next, &[BlockArg::Value(end)]);
-                self.b.switch_to_block(chunk_done);
-                let done = self.b.ins().icmp(IntCC::Equal, k, last);
-                self.b.ins().brif(done, exit, &[], refill, &[]);
-                self.b.switch_to_block(refill);
-                self.check_interrupt(word, f.site)?;
-                let from = self.b.ins().iadd(k, one);
-                let new_end = self.chunk_end(from, last);
-                self.b.ins().jump(next, &[BlockArg::Value(new_end)]);
+                self.b.ins().brif(at_end, chunk_done, &[], next, &[]);
                 self.b.switch_to_block(next);
                 let k1 = self.b.ins().iadd(k, one);
                 let v1 = self.b.ins().iadd(v, step);
                 self.b.ins().jump(
                     body,
-                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(e)],
+                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(end)],
+                );
+                self.b.switch_to_block(chunk_done);
+                let done = self.b.ins().icmp(IntCC::Equal, k, last);
+                self.b.ins().brif(done, exit, &[], refill, &[]);
+                self.b.switch_to_block(refill);
+                self.check_interrupt(word, f.site)?;
+                let k1 = self.b.ins().iadd(k, one);
+                let v1 = self.b.ins().iadd(v, step);
+                let new_end = self.chunk_end(k1, last);
+                self.b.ins().jump(
+                    body,
+                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(new_end)],
                 );
             }
         }
