@@ -390,7 +390,11 @@ impl Tx<'_, '_> {
                 let v1 = self.b.ins().iadd(v, step);
                 self.b.ins().jump(
                     body,
-                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(end)],
+                    &[
+                        BlockArg::Value(k1),
+                        BlockArg::Value(v1),
+                        BlockArg::Value(end),
+                    ],
                 );
                 self.b.switch_to_block(chunk_done);
                 let done = self.b.ins().icmp(IntCC::Equal, k, last);
@@ -402,7 +406,11 @@ impl Tx<'_, '_> {
                 let new_end = self.chunk_end(k1, last);
                 self.b.ins().jump(
                     body,
-                    &[BlockArg::Value(k1), BlockArg::Value(v1), BlockArg::Value(new_end)],
+                    &[
+                        BlockArg::Value(k1),
+                        BlockArg::Value(v1),
+                        BlockArg::Value(new_end),
+                    ],
                 );
             }
         }

@@ -134,11 +134,23 @@ impl Default for DeviceOptions {
 impl DeviceOptions {
     /// The defaults: a GPU when there is one (else `multicore`), two emulated devices, as
     /// many host threads as cores, asynchronous queues, no profile.
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// let opts = DeviceOptions::new();
+    /// assert_eq!((opts.kind, opts.emulated, opts.synchronous), (None, 2, false));
+    /// ```
     pub fn new() -> DeviceOptions {
         DeviceOptions::default()
     }
 
     /// Start on device `num` of type `kind`.
+    ///
+    /// ```
+    /// # use acc_runtime::device::{DeviceKind, DeviceOptions};
+    /// let opts = DeviceOptions::new().device(DeviceKind::Multicore, 0);
+    /// assert_eq!(opts.kind, Some(DeviceKind::Multicore));
+    /// ```
     pub fn device(mut self, kind: DeviceKind, num: usize) -> DeviceOptions {
         self.kind = Some(kind);
         self.num = num;
@@ -146,30 +158,55 @@ impl DeviceOptions {
     }
 
     /// How many emulated devices there are (at least 1).
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert_eq!(DeviceOptions::new().emulated_devices(0).emulated, 1);
+    /// ```
     pub fn emulated_devices(mut self, count: usize) -> DeviceOptions {
         self.emulated = count.max(1);
         self
     }
 
     /// Run every `async` operation synchronously.
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert!(DeviceOptions::new().synchronous(true).synchronous);
+    /// ```
     pub fn synchronous(mut self, on: bool) -> DeviceOptions {
         self.synchronous = on;
         self
     }
 
     /// Threads of the multicore and emulated devices (at least 1).
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert_eq!(DeviceOptions::new().threads(8).threads, 8);
+    /// ```
     pub fn threads(mut self, count: usize) -> DeviceOptions {
         self.threads = count.max(1);
         self
     }
 
     /// Record a profile (`Engine::profile_report`).
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert!(DeviceOptions::new().profile(true).profile.profile);
+    /// ```
     pub fn profile(mut self, on: bool) -> DeviceOptions {
         self.profile.profile = on;
         self
     }
 
     /// Record a trace of every kernel, transfer and wait (`Engine::chrome_trace`).
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert!(DeviceOptions::new().trace(true).profile.trace);
+    /// ```
     pub fn trace(mut self, on: bool) -> DeviceOptions {
         self.profile.trace = on;
         self
@@ -177,6 +214,11 @@ impl DeviceOptions {
 
     /// Print a notice per event of the kinds in `mask` (`ACC_NOTIFY`: 1 launches,
     /// 2 transfers, 4 waits, 8 region entry and exit, 16 allocations).
+    ///
+    /// ```
+    /// # use acc_runtime::device::DeviceOptions;
+    /// assert_eq!(DeviceOptions::new().notify(1 | 2).profile.notify, 3);
+    /// ```
     pub fn notify(mut self, mask: u32) -> DeviceOptions {
         self.profile.notify = mask;
         self
