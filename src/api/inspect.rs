@@ -238,6 +238,23 @@ impl Engine {
         self.context.host().devices().set_profile(on);
     }
 
+    /// Forgets what the profile collected so far (the REPL's `:profile off` after showing
+    /// it): a profile names the code it measured, which the engine frees once profiling is
+    /// off.
+    ///
+    /// ```
+    /// let mut engine = acc::Engine::new()?;
+    /// engine.select_device("emulated")?;
+    /// engine.set_profiling(true);
+    /// engine.run("a.acc", "let a = zeros(8)\nacc parallel loop copy(a)\nfor i in 0..8 { a[i] = 1.0 }")?;
+    /// engine.clear_profile();
+    /// assert_eq!(engine.profile_totals().launches.count, 0);
+    /// # Ok::<(), acc::Error>(())
+    /// ```
+    pub fn clear_profile(&mut self) {
+        self.context.host().devices().profiler().reset();
+    }
+
     /// Whether the profile is being collected ([`Engine::set_profiling`], `--profile`).
     pub fn profiling(&mut self) -> bool {
         self.context.host().devices().options().profile.profile

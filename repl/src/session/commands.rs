@@ -293,7 +293,11 @@ impl Session {
         let ran = self.run_code(code);
         let wall = start.elapsed();
         let after = Totals::of(&mut self.engine);
-        self.engine.set_profiling(was_profiling);
+        if !was_profiling {
+            // What this run recorded must go with it: its code is freed from now on.
+            self.engine.set_profiling(false);
+            self.engine.clear_profile();
+        }
         if !matches!(ran, Outcome::Ran) {
             return ran;
         }
@@ -316,8 +320,11 @@ impl Session {
                 text("profiling on: `:profile` shows the report, `:profile off` ends it\n")
             }
             "off" => {
+                // The report names the code it measured, which is freed from now on.
+                let report = self.engine.profile_report();
                 self.engine.set_profiling(false);
-                text(&self.engine.profile_report())
+                self.engine.clear_profile();
+                text(&report)
             }
             "" => text(&self.engine.profile_report()),
             _ => usage(spec, "takes `on`, `off` or nothing"),

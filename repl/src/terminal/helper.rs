@@ -21,15 +21,19 @@ pub struct ReplHelper {
     hinter: HistoryHinter,
     /// Show the bracket matching the cursor's (not in the line as it is finally drawn).
     brackets: Cell<bool>,
+    /// Enter in an unfinished input opens a new line of it (on a terminal; without one the
+    /// editor would drop an unfinished input at the end of the text, so the REPL reads on).
+    read_on: bool,
 }
 
 impl ReplHelper {
-    pub fn new(colour: bool) -> ReplHelper {
+    pub fn new(colour: bool, read_on: bool) -> ReplHelper {
         ReplHelper {
             names: Names::default(),
             colour,
             hinter: HistoryHinter::new(),
             brackets: Cell::new(false),
+            read_on,
         }
     }
 }
@@ -89,7 +93,7 @@ impl Highlighter for ReplHelper {
 
 impl Validator for ReplHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if Session::awaits_more(ctx.input()) {
+        Ok(if self.read_on && Session::awaits_more(ctx.input()) {
             ValidationResult::Incomplete
         } else {
             ValidationResult::Valid(None)

@@ -63,7 +63,7 @@ fn read_eval_print(session: &mut Session) -> i32 {
         }
     };
     let highlight = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    editor.set_helper(Some(ReplHelper::new(highlight)));
+    editor.set_helper(Some(ReplHelper::new(highlight, interactive)));
     let history = interactive.then(history::file).flatten();
     if let Some(file) = &history {
         // A first session has no history yet.
