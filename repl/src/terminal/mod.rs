@@ -50,7 +50,8 @@ pub fn repl(args: &crate::RunArgs) -> i32 {
 /// Inputs until the end of input, `:quit` or `exit(code)`: the exit status.
 fn read_eval_print(session: &mut Session) -> i32 {
     let interactive = std::io::stdin().is_terminal();
-    let colour = std::io::stderr().is_terminal();
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let colour = std::io::stderr().is_terminal() && !no_colour;
     let config = Config::builder()
         .auto_add_history(false)
         .completion_type(CompletionType::List)
@@ -62,7 +63,7 @@ fn read_eval_print(session: &mut Session) -> i32 {
             return 1;
         }
     };
-    let highlight = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let highlight = std::io::stdout().is_terminal() && !no_colour;
     editor.set_helper(Some(ReplHelper::new(highlight, interactive)));
     let history = interactive.then(history::file).flatten();
     if let Some(file) = &history {
@@ -76,6 +77,9 @@ fn read_eval_print(session: &mut Session) -> i32 {
     let mut input = String::new();
     loop {
         let prompt = if input.is_empty() { "acc> " } else { "...> " };
+        if let Some(interrupter) = &interrupter {
+            interrupter.forget_pending();
+        }
         match editor.readline(prompt) {
             Ok(line) => {
                 input.push_str(&line);
@@ -129,6 +133,10 @@ fn show(outcome: Outcome, colour: bool) -> Option<i32> {
             None
         }
         Outcome::Failed(e) => {
+            if matches!(e, acc::Error::Interrupted { .. }) {
+                // Off the line where the terminal echoed `^C`.
+                eprintln!();
+            }
             eprint!("{}", e.render(colour));
             None
         }
