@@ -32,7 +32,7 @@ fn session(device: &str) -> (Session, Output) {
     let out = Output::default();
     let theirs = out.clone();
     let device = device.to_string();
-    let mut make = move || {
+    let make = move || {
         let mut engine = acc::Engine::with_output(Box::new(theirs.clone()))?;
         let mut options = acc::DeviceOptions::default();
         options.set_device(&device).map_err(acc::Error::Usage)?;
