@@ -440,18 +440,53 @@ impl Engine {
         self.free_globals();
     }
 
-    /// Compile `text` without running it, and give the IR (`Emit::Ir`) or the Cranelift IR
-    /// (`Emit::Clif`) it compiles to: `acc --emit ir|clif`.
+    /// Compile `text` without running it and give the IR (`Emit::Ir`), the Cranelift IR
+    /// (`Emit::Clif`) or the PTX (`Emit::Ptx`) it compiles to: `acc --emit ir|clif|ptx`, and
+    /// the REPL's `:ir`, `:clif` and `:ptx`. The session does not change: what `text` declares
+    /// is not kept.
+    ///
+    /// ```
+    /// let mut engine = acc::Engine::new()?;
+    /// engine.run("a.acc", "let n = 4")?;
+    /// let ir = engine.emit("b.acc", "let m = n * 2", acc::Emit::Ir)?;
+    /// assert!(ir.contains("global @m: i64"), "{ir}");
+    /// assert!(engine.run("c.acc", "print(m)").is_err()); // `m` was not kept
+    /// engine.run("d.acc", "let m = 1.5")?; // and the name is free
+    /// # Ok::<(), acc::Error>(())
+    /// ```
     pub fn emit(&mut self, name: &str, text: &str, what: Emit) -> Result<String, Error> {
-        let (module, first_site) = self.lower(name, text)?;
-        self.forget_compile(first_site);
-        self.allocate_globals(&module.globals);
+        let source = SourceFile::new(name, text);
+        let options = acc_lang::lower::Options {
+            print_values: self.print_values,
+            first_site: self
+                .compiles
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .next_site,
+        };
+        let module = self
+            .frontend
+            .compile_trial(&source, |compiled| {
+                acc_lang::with_deep_stack(|| {
+                    acc_lang::lower::lower_with(&compiled.hir, &compiled.analysis, options)
+                })
+            })
+            .map_err(|diagnostics| Error::Compile {
+                diagnostics,
+                source: source.clone(),
+            })?;
         match what {
             Emit::Ir => Ok(module.to_string()),
-            Emit::Clif => self
-                .jit
-                .clif_text(&module, &self.slots, false)
-                .map_err(|e| Error::Internal(e.to_string())),
+            Emit::Clif => {
+                // The text's own globals get slots for this text only: none is kept.
+                let mut slots = self.slots.clone();
+                for (g, slot) in module.globals.iter().zip(self.slot_count..) {
+                    slots.insert(g.id, slot);
+                }
+                self.jit
+                    .clif_text(&module, &slots, false)
+                    .map_err(|e| Error::Internal(e.to_string()))
+            }
             Emit::Ptx => {
                 let options = self.ptx_options();
                 let ptx = acc_lang::with_deep_stack(|| acc_jit_ptx::emit_module(&module, &options));

@@ -21,8 +21,8 @@ pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
 pub use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions};
 pub use api::{
-    Args, Array, Elem, Func, HostFunction, HostRet, InterruptHandle, Limits, Ret, Scalar, Script,
-    Value,
+    Args, Array, DeviceInfo, Elem, Func, FunctionInfo, GlobalInfo, HostFunction, HostRet,
+    InterruptHandle, Limits, Ret, Scalar, Script, Value,
 };
 pub use engine::{Emit, Engine};
 pub use error::{Error, EXIT_COMPILE_ERROR, EXIT_RUNTIME_ERROR};

@@ -106,6 +106,14 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
+    pub const ALL: [ScalarType; 5] = [
+        ScalarType::Bool,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::F32,
+        ScalarType::F64,
+    ];
+
     pub fn from_name(s: &str) -> Option<ScalarType> {
         Some(match s {
             "bool" => ScalarType::Bool,
@@ -300,6 +308,29 @@ pub enum Construct {
 }
 
 impl Construct {
+    /// Every construct, in the order of LANGUAGE.md section 7 (each `atomic` kind once).
+    pub const ALL: [Construct; 19] = [
+        Construct::Parallel,
+        Construct::ParallelLoop,
+        Construct::Kernels,
+        Construct::KernelsLoop,
+        Construct::Serial,
+        Construct::SerialLoop,
+        Construct::Loop,
+        Construct::Data,
+        Construct::EnterData,
+        Construct::ExitData,
+        Construct::Update,
+        Construct::Wait,
+        Construct::Atomic(AtomicKind::Update),
+        Construct::Atomic(AtomicKind::Read),
+        Construct::Atomic(AtomicKind::Write),
+        Construct::Atomic(AtomicKind::Capture),
+        Construct::Routine,
+        Construct::Declare,
+        Construct::Set,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Construct::Parallel => "parallel",

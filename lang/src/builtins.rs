@@ -20,6 +20,10 @@
 
 use crate::ast::ScalarType;
 
+/// `print` of an array shows a dimension longer than this by its first and last entries around
+/// `...` (the library's formatter; the REPL heads such an array with its shape).
+pub const PRINT_ELIDE_ABOVE: usize = 10;
+
 /// How a built-in's arguments are checked and what it returns (the checker's guide; the
 /// signature text is what error messages show).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

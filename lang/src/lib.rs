@@ -60,7 +60,60 @@ impl Frontend {
     /// Parse, check and analyze `source`. On error nothing of it is kept: the environment stays
     /// as it was before the call.
     pub fn compile(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
-        with_deep_stack(|| self.compile_here(source))
+        with_deep_stack(|| self.compile_here(source, true))
+    }
+
+    /// Compile `source` as `compile` does, give what `inspect` makes of the result, and keep
+    /// nothing: the environment is as it was before the call, whatever `source` declared
+    /// (the REPL's `:type` and `:ir`, which show a compile without changing the session).
+    pub fn compile_trial<T>(
+        &mut self,
+        source: &SourceFile,
+        inspect: impl FnOnce(&Compiled) -> T,
+    ) -> Result<T, Vec<Diagnostic>> {
+        let result = match with_deep_stack(|| self.compile_here(source, false)) {
+            Ok(compiled) => {
+                let seen = inspect(&compiled);
+                // The typed program shares the checker's tables: it goes before the rollback.
+                drop(compiled);
+                Ok(seen)
+            }
+            Err(diags) => Err(diags),
+        };
+        self.checker.rollback();
+        result
+    }
+
+    /// The type of the expression `source` holds (its last statement must be an expression),
+    /// checked against what earlier compiles declared; nothing of it is kept.
+    pub fn expression_type(&mut self, source: &SourceFile) -> Result<hir::Type, Vec<Diagnostic>> {
+        let ty = self.compile_trial(source, |compiled| match compiled.hir.top.last() {
+            Some(hir::Stmt {
+                kind: hir::StmtKind::Expr(e),
+                ..
+            }) => Some(e.ty),
+            _ => None,
+        })?;
+        ty.ok_or_else(|| {
+            let end = source.text.trim_end().len();
+            vec![Diagnostic::error(
+                "expected an expression",
+                Span::new(0, end),
+                "this is a statement, which has no type",
+            )
+            .with_help("give an expression, such as a variable's name or a call")]
+        })
+    }
+
+    /// Every function later code can call, with its signature as messages write it, sorted
+    /// by name.
+    pub fn function_signatures(&self) -> Vec<(String, String)> {
+        self.checker.signatures()
+    }
+
+    /// Every global later code can name, with its variable and type, sorted by name.
+    pub fn globals(&self) -> Vec<(String, hir::VarId, hir::Type)> {
+        self.checker.globals()
     }
 
     /// The functions later code can call: those a name refers to now.
@@ -103,12 +156,17 @@ impl Frontend {
         diag::closest(name, self.checker.function_names()).map(str::to_string)
     }
 
-    fn compile_here(&mut self, source: &SourceFile) -> Result<Compiled, Vec<Diagnostic>> {
+    /// `keep`: commit what the compile declares (otherwise the caller rolls it back).
+    fn compile_here(
+        &mut self,
+        source: &SourceFile,
+        keep: bool,
+    ) -> Result<Compiled, Vec<Diagnostic>> {
         let (program, diags) = parse_all(source);
         let compiled = if diags.iter().any(Diagnostic::is_error) {
             Err(diags)
         } else {
-            self.compile_program(&program)
+            self.compile_program(&program, keep)
         };
         if self.never_free {
             std::mem::forget(program);
@@ -116,7 +174,11 @@ impl Frontend {
         compiled
     }
 
-    fn compile_program(&mut self, program: &ast::Program) -> Result<Compiled, Vec<Diagnostic>> {
+    fn compile_program(
+        &mut self,
+        program: &ast::Program,
+        keep: bool,
+    ) -> Result<Compiled, Vec<Diagnostic>> {
         let mut diags = validate::validate(program);
         if diags.iter().any(Diagnostic::is_error) {
             return Err(diags);
@@ -141,7 +203,9 @@ impl Frontend {
             }
             return Err(diags);
         }
-        self.checker.commit();
+        if keep {
+            self.checker.commit();
+        }
         Ok(Compiled {
             hir,
             analysis,
@@ -212,15 +276,24 @@ fn parse_all(source: &SourceFile) -> (ast::Program, Vec<Diagnostic>) {
 
 /// Whether `text` stops short of a program that more lines could complete, as a REPL asks
 /// before it runs what was typed: a bracket left open, a line continuation (`\` at the end),
-/// or a directive whose construct has not come yet (`acc parallel loop` before its `for`).
+/// a line that ends in a binary operator or a comma (the lexer's rule for newlines that do not
+/// end a statement), or a directive whose construct has not come yet (`acc parallel loop`
+/// before its `for`).
 pub fn awaits_more(text: &str) -> bool {
     text.trim_end().ends_with('\\')
+        || ends_in_operator(text)
         || with_deep_stack(|| match parse(&SourceFile::new("<input>", text)) {
             Ok(_) => false,
             Err(diags) => diags
                 .iter()
                 .any(|d| lexer::is_unclosed(d) || parser::is_missing_body(d)),
         })
+}
+
+/// The last token of `text` is an operator or comma that continues its line.
+fn ends_in_operator(text: &str) -> bool {
+    let lexed = lexer::lex(text);
+    matches!(lexed.tokens.last(), Some((token::Token::P(p), _)) if p.continues_line())
 }
 
 /// Compile one source text in a fresh environment (what `acc check` does, freeing it after).

@@ -1,6 +1,6 @@
 //! The `acc` command: run a script, check it, run test scripts, or open the REPL.
 
-mod repl;
+mod terminal;
 mod test_runner;
 
 use clap::{Args, Parser, Subcommand};
@@ -44,7 +44,7 @@ enum Command {
     },
 }
 
-#[derive(Args, Default)]
+#[derive(Args, Default, Clone)]
 pub(crate) struct RunArgs {
     /// The script; none opens the REPL.
     file: Option<PathBuf>,
@@ -144,7 +144,7 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Check { files }) => check(&files),
         Some(Command::Test { paths, device }) => test_runner::run_tests(&paths, device.as_deref()),
         None if cli.run.file.is_some() => run(&cli.run),
-        None => repl::repl(&cli.run),
+        None => terminal::repl(&cli.run),
     }
 }
 
@@ -188,7 +188,7 @@ pub(crate) fn engine(args: &RunArgs) -> Result<(acc::Engine, bool), i32> {
 
 fn run(args: &RunArgs) -> i32 {
     let Some(file) = &args.file else {
-        return repl::repl(args);
+        return terminal::repl(args);
     };
     let (mut engine, profile) = match engine(args) {
         Ok(e) => e,

@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -365,9 +366,12 @@ impl State {
 
 /// The runtime's profiler; shared by every device (it is `Sync`: recording takes `&self`).
 pub struct Profiler {
+    /// What to record; its `profile` is `profiling`'s value when the profiler was made.
     opts: ProfileOptions,
+    /// The `--profile` statistics are being collected (`set_profile` turns them on and off).
+    profiling: AtomicBool,
     /// Anything to record at all: the one branch `record` takes when everything is off.
-    enabled: bool,
+    enabled: AtomicBool,
     state: Mutex<State>,
     notify_out: Mutex<Box<dyn Write + Send>>,
     resolver: RwLock<Option<Box<Resolver>>>,
@@ -382,7 +386,8 @@ impl Profiler {
     pub fn new(opts: ProfileOptions, notify_out: Box<dyn Write + Send>) -> Profiler {
         Profiler {
             opts,
-            enabled: opts.profile || opts.trace || opts.notify & NOTIFY_ALL != 0,
+            profiling: AtomicBool::new(opts.profile),
+            enabled: AtomicBool::new(opts.profile || opts.trace || opts.notify & NOTIFY_ALL != 0),
             state: Mutex::new(State::new()),
             notify_out: Mutex::new(notify_out),
             resolver: RwLock::new(None),
@@ -392,7 +397,7 @@ impl Profiler {
 
     /// Notes a start-up cost for the report's `start-up:` line (`--profile`).
     pub fn note_startup(&self, what: impl Into<String>, took: std::time::Duration) {
-        if self.opts.profile {
+        if self.profiling() {
             let mut startup = self.startup.lock().unwrap_or_else(|e| e.into_inner());
             startup.push((what.into(), took));
         }
@@ -404,12 +409,28 @@ impl Profiler {
     }
 
     pub fn options(&self) -> ProfileOptions {
-        self.opts
+        ProfileOptions {
+            profile: self.profiling(),
+            ..self.opts
+        }
     }
 
     /// Whether anything is recorded at all; when not, devices need not take times.
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Whether the `--profile` statistics are being collected.
+    fn profiling(&self) -> bool {
+        self.profiling.load(Ordering::Relaxed)
+    }
+
+    /// Starts or stops collecting the `--profile` statistics (traces and notify lines are as
+    /// they were made); what was collected stays.
+    pub fn set_profile(&self, on: bool) {
+        self.profiling.store(on, Ordering::Relaxed);
+        let others = self.opts.trace || self.opts.notify & NOTIFY_ALL != 0;
+        self.enabled.store(on || others, Ordering::Relaxed);
     }
 
     /// Sets the resolver notify lines name sites with (`parallel loop @ file.acc:12`
@@ -422,7 +443,7 @@ impl Profiler {
     /// (for queued work, on the queue's thread); for `RegionEnter`/`RegionExit` they bracket
     /// the construct's entry or exit actions.
     pub fn record(&self, place: Place, kind: EventKind, start: Instant, end: Instant) {
-        if self.enabled {
+        if self.enabled() {
             self.record_event(place, kind, None, start, end);
         }
     }
@@ -438,7 +459,7 @@ impl Profiler {
         start: Instant,
         end: Instant,
     ) {
-        if self.enabled {
+        if self.enabled() {
             self.record_event(place, kind, Some(label), start, end);
         }
     }
@@ -454,12 +475,13 @@ impl Profiler {
         if self.opts.notify & kind.notify_bit() != 0 {
             self.notify(place, kind, label);
         }
-        if !self.opts.profile && !self.opts.trace {
+        let profiling = self.profiling();
+        if !profiling && !self.opts.trace {
             return;
         }
         let duration = end.saturating_duration_since(start);
         let mut state = self.lock_state();
-        if self.opts.profile {
+        if profiling {
             state
                 .sites
                 .entry(place.site)

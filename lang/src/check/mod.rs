@@ -254,6 +254,37 @@ impl Checker {
         self.fn_names.keys().map(String::as_str)
     }
 
+    /// Every function a name refers to now, user-defined and registered, with its signature
+    /// as messages write it (`fn dot(x: f64[], y: f64[]) -> f64`), sorted by name.
+    pub fn signatures(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .fn_names
+            .iter()
+            .filter_map(|(name, id)| Some((name.clone(), self.fns.get(id.index())?.sig.text())))
+            .collect();
+        out.extend(self.host_fns.iter().map(|f| {
+            let params: Vec<String> = f.params.iter().map(Type::to_string).collect();
+            let mut text = format!("fn {}({})", f.name, params.join(", "));
+            if f.ret != Type::Void {
+                text += &format!(" -> {}", f.ret);
+            }
+            (f.name.clone(), text)
+        }));
+        out.sort();
+        out
+    }
+
+    /// Every global a name refers to now, with its type, sorted by name.
+    pub fn globals(&self) -> Vec<(String, VarId, Type)> {
+        let mut out: Vec<(String, VarId, Type)> = self
+            .globals
+            .iter()
+            .filter_map(|(name, &id)| Some((name.clone(), id, self.vars.get(id.index())?.ty)))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// Keep what the last `check` declared.
     pub fn commit(&mut self) {
         self.saved = None;

@@ -32,6 +32,7 @@ mod directive;
 mod expr;
 mod region;
 mod scan;
+mod show;
 mod stmt;
 
 #[cfg(test)]

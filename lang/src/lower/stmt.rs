@@ -233,9 +233,7 @@ impl Body<'_, '_> {
                 hir::ExprKind::Builtin(Builtin::Print | Builtin::Printf | Builtin::Assert, _)
             );
         if top && printable && self.cx.options.print_values {
-            let x = self.operand(e);
-            let site = self.cx.site(e.span, "print");
-            self.emit(Stmt::Print(vec![PrintArg::Value(x)], site));
+            self.show_value(e);
             return;
         }
         self.effect(e);

@@ -396,7 +396,10 @@ let u = g[0] + if k > 2 { g = zeros(1); 1.0 } else { 2.0 }
 
 #[test]
 fn repl_prints_top_level_values() {
-    let source = SourceFile::new("t.acc", "let x = 2\nx + 1\nzeros(2)\nprint(x)\n");
+    let source = SourceFile::new(
+        "t.acc",
+        "let x = 2\nx + 1\nzeros(2)\nprint(x)\nacc_get_device_type()\n",
+    );
     let compiled = check_source(&source).expect("compiles");
     let m = lower_with(
         &compiled.hir,

@@ -286,6 +286,12 @@ fn a_repl_reads_on_until_the_construct_comes() {
         "acc atomic update\n",
         "for i in 0..3 {\n",
         "let x = 1 + \\\n",
+        // A binary operator or comma at the end of a line continues the statement.
+        "let s = 1 +\n",
+        "let t = s *\n",
+        "let ok = s > 0 &&\n",
+        "let u = s + // a comment after the operator\n",
+        "print(1,\n",
     ] {
         assert!(awaits_more(unfinished), "{unfinished:?}");
     }
@@ -298,6 +304,9 @@ fn a_repl_reads_on_until_the_construct_comes() {
         "let x = )\n",
         "acc parallel loop copy(a)\nlet x = 1\n",
         "acc paralel loop\n",
+        "let s = 1 +\n2\n",
+        "let n = -1\n",
+        "let f = !true\n",
     ] {
         assert!(!awaits_more(complete), "{complete:?}");
     }

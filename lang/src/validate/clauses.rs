@@ -255,50 +255,58 @@ fn allowed_after_device_type(construct: Construct, key: Key) -> bool {
     compute || loop_part || other || key == Key::DeviceType
 }
 
+/// Every clause, in the order help lines and completions list them.
+const ALL_KEYS: [Key; 32] = [
+    Key::If,
+    Key::SelfCond,
+    Key::Async,
+    Key::Wait,
+    Key::NumGangs,
+    Key::NumWorkers,
+    Key::VectorLength,
+    Key::Gang,
+    Key::Worker,
+    Key::Vector,
+    Key::Seq,
+    Key::Auto,
+    Key::Independent,
+    Key::Collapse,
+    Key::Tile,
+    Key::Private,
+    Key::FirstPrivate,
+    Key::Reduction,
+    Key::Default,
+    Key::Data(Copy),
+    Key::Data(CopyIn),
+    Key::Data(CopyOut),
+    Key::Data(Create),
+    Key::Data(NoCreate),
+    Key::Data(Present),
+    Key::Data(Delete),
+    Key::Update,
+    Key::DeviceType,
+    Key::Finalize,
+    Key::IfPresent,
+    Key::DeviceNum,
+    Key::DefaultAsync,
+];
+
+/// The canonical names of the clauses `construct` takes (the three `update` directions each),
+/// for help lines and the REPL's completion: the same table the validator enforces.
+pub fn clause_names(construct: Construct) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for key in ALL_KEYS.into_iter().filter(|&k| allowed(construct, k)) {
+        match key {
+            Key::Update => names.extend(["host", "self", "device"]),
+            k => names.push(k.name()),
+        }
+    }
+    names
+}
+
 /// The clauses `construct` takes, for help lines.
 fn allowed_list(construct: Construct) -> String {
-    let all = [
-        Key::If,
-        Key::SelfCond,
-        Key::Async,
-        Key::Wait,
-        Key::NumGangs,
-        Key::NumWorkers,
-        Key::VectorLength,
-        Key::Gang,
-        Key::Worker,
-        Key::Vector,
-        Key::Seq,
-        Key::Auto,
-        Key::Independent,
-        Key::Collapse,
-        Key::Tile,
-        Key::Private,
-        Key::FirstPrivate,
-        Key::Reduction,
-        Key::Default,
-        Key::Data(Copy),
-        Key::Data(CopyIn),
-        Key::Data(CopyOut),
-        Key::Data(Create),
-        Key::Data(NoCreate),
-        Key::Data(Present),
-        Key::Data(Delete),
-        Key::Update,
-        Key::DeviceType,
-        Key::Finalize,
-        Key::IfPresent,
-        Key::DeviceNum,
-        Key::DefaultAsync,
-    ];
-    let names: Vec<&str> = all
-        .into_iter()
-        .filter(|&k| allowed(construct, k))
-        .map(|k| match k {
-            Key::Update => "host, self, device",
-            k => k.name(),
-        })
-        .collect();
+    let names = clause_names(construct);
     if names.is_empty() {
         "no clauses".to_string()
     } else {

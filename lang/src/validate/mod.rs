@@ -23,6 +23,8 @@ mod nest;
 #[cfg(test)]
 mod tests;
 
+pub use clauses::clause_names;
+
 use crate::ast::{
     Block, Clause, ClauseKind, Construct, DeviceTypeName, Directive, Expr, ExprKind, FnDef,
     ForLoop, Program, Stmt, StmtKind,

@@ -496,6 +496,32 @@ impl Devices {
         }
     }
 
+    /// The devices made so far on which any part of host array `a` is present (the REPL's
+    /// `:vars`); the devices that share host memory are not listed.
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub unsafe fn present_on(&self, a: *mut crate::abi::ArrayHeader) -> Vec<DeviceRef> {
+        let device = |kind: &'static str, num: usize| DeviceRef {
+            kind,
+            num: num as u32,
+        };
+        let emulated = (self.emulated.iter().enumerate())
+            .filter(|(_, e)| e.copy_of(a).is_some())
+            .map(|(num, _)| device("emulated", num));
+        let gpus = (self.nvidia.iter().enumerate())
+            .filter(|(_, g)| g.as_ref().is_some_and(|g| g.holds(a)))
+            .map(|(num, _)| device("nvidia", num));
+        emulated.chain(gpus).collect()
+    }
+
+    /// Turns the `--profile` statistics on or off from now on, keeping the devices and their
+    /// data (the REPL's `:profile on|off`; what was recorded stays).
+    pub fn set_profile(&mut self, on: bool) {
+        self.opts.profile.profile = on;
+        self.profiler.set_profile(on);
+    }
+
     pub fn present_arrays(&self) -> usize {
         let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
         let gpus: usize = self

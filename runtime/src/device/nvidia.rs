@@ -667,6 +667,14 @@ impl Nvidia {
         self.data.present_arrays()
     }
 
+    /// Whether any part of host array `a` is present on this GPU.
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn holds(&self, a: *mut ArrayHeader) -> bool {
+        self.data.copy_of(a).is_some()
+    }
+
     /// Drops the functions of the kernels of a PTX text, unloading its module when no other
     /// text uses it: the engine freed the code that launches them. Nothing of it may be
     /// queued (the run that used it finished).

@@ -8,8 +8,8 @@
 //!  [0, 0, 5]]
 //! ```
 
-/// Dimensions longer than this are elided.
-pub const ELIDE_ABOVE: usize = 10;
+/// Dimensions longer than this are elided (one number for the library and the REPL's display).
+pub const ELIDE_ABOVE: usize = acc_lang::builtins::PRINT_ELIDE_ABOVE;
 /// Entries shown at each end of an elided dimension.
 pub const EDGE: usize = 3;
 
