@@ -1,0 +1,174 @@
+//! Stopping a GPU's running work when the run is interrupted or out of time: waits poll
+//! their stream while watching the run's interrupt word; kernels' `while` loops poll their
+//! module's stop word, which the waits set; work that does not stop is abandoned, and the
+//! device settles before its next use (docs/ABI.md).
+
+use std::time::Instant;
+
+use cudarc::driver::{result, sys};
+
+use super::{driver_error, Nvidia, ERROR_RECORD};
+use crate::abi::Ctx;
+use crate::error::RunErrorKind;
+
+/// The stop word of a module whose kernels have `while` loops (jit-ptx's `STOP_WORD`): a
+/// 32-bit global in device memory that those loops poll, which the host sets to the run's
+/// interrupt word to stop them.
+pub(super) const STOP_WORD: &std::ffi::CStr = c"acc_stop";
+
+/// How long a wait goes on after asking the kernels to stop: long enough for `while` loops,
+/// which poll the stop word every 1024 trips, to see it. Then the wait is abandoned.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl Nvidia {
+    /// Whether every stream of this device has finished its work.
+    pub(super) fn idle(&self) -> bool {
+        let memory = &self.data.memory;
+        std::iter::once(&memory.sync)
+            .chain(memory.queues.values())
+            // SAFETY: streams of this device.
+            .all(|&s| unsafe { sys::cuStreamQuery(s) } == sys::CUresult::CUDA_SUCCESS)
+    }
+
+    /// Waits for `stream`'s work as `cuStreamSynchronize` would, watching the run's interrupt
+    /// word meanwhile (a blocking wait could not be interrupted). Once the word is set, the
+    /// stop word asks the kernels to stop (their `while` loops poll it); work still running
+    /// `STOP_GRACE` later is abandoned (`abandon`), and the wait fails with the stop.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `stream` is this device's.
+    pub(super) unsafe fn await_stream(
+        &mut self,
+        ctx: *mut Ctx,
+        stream: sys::CUstream,
+    ) -> Result<(), RunErrorKind> {
+        let mut polls = 0u32;
+        loop {
+            match sys::cuStreamQuery(stream) {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                e => return Err(driver_error("waiting for the GPU", result::DriverError(e))),
+            }
+            let word = (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed);
+            if word != crate::abi::INTERRUPT_NONE {
+                if self.abandoned {
+                    return Err(crate::abi::stop_error(word));
+                }
+                let since = match self.stop_sent {
+                    Some(since) => since,
+                    None => {
+                        self.set_stop_words(word);
+                        *self.stop_sent.insert(Instant::now())
+                    }
+                };
+                if since.elapsed() >= STOP_GRACE {
+                    self.abandon();
+                    return Err(crate::abi::stop_error(word));
+                }
+            }
+            polls = polls.saturating_add(1);
+            pause(polls);
+        }
+    }
+
+    /// Sets the stop word of every loaded module to `word`, on a stream of its own: a copy
+    /// engine writes it while the kernels run.
+    fn set_stop_words(&mut self, word: u32) {
+        if self.stop_words.is_empty() {
+            return;
+        }
+        let stream = match self.stop_stream {
+            Some(s) => s,
+            None => match result::stream::create(result::stream::StreamKind::NonBlocking) {
+                Ok(s) => *self.stop_stream.insert(s),
+                Err(_) => return,
+            },
+        };
+        for &at in self.stop_words.values() {
+            // SAFETY: a 4-byte global of a loaded module; the source is waited for below.
+            unsafe {
+                let _ = result::memcpy_htod_async(at, std::slice::from_ref(&word), stream);
+            }
+        }
+        // SAFETY: this device's stream.
+        let _ = unsafe { result::stream::synchronize(stream) };
+    }
+
+    /// Gives up on this device's running work after a stop. Its kernels run on, and stream
+    /// order keeps later work behind them. For the rest of the run nothing is copied back to
+    /// the host, and the synchronous stream waits for every queue, so that memory freed on it
+    /// is not freed under a queued kernel. Before the device launches or waits again,
+    /// `settle` waits for the abandoned kernels.
+    fn abandon(&mut self) {
+        self.abandoned = true;
+        self.data.memory.downloads_dropped = true;
+        let sync = self.data.memory.sync;
+        for &s in self.data.memory.queues.values() {
+            // SAFETY: streams of this device; as `join`.
+            unsafe {
+                let Ok(ev) = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                else {
+                    continue;
+                };
+                if result::event::record(ev, s).is_ok() {
+                    let _ = result::stream::wait_event(
+                        sync,
+                        ev,
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    );
+                }
+                let _ = result::event::destroy(ev);
+            }
+        }
+    }
+
+    /// The end of a run (its queues waited for or abandoned). Without abandoned kernels, a
+    /// stop sent in the run is taken back now; with them, by `settle`, once they are done.
+    pub(crate) fn end_run(&mut self) {
+        if self.abandoned {
+            self.unsettled = true;
+        } else if self.stop_sent.is_some() {
+            self.set_stop_words(crate::abi::INTERRUPT_NONE);
+        }
+        self.stop_sent = None;
+        self.abandoned = false;
+        self.data.memory.downloads_dropped = false;
+        self.unload_idle_modules();
+    }
+
+    /// Before a launch or a wait after a run that abandoned kernels: waits for them (an
+    /// interrupt stops this wait too), then clears what they left: an error, output, the stop
+    /// words.
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    pub(super) unsafe fn settle(&mut self, ctx: *mut Ctx) -> Result<(), RunErrorKind> {
+        if !self.unsettled {
+            return Ok(());
+        }
+        let memory = &self.data.memory;
+        let streams: Vec<sys::CUstream> = std::iter::once(memory.sync)
+            .chain(memory.queues.values().copied())
+            .collect();
+        for s in streams {
+            self.await_stream(ctx, s)?;
+        }
+        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.output.discard();
+        self.set_stop_words(crate::abi::INTERRUPT_NONE);
+        self.unsettled = false;
+        self.unload_idle_modules();
+        Ok(())
+    }
+}
+
+/// How a wait for the GPU passes the time between two polls: spinning at first (a short
+/// kernel's wait costs what `cuStreamSynchronize`'s spinning costs), then yielding, then
+/// sleeping (a long kernel's wait leaves the core to others, for at most 50 µs late).
+fn pause(polls: u32) {
+    match polls {
+        0..2000 => std::hint::spin_loop(),
+        2000..4000 => std::thread::yield_now(),
+        _ => std::thread::sleep(std::time::Duration::from_micros(50)),
+    }
+}
