@@ -39,6 +39,7 @@ use cudarc::driver::{result, sys};
 
 use super::discrete::Discrete;
 use super::ops::{DataOpArg, DataPhase, QueueArg};
+use super::peer::Endpoint;
 use super::Launch;
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
@@ -95,7 +96,7 @@ pub fn gpu_count() -> usize {
     })
 }
 
-fn driver_error(what: &str, e: result::DriverError) -> RunErrorKind {
+pub(crate) fn driver_error(what: &str, e: result::DriverError) -> RunErrorKind {
     let name = e
         .error_string()
         .map(|s| s.to_string_lossy().into_owned())
@@ -108,109 +109,6 @@ fn driver_error(what: &str, e: result::DriverError) -> RunErrorKind {
         _ => format!("the GPU failed {what}: {name}"),
     };
     RunErrorKind::Device { message }
-}
-
-/// A GPU's side of a copy between GPUs.
-#[derive(Clone, Copy)]
-pub(crate) struct Endpoint {
-    context: sys::CUcontext,
-    stream: sys::CUstream,
-}
-
-/// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
-/// each has been given synchronously, and waits for it. Peer access between two GPUs (their
-/// contexts' and their memory pools') is asked for first (refused or already granted: the
-/// driver copies anyway).
-pub(crate) fn peer_copy(
-    to_end: Endpoint,
-    to: sys::CUdeviceptr,
-    from_end: Endpoint,
-    from: sys::CUdeviceptr,
-    bytes: usize,
-) -> Result<(), RunErrorKind> {
-    let fail = |e| driver_error("copying between GPUs", e);
-    // SAFETY: both contexts are primary contexts held for the process; the addresses are
-    // device copies of `bytes` bytes at least (the caller checked the lengths).
-    unsafe {
-        result::stream::synchronize(to_end.stream).map_err(fail)?;
-        result::ctx::set_current(from_end.context).map_err(fail)?;
-        result::stream::synchronize(from_end.stream).map_err(fail)?;
-        if to_end.context == from_end.context {
-            let r = sys::cuMemcpyDtoDAsync_v2(to, from, bytes, from_end.stream);
-            result_of(r).map_err(fail)?;
-        } else {
-            let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
-            let from_device = current_device().map_err(fail)?;
-            result::ctx::set_current(to_end.context).map_err(fail)?;
-            let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
-            let to_device = current_device().map_err(fail)?;
-            grant_pool_access(from_device, to_device);
-            grant_pool_access(to_device, from_device);
-            result::ctx::set_current(from_end.context).map_err(fail)?;
-            let r = sys::cuMemcpyPeerAsync(
-                to,
-                to_end.context,
-                from,
-                from_end.context,
-                bytes,
-                from_end.stream,
-            );
-            result_of(r).map_err(fail)?;
-        }
-        result::stream::synchronize(from_end.stream).map_err(fail)
-    }
-}
-
-/// The device of the current context.
-///
-/// # Safety
-/// A context is current.
-unsafe fn current_device() -> Result<sys::CUdevice, result::DriverError> {
-    let mut device = 0;
-    result_of(sys::cuCtxGetDevice(&mut device))?;
-    Ok(device)
-}
-
-/// Lets GPU `peer` reach the memory that GPU `owner`'s default pool hands out (what
-/// `malloc_async` allocates), once per pair, where the hardware allows it: copies between
-/// them then go over NVLink or PCIe directly (H200 pair: 363 GB/s) instead of through the
-/// host (38 GB/s). `cuCtxEnablePeerAccess` does not cover pool memory. Where access cannot
-/// be granted the driver still copies, through the host.
-///
-/// # Safety
-/// Both are valid device ordinals.
-unsafe fn grant_pool_access(owner: sys::CUdevice, peer: sys::CUdevice) {
-    static GRANTED: std::sync::Mutex<Vec<(sys::CUdevice, sys::CUdevice)>> =
-        std::sync::Mutex::new(Vec::new());
-    let mut granted = GRANTED.lock().unwrap_or_else(|e| e.into_inner());
-    if granted.contains(&(owner, peer)) {
-        return;
-    }
-    granted.push((owner, peer));
-    let mut can = 0;
-    if sys::cuDeviceCanAccessPeer(&mut can, peer, owner) != sys::CUresult::CUDA_SUCCESS || can == 0
-    {
-        return;
-    }
-    let mut pool = std::mem::MaybeUninit::uninit();
-    if sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), owner) != sys::CUresult::CUDA_SUCCESS {
-        return;
-    }
-    let desc = sys::CUmemAccessDesc {
-        location: sys::CUmemLocation {
-            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id: peer,
-        },
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    };
-    let _ = sys::cuMemPoolSetAccess(pool.assume_init(), &desc, 1);
-}
-
-fn result_of(r: sys::CUresult) -> Result<(), result::DriverError> {
-    match r {
-        sys::CUresult::CUDA_SUCCESS => Ok(()),
-        e => Err(result::DriverError(e)),
-    }
 }
 
 /// One GPU.
