@@ -164,7 +164,7 @@ impl Engine {
     }
 
     fn with_host(host: HostState) -> Result<Engine, Error> {
-        let mut symbols = acc_runtime::abi::symbols();
+        let mut symbols = acc_runtime::symbols();
         symbols.extend(acc_stdlib::symbols());
         let jit = Jit::new(&symbols).map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Engine {

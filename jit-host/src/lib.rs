@@ -232,7 +232,7 @@ struct Translated {
 
 impl Jit {
     /// A JIT for the host, resolving calls to the runtime and standard library through
-    /// `symbols` (`acc_runtime::abi::symbols()` and `acc_stdlib::symbols()`).
+    /// `symbols` (`acc_runtime::symbols()` and `acc_stdlib::symbols()`).
     pub fn new(symbols: &[(&'static str, *const u8)]) -> Result<Jit, JitError> {
         let mut flags = settings::builder();
         let set = |flags: &mut settings::Builder, k: &str, v: &str| {

@@ -14,7 +14,7 @@ use common::*;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn all_symbols() -> Vec<(&'static str, *const u8)> {
-    let mut s = acc_runtime::abi::symbols();
+    let mut s = acc_runtime::symbols();
     s.extend(acc_stdlib::symbols());
     s
 }

@@ -352,9 +352,9 @@ pub unsafe fn string_arg<'a>(ptr: *const u8, len: usize) -> std::borrow::Cow<'a,
     String::from_utf8_lossy(std::slice::from_raw_parts(ptr, len))
 }
 
-/// The runtime's entry points by name, for jit-host's symbol table.
-pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    let mut all = vec![
+/// This module's entry points by name (`crate::symbols` has every one of the runtime's).
+pub fn entry_points() -> Vec<(&'static str, *const u8)> {
+    vec![
         ("acc_rt_array_new", acc_rt_array_new as *const u8),
         ("acc_rt_retain", acc_rt_retain as *const u8),
         ("acc_rt_release", acc_rt_release as *const u8),
@@ -369,9 +369,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("acc_rt_depth_limit", acc_rt_depth_limit as *const u8),
         ("acc_rt_host_call", acc_rt_host_call as *const u8),
         ("acc_rt_stack_overflow", acc_rt_stack_overflow as *const u8),
-    ];
-    all.extend(crate::device::entry::symbols());
-    all
+    ]
 }
 
 #[cfg(test)]
@@ -499,7 +497,7 @@ mod tests {
 
     #[test]
     fn symbols_are_unique_and_non_null() {
-        let syms = symbols();
+        let syms = crate::symbols();
         let mut names: Vec<_> = syms.iter().map(|s| s.0).collect();
         names.sort();
         names.dedup();

@@ -24,3 +24,11 @@ pub use array::{live_arrays, live_buffers};
 pub use context::{Context, Outcome};
 pub use error::{RunError, RunErrorKind};
 pub use host::{HostState, SharedBuffer};
+
+/// The runtime's entry points by name, for jit-host's symbol table: the ABI's own (`abi`) and
+/// the devices' (`device::entry`). Here, so that `abi` need not know the devices.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    let mut all = abi::entry_points();
+    all.extend(device::entry::symbols());
+    all
+}

@@ -78,7 +78,7 @@ mod tests {
         let n = names.len();
         names.dedup();
         assert_eq!(names.len(), n, "duplicate symbol names");
-        let rt = acc_runtime::abi::symbols();
+        let rt = acc_runtime::symbols();
         assert!(rt.iter().all(|(r, _)| !names.contains(r)));
         assert!(syms.iter().all(|s| !s.1.is_null()));
     }
