@@ -15,7 +15,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{CopyLevel, DevicePrints, GpuArray, GpuKernel, GpuPrivateArray};
+use acc_runtime::launch::{DevicePrints, GpuArray, GpuKernel, GpuPrivateArray};
 use acc_runtime::profile::SiteStats;
 
 use crate::device_print::PrintTable;
@@ -636,11 +636,7 @@ impl Engine {
                         .map(|p| GpuPrivateArray {
                             param: p.param,
                             rank: p.rank,
-                            level: match p.level {
-                                acc_jit_ptx::CopyLevel::Gang => CopyLevel::Gang,
-                                acc_jit_ptx::CopyLevel::Worker => CopyLevel::Worker,
-                                acc_jit_ptx::CopyLevel::Vector => CopyLevel::Vector,
-                            },
+                            level: p.level,
                         })
                         .collect(),
                     arrays: k

@@ -277,19 +277,7 @@ pub struct PrivateArray {
     pub first: bool,
 }
 
-/// Which threads share a private array's copy: those that run the code using it together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyLevel {
-    /// One copy per block (`gridDim.x` copies): a construct's private arrays, and a loop's
-    /// where the loop body runs gang-redundantly (a gang loop, or a `seq` loop outside worker
-    /// and vector loops).
-    Gang,
-    /// One per row of a block (`gridDim.x * blockDim.y`): a worker loop's.
-    Worker,
-    /// One per thread (`gridDim.x * blockDim.x * blockDim.y`): a vector loop's, or a `seq`
-    /// loop's inside one.
-    Vector,
-}
+pub use acc_abi::CopyLevel;
 
 /// The bytes between consecutive copies of a private array of `len` elements of
 /// `elem_bytes` each: its size rounded up to a multiple of 16.

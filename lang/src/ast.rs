@@ -511,34 +511,8 @@ pub enum DefaultKind {
     Present,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReductionOp {
-    Add,
-    Mul,
-    Max,
-    Min,
-    BitAnd,
-    BitOr,
-    BitXor,
-    And,
-    Or,
-}
-
-impl ReductionOp {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReductionOp::Add => "+",
-            ReductionOp::Mul => "*",
-            ReductionOp::Max => "max",
-            ReductionOp::Min => "min",
-            ReductionOp::BitAnd => "&",
-            ReductionOp::BitOr => "|",
-            ReductionOp::BitXor => "^",
-            ReductionOp::And => "&&",
-            ReductionOp::Or => "||",
-        }
-    }
-}
+/// Defined in `acc-abi`, which every crate shares.
+pub use acc_abi::ReductionOp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceTypeName {

@@ -48,18 +48,7 @@ pub enum ComputeKind {
     Serial,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReduceOp {
-    Add,
-    Mul,
-    Max,
-    Min,
-    BitAnd,
-    BitOr,
-    BitXor,
-    And,
-    Or,
-}
+pub use acc_abi::{CopyLevel, ReductionOp};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ParamDesc {
@@ -84,7 +73,7 @@ impl ParamDesc {
 
 #[derive(Clone, Copy, Debug)]
 pub struct ReductionDesc {
-    pub op: ReduceOp,
+    pub op: ReductionOp,
     pub elem: u32,
     /// The `InOut` parameter whose slot carries the partial result.
     pub param: usize,
@@ -154,28 +143,6 @@ pub struct GpuArray {
     pub param: usize,
     /// Its rank: the kernel takes that many extents after the data pointer.
     pub rank: u32,
-}
-
-/// Which threads of a launch share a private array's copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyLevel {
-    /// One copy per block.
-    Gang,
-    /// One per row of a block (`blockDim.y` per block).
-    Worker,
-    /// One per thread.
-    Vector,
-}
-
-impl CopyLevel {
-    /// Copies a block of `block_x * block_y` threads needs.
-    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
-        match self {
-            CopyLevel::Gang => 1,
-            CopyLevel::Worker => u64::from(block_y),
-            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
-        }
-    }
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.
@@ -489,7 +456,7 @@ fn combine_gangs(desc: &RegionDesc, before: &[u64], per_gang: &[Vec<u64>]) -> Ve
 /// `init op values[0] op values[1] …`, in that order (a reduction's partial results, one per
 /// block of a launch). The element type is matched once, not per value, and the operator's
 /// match leaves the loop: a thousand f64 maxima take 0.8 µs instead of 4.9.
-pub fn combine_all(op: ReduceOp, elem: u32, init: u64, values: &[u64]) -> u64 {
+pub fn combine_all(op: ReductionOp, elem: u32, init: u64, values: &[u64]) -> u64 {
     let fold = |elem| values.iter().fold(init, |a, &b| combine(op, elem, a, b));
     match elem {
         ELEM_F64 => fold(ELEM_F64),
@@ -504,7 +471,7 @@ pub fn combine_all(op: ReduceOp, elem: u32, init: u64, values: &[u64]) -> u64 {
 /// `a op b` on two slots holding `elem` values (C's `fmax`/`fmin` for floats: a NaN
 /// operand yields the other).
 #[inline(always)]
-pub fn combine(op: ReduceOp, elem: u32, a: u64, b: u64) -> u64 {
+pub fn combine(op: ReductionOp, elem: u32, a: u64, b: u64) -> u64 {
     match elem {
         ELEM_F64 => {
             let (x, y) = (f64::from_bits(a), f64::from_bits(b));
@@ -523,36 +490,36 @@ pub fn combine(op: ReduceOp, elem: u32, a: u64, b: u64) -> u64 {
     }
 }
 
-fn int_op(op: ReduceOp, a: i64, b: i64) -> i64 {
+fn int_op(op: ReductionOp, a: i64, b: i64) -> i64 {
     match op {
-        ReduceOp::Add => a.wrapping_add(b),
-        ReduceOp::Mul => a.wrapping_mul(b),
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
-        ReduceOp::BitAnd => a & b,
-        ReduceOp::BitOr => a | b,
-        ReduceOp::BitXor => a ^ b,
-        ReduceOp::And => i64::from(a != 0 && b != 0),
-        ReduceOp::Or => i64::from(a != 0 || b != 0),
+        ReductionOp::Add => a.wrapping_add(b),
+        ReductionOp::Mul => a.wrapping_mul(b),
+        ReductionOp::Max => a.max(b),
+        ReductionOp::Min => a.min(b),
+        ReductionOp::BitAnd => a & b,
+        ReductionOp::BitOr => a | b,
+        ReductionOp::BitXor => a ^ b,
+        ReductionOp::And => i64::from(a != 0 && b != 0),
+        ReductionOp::Or => i64::from(a != 0 || b != 0),
     }
 }
 
-fn float_op(op: ReduceOp, a: f64, b: f64) -> f64 {
+fn float_op(op: ReductionOp, a: f64, b: f64) -> f64 {
     match op {
-        ReduceOp::Add => a + b,
-        ReduceOp::Mul => a * b,
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
+        ReductionOp::Add => a + b,
+        ReductionOp::Mul => a * b,
+        ReductionOp::Max => a.max(b),
+        ReductionOp::Min => a.min(b),
         _ => a,
     }
 }
 
-fn float_op32(op: ReduceOp, a: f32, b: f32) -> f32 {
+fn float_op32(op: ReductionOp, a: f32, b: f32) -> f32 {
     match op {
-        ReduceOp::Add => a + b,
-        ReduceOp::Mul => a * b,
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
+        ReductionOp::Add => a + b,
+        ReductionOp::Mul => a * b,
+        ReductionOp::Max => a.max(b),
+        ReductionOp::Min => a.min(b),
         _ => a,
     }
 }
@@ -564,22 +531,22 @@ mod tests {
     #[test]
     fn combine_wraps_i32_and_ignores_nan() {
         let a = (i32::MAX as u32) as u64;
-        let r = combine(ReduceOp::Add, ELEM_I32, a, 1);
+        let r = combine(ReductionOp::Add, ELEM_I32, a, 1);
         assert_eq!(r as u32 as i32, i32::MIN);
         let nan = f64::NAN.to_bits();
         assert_eq!(
-            combine(ReduceOp::Max, ELEM_F64, nan, 2f64.to_bits()),
+            combine(ReductionOp::Max, ELEM_F64, nan, 2f64.to_bits()),
             2f64.to_bits()
         );
         let m = combine(
-            ReduceOp::Min,
+            ReductionOp::Min,
             ELEM_F32,
             3f32.to_bits() as u64,
             (-1f32).to_bits() as u64,
         );
         assert_eq!(f32::from_bits(m as u32), -1.0);
-        assert_eq!(combine(ReduceOp::And, ELEM_BOOL, 1, 0), 0);
-        assert_eq!(combine(ReduceOp::Or, ELEM_BOOL, 1, 0), 1);
+        assert_eq!(combine(ReductionOp::And, ELEM_BOOL, 1, 0), 0);
+        assert_eq!(combine(ReductionOp::Or, ELEM_BOOL, 1, 0), 1);
     }
 
     #[test]
@@ -587,23 +554,23 @@ mod tests {
         let f = |v: f64| v.to_bits();
         // Float sums depend on the order: ((1e16 + 1) + 1) - 1e16 is 0 left to right.
         let sum = combine_all(
-            ReduceOp::Add,
+            ReductionOp::Add,
             ELEM_F64,
             f(1e16),
             &[f(1.0), f(1.0), f(-1e16)],
         );
         assert_eq!(f64::from_bits(sum), 0.0);
         let max = combine_all(
-            ReduceOp::Max,
+            ReductionOp::Max,
             ELEM_F64,
             f(-1.0),
             &[f(f64::NAN), f(3.0), f(2.0)],
         );
         assert_eq!(f64::from_bits(max), 3.0);
-        let wrapped = combine_all(ReduceOp::Add, ELEM_I32, i32::MAX as u32 as u64, &[1, 1]);
+        let wrapped = combine_all(ReductionOp::Add, ELEM_I32, i32::MAX as u32 as u64, &[1, 1]);
         assert_eq!(wrapped as u32 as i32, i32::MIN + 1);
-        assert_eq!(combine_all(ReduceOp::And, ELEM_BOOL, 1, &[1, 0, 1]), 0);
-        assert_eq!(combine_all(ReduceOp::Mul, ELEM_I64, 5, &[]), 5);
+        assert_eq!(combine_all(ReductionOp::And, ELEM_BOOL, 1, &[1, 0, 1]), 0);
+        assert_eq!(combine_all(ReductionOp::Mul, ELEM_I64, 5, &[]), 5);
     }
 
     #[test]
@@ -622,7 +589,7 @@ mod tests {
                 },
             ],
             vec![ReductionDesc {
-                op: ReduceOp::Add,
+                op: ReductionOp::Add,
                 elem: ELEM_I64,
                 param: 0,
             }],

@@ -13,7 +13,8 @@ use acc_runtime::device::{
     gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC, SECTION_ABSENT,
 };
 use acc_runtime::launch::{
-    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc,
+    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReductionDesc, ReductionOp,
+    RegionDesc,
 };
 use acc_runtime::{Context, HostState, Outcome, RunErrorKind, SharedBuffer};
 
@@ -403,7 +404,7 @@ fn reduction_partials_are_combined_in_block_order() {
                 param(ParamPass::InOut, ELEM_F64),
             ],
             vec![ReductionDesc {
-                op: ReduceOp::Add,
+                op: ReductionOp::Add,
                 elem: ELEM_F64,
                 param: 1,
             }],

@@ -4,8 +4,8 @@
 //! and queues.
 
 use acc_lang::ir::{
-    DataAction, DataClause, DataDirective, DataOp, DataPhase, Expr, ExprKind, Queue, SectionRange,
-    SiteId, UpdateDir,
+    DataAction, DataClause, DataDirective, DataOp, Expr, ExprKind, Queue, SectionRange, SiteId,
+    UpdateDir,
 };
 use acc_runtime::abi::MAX_RANK;
 use acc_runtime::device::entry::{DATA_FINALIZE, DATA_IF_PRESENT};
@@ -36,18 +36,6 @@ fn action_code(a: DataAction) -> u32 {
     }
 }
 
-fn phase_code(p: DataPhase) -> u32 {
-    use acc_runtime::device::DataPhase as P;
-    match p {
-        DataPhase::RegionEntry => P::RegionEntry,
-        DataPhase::RegionExit => P::RegionExit,
-        DataPhase::Enter => P::Enter,
-        DataPhase::Exit => P::Exit,
-        DataPhase::Update => P::Update,
-    }
-    .code()
-}
-
 impl Tx<'_, '_> {
     /// `Stmt::Data`, and each half of `Stmt::DataRegion`.
     pub(super) fn data_directive(&mut self, d: &DataDirective) -> Result<(), JitError> {
@@ -57,7 +45,7 @@ impl Tx<'_, '_> {
         let cond = self.condition(d.if_cond.as_ref())?;
         let queue = self.queue_value(d.async_queue.as_ref())?;
         let (waits, nwaits) = self.wait_list(d.wait.as_deref())?;
-        let phase = self.iconst(types::I32, i64::from(phase_code(d.phase)));
+        let phase = self.iconst(types::I32, i64::from(d.phase.code()));
         let flags = self.iconst(types::I32, i64::from(flags));
         let site = self.site(Some(d.site));
         let args = [

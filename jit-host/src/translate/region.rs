@@ -19,7 +19,7 @@ use acc_lang::ir::visit::{walk_expr, Visitor};
 use acc_lang::ir::{Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
 use acc_runtime::device::SECTION_ABSENT;
-use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReduceOp, ReductionDesc, RegionDesc};
+use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReductionDesc, RegionDesc};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
@@ -321,7 +321,7 @@ impl Tx<'_, '_> {
 /// not a reduction's (whose gangs each keep a partial result)?
 /// What the runtime needs to know about a region to run it.
 pub(crate) fn region_desc(r: &Region) -> RegionDesc {
-    use acc_lang::ir::{Construct, ReductionOp as R};
+    use acc_lang::ir::Construct;
     let kind = match r.construct {
         Construct::Parallel | Construct::ParallelLoop => ComputeKind::Parallel,
         Construct::Serial | Construct::SerialLoop => ComputeKind::Serial,
@@ -351,17 +351,7 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
         .reductions
         .iter()
         .map(|red| ReductionDesc {
-            op: match red.op {
-                R::Add => ReduceOp::Add,
-                R::Mul => ReduceOp::Mul,
-                R::Max => ReduceOp::Max,
-                R::Min => ReduceOp::Min,
-                R::BitAnd => ReduceOp::BitAnd,
-                R::BitOr => ReduceOp::BitOr,
-                R::BitXor => ReduceOp::BitXor,
-                R::And => ReduceOp::And,
-                R::Or => ReduceOp::Or,
-            },
+            op: red.op,
             elem: elem_code(red.ty) as u32,
             param: red.param,
         })

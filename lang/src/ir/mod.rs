@@ -463,23 +463,8 @@ pub struct DataDirective {
     pub site: SiteId,
 }
 
-/// What a data directive does with its ops: the runtime needs it because the same clause
-/// (`copy(a)`) means an entry or an exit depending on where it stands, and structured
-/// (`data`, compute constructs) and dynamic (`enter data`, `exit data`, `declare`) reference
-/// counts are separate (OpenACC 3.3, 2.6.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataPhase {
-    /// Entry of a `data` construct (structured).
-    RegionEntry,
-    /// Exit of a `data` construct, also on `break`/`continue`/`return` out of its body.
-    RegionExit,
-    /// `enter data`, `declare` (dynamic).
-    Enter,
-    /// `exit data` (dynamic).
-    Exit,
-    /// `update`.
-    Update,
-}
+/// Defined in `acc-abi`, which the runtime shares.
+pub use acc_abi::DataPhase;
 
 /// One variable of a data clause.
 #[derive(Clone, Debug)]

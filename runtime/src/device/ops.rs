@@ -41,38 +41,7 @@ pub const ACTION_DELETE: u32 = 6;
 pub const ACTION_UPDATE_HOST: u32 = 10;
 pub const ACTION_UPDATE_DEVICE: u32 = 11;
 
-/// `ir::DataPhase`, as a code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataPhase {
-    RegionEntry,
-    RegionExit,
-    Enter,
-    Exit,
-    Update,
-}
-
-impl DataPhase {
-    pub const CODES: [DataPhase; 5] = [
-        DataPhase::RegionEntry,
-        DataPhase::RegionExit,
-        DataPhase::Enter,
-        DataPhase::Exit,
-        DataPhase::Update,
-    ];
-
-    pub fn from_code(c: u32) -> Option<DataPhase> {
-        DataPhase::CODES.get(c as usize).copied()
-    }
-
-    pub fn code(self) -> u32 {
-        self as u32
-    }
-
-    /// Structured (data and compute constructs) or dynamic reference counts.
-    pub fn structured(self) -> bool {
-        matches!(self, DataPhase::RegionEntry | DataPhase::RegionExit)
-    }
-}
+pub use acc_abi::DataPhase;
 
 impl DataOpArg {
     /// A whole array.

@@ -1,0 +1,124 @@
+//! The words every acc crate shares, defined once: the front end writes them into the IR, the
+//! back ends read them, and the runtime receives them from compiled code. Nothing here
+//! depends on another acc crate.
+
+/// A reduction's operator (`reduction(+: s)`, …): the front end parses it, lowering puts it
+/// into the IR, the back ends combine with it, the runtime folds gangs' partial results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReductionOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+}
+
+impl ReductionOp {
+    /// As written in a `reduction` clause.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReductionOp::Add => "+",
+            ReductionOp::Mul => "*",
+            ReductionOp::Max => "max",
+            ReductionOp::Min => "min",
+            ReductionOp::BitAnd => "&",
+            ReductionOp::BitOr => "|",
+            ReductionOp::BitXor => "^",
+            ReductionOp::And => "&&",
+            ReductionOp::Or => "||",
+        }
+    }
+}
+
+/// What a data directive does with its ops: the runtime needs it because the same clause
+/// (`copy(a)`) means an entry or an exit depending on where it stands, and structured
+/// (`data`, compute constructs) and dynamic (`enter data`, `exit data`, `declare`) reference
+/// counts are separate (OpenACC 3.3, 2.6.7). Compiled code passes it as its `code`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataPhase {
+    /// Entry of a `data` construct (structured).
+    RegionEntry,
+    /// Exit of a `data` construct, also on `break`/`continue`/`return` out of its body.
+    RegionExit,
+    /// `enter data`, `declare` (dynamic).
+    Enter,
+    /// `exit data` (dynamic).
+    Exit,
+    /// `update`.
+    Update,
+}
+
+impl DataPhase {
+    /// Every phase, in code order.
+    pub const CODES: [DataPhase; 5] = [
+        DataPhase::RegionEntry,
+        DataPhase::RegionExit,
+        DataPhase::Enter,
+        DataPhase::Exit,
+        DataPhase::Update,
+    ];
+
+    pub fn from_code(c: u32) -> Option<DataPhase> {
+        DataPhase::CODES.get(c as usize).copied()
+    }
+
+    /// What compiled code passes for it.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// Structured (data and compute constructs) or dynamic reference counts.
+    pub fn structured(self) -> bool {
+        matches!(self, DataPhase::RegionEntry | DataPhase::RegionExit)
+    }
+}
+
+/// Which threads of a GPU launch share a private array's copy: those that run the code using
+/// it together. jit-ptx decides it; the runtime sizes the copies by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyLevel {
+    /// One copy per block (`gridDim.x` copies): a construct's private arrays, and a loop's
+    /// where the loop body runs gang-redundantly (a gang loop, or a `seq` loop outside worker
+    /// and vector loops).
+    Gang,
+    /// One per row of a block (`gridDim.x * blockDim.y`): a worker loop's.
+    Worker,
+    /// One per thread (`gridDim.x * blockDim.x * blockDim.y`): a vector loop's, or a `seq`
+    /// loop's inside one.
+    Vector,
+}
+
+impl CopyLevel {
+    /// Copies a block of `block_x * block_y` threads needs.
+    pub fn per_block(self, block_x: u32, block_y: u32) -> u64 {
+        match self {
+            CopyLevel::Gang => 1,
+            CopyLevel::Worker => u64::from(block_y),
+            CopyLevel::Vector => u64::from(block_x) * u64::from(block_y),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phase_codes_round_trip() {
+        for p in DataPhase::CODES {
+            assert_eq!(DataPhase::from_code(p.code()), Some(p));
+        }
+        assert_eq!(DataPhase::from_code(5), None);
+    }
+
+    #[test]
+    fn copies_per_block() {
+        assert_eq!(CopyLevel::Gang.per_block(128, 4), 1);
+        assert_eq!(CopyLevel::Worker.per_block(128, 4), 4);
+        assert_eq!(CopyLevel::Vector.per_block(128, 4), 512);
+    }
+}
