@@ -103,6 +103,54 @@ impl CopyLevel {
     }
 }
 
+/// The error record every kernel of a launch shares (page-locked host memory mapped into
+/// the GPU): the first failing thread takes it (`status` from 0 to 1 with a compare-and-swap)
+/// and fills the rest; the runtime reads it after the kernel. jit-ptx writes it at these
+/// offsets (`offset_of!`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelErrorRecord {
+    /// 0: no failure; 1: taken.
+    pub status: u32,
+    /// The failing check's site (`u32::MAX`: none).
+    pub site: u32,
+    /// A `KernelFailure` code.
+    pub kind: u32,
+    /// The failing dimension of a bounds check, the rank of a bad `dim` argument.
+    pub dim: u32,
+    /// The failing index (a bounds check), the bad dimension, an assertion's message.
+    pub index: i64,
+    /// The array's extents (a bounds check), -1 past its rank.
+    pub shape: [i64; 6],
+}
+
+/// What a failed check in a kernel records (`KernelErrorRecord::kind`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelFailure {
+    Bounds = 1,
+    DivZero = 2,
+    Assert = 3,
+    BadDimension = 4,
+    ZeroStep = 5,
+    /// The host asked the kernel to stop: the run was interrupted or out of time (a `while`
+    /// loop saw `STOP_WORD` set).
+    Stopped = 6,
+}
+
+impl KernelFailure {
+    pub fn from_code(code: u32) -> Option<KernelFailure> {
+        use KernelFailure::*;
+        [Bounds, DivZero, Assert, BadDimension, ZeroStep, Stopped]
+            .into_iter()
+            .find(|k| *k as u32 == code)
+    }
+}
+
+/// The module global (`.u32`, device memory) that kernels' `while` loops poll and the host
+/// sets to stop them.
+pub const STOP_WORD: &str = "acc_stop";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +161,21 @@ mod tests {
             assert_eq!(DataPhase::from_code(p.code()), Some(p));
         }
         assert_eq!(DataPhase::from_code(5), None);
+    }
+
+    #[test]
+    fn kernel_error_record_layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<KernelErrorRecord>(), 72);
+        assert_eq!(offset_of!(KernelErrorRecord, site), 4);
+        assert_eq!(offset_of!(KernelErrorRecord, kind), 8);
+        assert_eq!(offset_of!(KernelErrorRecord, dim), 12);
+        assert_eq!(offset_of!(KernelErrorRecord, index), 16);
+        assert_eq!(offset_of!(KernelErrorRecord, shape), 24);
+        for code in 1..=6 {
+            assert_eq!(KernelFailure::from_code(code).map(|k| k as u32), Some(code));
+        }
+        assert_eq!(KernelFailure::from_code(0), None);
     }
 
     #[test]

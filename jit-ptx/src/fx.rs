@@ -100,21 +100,7 @@ pub(crate) enum FnKind {
     Routine,
 }
 
-/// Which error a failed check records (the `kind` field of the error record).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FailKind {
-    Bounds = 1,
-    DivZero = 2,
-    Assert = 3,
-    BadDimension = 4,
-    ZeroStep = 5,
-    /// The host asked the kernel to stop (`poll_stop`).
-    Stopped = 6,
-}
-
-/// The module global that the host sets to stop running kernels (runtime's `nvidia.rs`): in
-/// device memory, so that polling it costs an L2 read and not a trip over the bus.
-pub(crate) const STOP_WORD: &str = "acc_stop";
+pub(crate) use acc_abi::{KernelFailure as FailKind, STOP_WORD};
 
 /// How many trips of a `while` loop run between two reads of the stop word.
 pub(crate) const STOP_POLL_EVERY: u32 = 1024;
@@ -660,23 +646,29 @@ impl<'c, 'm> Fx<'c, 'm> {
         for p in prelude {
             ins(p);
         }
+        use acc_abi::KernelErrorRecord as R;
+        use std::mem::offset_of;
+        let (at_site, at_kind, at_dim) =
+            (offset_of!(R, site), offset_of!(R, kind), offset_of!(R, dim));
+        let (at_index, at_shape) = (offset_of!(R, index), offset_of!(R, shape));
         ins(format!("atom.global.cas.b32 {old}, [{err}], 0, 1"));
         ins(format!("setp.ne.u32 {lost}, {old}, 0"));
         ins(format!("@{lost} exit"));
-        ins(format!("st.global.u32 [{err}+4], {site}"));
-        ins(format!("st.global.u32 [{err}+8], {}", kind as u32));
+        ins(format!("st.global.u32 [{err}+{at_site}], {site}"));
+        ins(format!("st.global.u32 [{err}+{at_kind}], {}", kind as u32));
         match dim {
-            Some(d) => ins(format!("st.global.u32 [{err}+12], {d}")),
-            None => ins(format!("st.global.u32 [{err}+12], 0")),
+            Some(d) => ins(format!("st.global.u32 [{err}+{at_dim}], {d}")),
+            None => ins(format!("st.global.u32 [{err}+{at_dim}], 0")),
         }
         match index {
-            Some(i) => ins(format!("st.global.u64 [{err}+16], {i}")),
-            None => ins(format!("st.global.u64 [{err}+16], 0")),
+            Some(i) => ins(format!("st.global.u64 [{err}+{at_index}], {i}")),
+            None => ins(format!("st.global.u64 [{err}+{at_index}], 0")),
         }
         for k in 0..6 {
+            let at = at_shape + 8 * k;
             match shape.get(k) {
-                Some(d) => ins(format!("st.global.u64 [{err}+{}], {d}", 24 + 8 * k)),
-                None => ins(format!("st.global.u64 [{err}+{}], -1", 24 + 8 * k)),
+                Some(d) => ins(format!("st.global.u64 [{err}+{at}], {d}")),
+                None => ins(format!("st.global.u64 [{err}+{at}], -1")),
             }
         }
         ins("exit".into());

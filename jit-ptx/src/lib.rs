@@ -29,9 +29,9 @@
 //!   (0,0) of block `b` stores its block's partial result of reduction `r` (in the slot form
 //!   above) at slot `r * gridDim.x + b`. The runtime combines them in block order with the
 //!   value before the construct, as the host devices do (runtime/src/launch.rs).
-//! - `error`: the device address of the error record, zeroed before the launch:
-//!   `{ status: u32 @0, site: u32 @4, kind: u32 @8, dim: u32 @12, index: i64 @16,
-//!   shape: [i64; 6] @24 }` (80 bytes). The first failing thread takes it with
+//! - `error`: the device address of the error record (`acc_abi::KernelErrorRecord`), zeroed
+//!   before the launch: `{ status: u32 @0, site: u32 @4, kind: u32 @8, dim: u32 @12,
+//!   index: i64 @16, shape: [i64; 6] @24 }` (72 bytes). The first failing thread takes it with
 //!   `atom.global.cas.b32` on `status` 0 → 1 and fills the rest; every failing thread then
 //!   leaves the kernel (`exit`). `site` is the IR's `SiteId` (`u32::MAX` for a check without
 //!   one). Kinds:

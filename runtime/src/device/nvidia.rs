@@ -41,6 +41,8 @@ use super::discrete::Discrete;
 use super::ops::{DataOpArg, DataPhase, QueueArg};
 use super::peer::Endpoint;
 use super::Launch;
+use acc_abi::{KernelErrorRecord, KernelFailure};
+
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
@@ -61,11 +63,9 @@ pub(crate) use memory::{CudaCopy, CudaMemory};
 use modules::Loaded;
 use pinned::Pinned;
 use scratch::Scratch;
-use stop::STOP_WORD;
 
-/// Bytes of the error record kernels fill (jit-ptx's ABI): status, site, kind, dim, index,
-/// shape[6].
-const ERROR_RECORD: usize = 80;
+/// Bytes of the error record kernels fill (`acc_abi::KernelErrorRecord`).
+const ERROR_RECORD: usize = std::mem::size_of::<KernelErrorRecord>();
 
 /// Bytes of the scratch buffer for launches' results and reduction partials.
 const SCRATCH: usize = 64 * 1024;
@@ -617,39 +617,32 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        let rec = self.error.slots(0, ERROR_RECORD / 8);
-        if rec[0] as u32 == 0 {
+        let record = self.error.error_record();
+        if record.status == 0 {
             return;
         }
-        let long = |at: usize| rec[at / 8] as i64;
-        let (site, kind, dim) = ((rec[0] >> 32) as u32, rec[1] as u32, (rec[1] >> 32) as u32);
-        let kind = match kind {
-            2 => RunErrorKind::DivZero,
-            3 => RunErrorKind::AssertFailed {
-                message: usize::try_from(long(16))
+        let kind = match KernelFailure::from_code(record.kind) {
+            Some(KernelFailure::DivZero) => RunErrorKind::DivZero,
+            Some(KernelFailure::Assert) => RunErrorKind::AssertFailed {
+                message: usize::try_from(record.index)
                     .ok()
                     .and_then(|i| self.strings.get(i).cloned()),
             },
-            4 => RunErrorKind::BadDimension {
-                dim: long(16),
-                rank: dim,
+            Some(KernelFailure::BadDimension) => RunErrorKind::BadDimension {
+                dim: record.index,
+                rank: record.dim,
             },
-            5 => RunErrorKind::ZeroStep,
-            6 => crate::abi::stop_error(
+            Some(KernelFailure::ZeroStep) => RunErrorKind::ZeroStep,
+            Some(KernelFailure::Stopped) => crate::abi::stop_error(
                 (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed),
             ),
-            _ => {
-                let shape: Vec<i64> = (0..MAX_RANK)
-                    .map(|d| long(24 + d * 8))
-                    .take_while(|&e| e != -1)
-                    .collect();
-                RunErrorKind::Bounds {
-                    index: long(16),
-                    dim,
-                    shape,
-                }
-            }
+            Some(KernelFailure::Bounds) | None => RunErrorKind::Bounds {
+                index: record.index,
+                dim: record.dim,
+                shape: record.shape.into_iter().take_while(|&e| e != -1).collect(),
+            },
         };
+        let site = record.site;
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
         self.error.set_slots(0, &[0; ERROR_RECORD / 8]);

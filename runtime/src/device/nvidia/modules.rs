@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use cudarc::driver::{result, sys};
 
-use super::{driver_error, Nvidia, STOP_WORD};
+use acc_abi::STOP_WORD;
+
+use super::{driver_error, Nvidia};
 use crate::error::RunErrorKind;
 use crate::launch::GpuKernel;
 
@@ -127,8 +129,7 @@ impl Nvidia {
                     .note_startup(what, start.elapsed());
                 self.modules.insert(key, (m, 0));
                 // SAFETY: a loaded module; modules without `while` loops have no stop word.
-                if let Ok((at, 4)) = unsafe { result::module::get_global(m, STOP_WORD.to_owned()) }
-                {
+                if let Ok((at, 4)) = unsafe { result::module::get_global(m, stop_word_name()) } {
                     self.stop_words.insert(key, at);
                 }
                 m
@@ -182,4 +183,9 @@ fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
     }
     // SAFETY: the call succeeded.
     Ok(unsafe { module.assume_init() })
+}
+
+/// `STOP_WORD` as the driver takes it.
+fn stop_word_name() -> CString {
+    CString::new(STOP_WORD).unwrap_or_default()
 }

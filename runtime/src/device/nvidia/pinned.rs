@@ -61,6 +61,15 @@ impl Pinned {
         unsafe { std::slice::from_raw_parts((self.host as *const u64).add(at), n) }
     }
 
+    /// The kernels' error record at the start of the buffer, as the GPU left it. Call after
+    /// synchronizing.
+    pub(super) fn error_record(&self) -> acc_abi::KernelErrorRecord {
+        debug_assert!(self.bytes >= std::mem::size_of::<acc_abi::KernelErrorRecord>());
+        // SAFETY: the buffer holds a record (the error buffer is allocated with its size)
+        // and is page aligned; volatile because the GPU wrote it behind the compiler's back.
+        unsafe { std::ptr::read_volatile(self.host as *const acc_abi::KernelErrorRecord) }
+    }
+
     pub(super) fn set_slots(&mut self, at: usize, values: &[u64]) {
         for (i, &v) in values.iter().enumerate() {
             // SAFETY: as `slots`.

@@ -11,11 +11,6 @@ use super::{driver_error, Nvidia, ERROR_RECORD};
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
 
-/// The stop word of a module whose kernels have `while` loops (jit-ptx's `STOP_WORD`): a
-/// 32-bit global in device memory that those loops poll, which the host sets to the run's
-/// interrupt word to stop them.
-pub(super) const STOP_WORD: &std::ffi::CStr = c"acc_stop";
-
 /// How long a wait goes on after asking the kernels to stop: long enough for `while` loops,
 /// which poll the stop word every 1024 trips, to see it. Then the wait is abandoned.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
