@@ -182,24 +182,19 @@ fn draw_frame(
         .map_err(canvas_error)?;
     let label_x = bar_x + BAR_WIDTH as i32 + 6;
     let at = |v: VPos| text.pos(Pos::new(HPos::Left, v));
-    match scale.range {
-        Some((lo, hi)) => {
-            right
-                .draw_text(&label::number(hi, 4), &at(VPos::Top), (label_x, top))
-                .map_err(canvas_error)?;
-            right
-                .draw_text(&label::number(lo, 4), &at(VPos::Bottom), (label_x, bottom))
-                .map_err(canvas_error)?;
-        }
-        None => {
-            right
-                .draw_text("no finite", &at(VPos::Top), (label_x, top))
-                .map_err(canvas_error)?;
-            right
-                .draw_text("values", &at(VPos::Top), (label_x, top + 18))
-                .map_err(canvas_error)?;
-        }
-    }
+    // The maximum at the top, the minimum at the bottom; a constant array (all cells the
+    // darkest colour) has its one value at the bottom.
+    let (top_label, bottom_label) = match scale.range {
+        Some((lo, hi)) if hi > lo => (label::number(hi, 4), label::number(lo, 4)),
+        Some((lo, _)) => (String::new(), label::number(lo, 4)),
+        None => ("all NaN/inf".to_string(), String::new()),
+    };
+    right
+        .draw_text(&top_label, &at(VPos::Top), (label_x, top))
+        .map_err(canvas_error)?;
+    right
+        .draw_text(&bottom_label, &at(VPos::Bottom), (label_x, bottom))
+        .map_err(canvas_error)?;
     root.present().map_err(canvas_error)?;
     Ok(cells)
 }
