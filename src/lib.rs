@@ -20,6 +20,7 @@ mod error;
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
 pub use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions};
+pub use acc_runtime::Picture;
 pub use api::{
     Args, Array, DeviceInfo, Elem, Func, FunctionInfo, GlobalInfo, HostFunction, HostRet,
     InterruptHandle, Limits, Ret, Scalar, Script, Value,

@@ -108,6 +108,9 @@ pub struct Worker {
     /// The last of the worker's standard error (panic messages before an abort).
     stderr: Arc<Mutex<String>>,
     pub restarts: u64,
+    /// The worker's current directory, its own and removed with it: the files that programs
+    /// write (pictures: `imshow`, `plot`) land there, not where the fuzzer was started.
+    scratch: PathBuf,
 }
 
 /// Standard error kept per worker.
@@ -115,8 +118,15 @@ const STDERR_KEEP: usize = 16 << 10;
 
 impl Worker {
     pub fn spawn(exe: &Path, plant: Option<Plant>) -> std::io::Result<Worker> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let scratch = std::env::temp_dir().join(format!(
+            "acc-fuzz-worker-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&scratch)?;
         let mut cmd = Command::new(exe);
-        cmd.arg("worker");
+        cmd.arg("worker").current_dir(&scratch);
         if let Some(p) = plant {
             cmd.arg("--plant").arg(format!("{p:?}").to_lowercase());
         }
@@ -194,6 +204,7 @@ impl Worker {
             rx,
             stderr,
             restarts: 0,
+            scratch,
         })
     }
 
@@ -273,6 +284,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.scratch);
     }
 }
 

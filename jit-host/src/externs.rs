@@ -89,6 +89,8 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         "acc_copy" => ext(&[Ptr, Ptr], Some(Ptr), true),
         "acc_reshape" => ext(&[Ptr, U32, Ptr, U32, Ptr], Some(Ptr), true),
         "acc_clock" => ext(&[Ptr], Some(F64), true),
+        "acc_imshow" => ext(&[Ptr, Ptr, Ptr, I64], None, true),
+        "acc_plot" => ext(&[Ptr, Ptr, Ptr, Ptr, I64], None, true),
         // OpenACC runtime routines (7.10).
         "acc_get_num_devices" | "acc_get_device_num" => ext(&[Ptr, I32], Some(I32), true),
         "acc_get_device_type" | "acc_get_default_async" => ext(&[Ptr], Some(I32), true),

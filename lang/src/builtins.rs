@@ -15,6 +15,9 @@
 //!   (integers keep their type, floats keep theirs, `%s` takes a string, `%c` an integer).
 //! - `assert(cond: bool[, msg: string])`, `exit(code: i32)`, `seed(s: i64)`, `clock()`,
 //!   `param(name: string, default)` whose result has the default's (scalar) type.
+//! - `imshow(a[, path])`: the rank-2 array, then the path; `plot([x,] y[, path])`: the rank-1
+//!   arrays, then the path. The path is an `ExprKind::Str` when the call names one; after
+//!   lowering it is an `i64` constant, the `ir::StringId` of the path or `NO_PATH`.
 //! - runtime routines: device types, device numbers, queues and property ids are `i32`; the data
 //!   routines (`acc_copyin` …, `acc_is_present`) take an array or an `ExprKind::Section`.
 
@@ -148,6 +151,9 @@ builtins! {
     Assert = "assert": Shape::Special, "assert(cond: bool[, \"message\"])";
     Exit = "exit": Shape::Fixed(&[I32], None), "exit(code: i32)";
     Param = "param": Shape::Special, "param(\"name\", default: T) -> T";
+    // Pictures (host only): written to a PNG file, or shown by the embedding program
+    Imshow = "imshow": Shape::Special, "imshow(a: T[,][, \"file.png\"])";
+    Plot = "plot": Shape::Special, "plot([x: T[],] y: T[][, \"file.png\"])";
     // OpenACC runtime routines (7.10)
     AccGetNumDevices = "acc_get_num_devices": Shape::Fixed(&[I32], Some(I32)),
         "acc_get_num_devices(t: i32) -> i32";
@@ -227,6 +233,10 @@ impl Builtin {
         self.is_math() || matches!(self, Print | Printf | AccOnDevice | Len | Size | Rank)
     }
 }
+
+/// The last argument of `imshow`/`plot` in the IR when the call names no file: the picture
+/// goes to the embedding program's display, or to `acc-plot-N.png`.
+pub const NO_PATH: i64 = -1;
 
 /// A built-in constant: device types and property names of 7.10, all `i32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

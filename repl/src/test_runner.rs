@@ -1,5 +1,7 @@
 //! `acc test`: run `.acc` test scripts, each in its own `acc run` process (a script that
-//! crashes or hangs fails alone), and end with the line `N passed, N failed`.
+//! crashes or hangs fails alone) in a scratch directory of its own (so the files a script
+//! writes, such as its pictures, neither land beside the scripts nor meet another run's), and
+//! end with the line `N passed, N failed`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -134,13 +136,41 @@ fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// A directory for one script's run, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "acc-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot make a scratch directory {}: {e}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn run_script(
     script: &Path,
     device: Option<&str>,
 ) -> Result<(Option<i32>, String, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find acc itself: {e}"))?;
+    // The script by its full path, since it runs in the scratch directory.
+    let full = std::path::absolute(script)
+        .map_err(|e| format!("cannot resolve {}: {e}", script.display()))?;
+    let scratch = Scratch::new()?;
     let mut command = Command::new(exe);
-    command.arg("run").arg(script);
+    command.arg("run").arg(&full).current_dir(&scratch.0);
     if let Some(d) = device {
         command.arg("--device").arg(d);
     }

@@ -83,6 +83,12 @@ pub enum RunErrorKind {
     CallDepth { limit: u64 },
     /// A function of the embedding program returned an error.
     HostFunction { name: String, message: String },
+    /// `imshow`/`plot` could not draw its picture (an empty array, lengths that differ) or
+    /// write its file.
+    Picture {
+        message: String,
+        help: Option<String>,
+    },
     /// `acc_set_device_num`/`acc_set_device_type` asked for a device that does not exist.
     NoSuchDevice { message: String },
     /// The device failed (out of device memory, a launch failure): the runtime stays usable.
@@ -166,6 +172,7 @@ impl RunErrorKind {
             RunErrorKind::Interrupted | RunErrorKind::TimeLimit => "stopped in this loop".into(),
             RunErrorKind::CallDepth { .. } => "called one level too deep".into(),
             RunErrorKind::HostFunction { .. } => "in this call".into(),
+            RunErrorKind::Picture { .. } => "this picture".into(),
             _ => "here".into(),
         }
     }
@@ -194,6 +201,7 @@ impl RunErrorKind {
             RunErrorKind::UpdateAbsent { .. } => {
                 Some("enter the data first, or add `if_present` to skip absent data".into())
             }
+            RunErrorKind::Picture { help, .. } => help.clone(),
             RunErrorKind::ViewSection { .. } => Some(
                 "presence is kept for the array a `reshape` shares: name elements that form a \
                  section of that array (whole rows, or the whole array)"
@@ -273,6 +281,7 @@ impl fmt::Display for RunErrorKind {
             }
             RunErrorKind::Interrupted => f.write_str("the run was interrupted"),
             RunErrorKind::HostFunction { name, message } => write!(f, "`{name}` failed: {message}"),
+            RunErrorKind::Picture { message, .. } => f.write_str(message),
             RunErrorKind::CallDepth { limit } => {
                 write!(f, "calls nested deeper than the limit of {limit}")
             }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::abi::{Ctx, STATUS_ERROR, STATUS_OK};
 use crate::device::{DeviceOptions, Devices, DEVICE_HOST};
 use crate::error::{RunError, RunErrorKind};
+use crate::picture::Pictures;
 use crate::rng::Rng;
 
 /// The value `acc_get_default_async` reports before any `acc_set_default_async`: OpenACC's
@@ -35,6 +36,8 @@ pub struct HostState {
     on_device: i32,
     /// The embedding program's functions, by number (`acc_rt_host_call`).
     host_fns: Vec<(String, Box<dyn HostFn>)>,
+    /// Where `imshow` and `plot` send their pictures.
+    pictures: Pictures,
 }
 
 /// A function of the embedding program, called by host code with its arguments in 8-byte
@@ -60,7 +63,13 @@ impl HostState {
             device_options: DeviceOptions::default(),
             on_device: DEVICE_HOST,
             host_fns: Vec::new(),
+            pictures: Pictures::default(),
         }
+    }
+
+    /// Where pictures go: the embedding program's display, and the numbering of unnamed files.
+    pub fn pictures(&mut self) -> &mut Pictures {
+        &mut self.pictures
     }
 
     /// Adds a function of the embedding program; gives its number.

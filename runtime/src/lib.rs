@@ -15,6 +15,7 @@ pub mod error;
 pub mod gang_loop;
 pub mod host;
 pub mod launch;
+pub mod picture;
 pub mod presence;
 pub mod profile;
 pub mod queue;
@@ -24,6 +25,7 @@ pub use array::{live_arrays, live_buffers};
 pub use context::{Context, Outcome};
 pub use error::{RunError, RunErrorKind};
 pub use host::{HostState, SharedBuffer};
+pub use picture::Picture;
 
 /// The runtime's entry points by name, for jit-host's symbol table: the ABI's own (`abi`) and
 /// the devices' (`device::entry`). Here, so that `abi` need not know the devices.

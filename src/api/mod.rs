@@ -5,6 +5,7 @@
 //! its own structs; what needs the engine takes it as `&mut Engine`.
 
 mod array;
+mod display;
 mod func;
 mod globals;
 mod host_fn;

@@ -11,6 +11,7 @@ pub mod control;
 pub mod format;
 pub mod math;
 pub mod openacc;
+pub mod pictures;
 pub mod print;
 
 /// Every entry point by name, for jit-host's symbol table.
@@ -21,6 +22,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     all.extend(math::symbols());
     all.extend(control::symbols());
     all.extend(openacc::symbols());
+    all.extend(pictures::symbols());
     all
 }
 

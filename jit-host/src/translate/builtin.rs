@@ -2,12 +2,12 @@
 
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::Const;
-use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, Ty};
+use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, StringId, Ty};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::expr::scalar_of;
-use super::{is_float, scalar_type, Tx};
+use super::{is_float, scalar_type, Tx, PTR};
 use crate::JitError;
 
 /// The `ELEM_*` code of an element type (the order of `ScalarType`).
@@ -85,6 +85,41 @@ impl Tx<'_, '_> {
             )),
             _ => None,
         })
+    }
+
+    /// `imshow`/`plot` (`acc_imshow`, `acc_plot`): the arrays (a null `x` for `plot(y)`),
+    /// then the path's address and length (null and 0 without one).
+    fn picture(&mut self, b: Builtin, args: &[Expr]) -> Result<Option<Value>, JitError> {
+        let Some((path, arrays)) = args.split_last() else {
+            return Err(JitError::Unsupported(format!(
+                "`{}` without its path",
+                b.name()
+            )));
+        };
+        let (path, len) = match path.kind {
+            ExprKind::Const(Const::I64(s)) if s >= 0 => self.string(StringId(s as u32))?,
+            ExprKind::Const(Const::I64(_)) => (self.iconst(PTR, 0), self.iconst(types::I64, 0)),
+            _ => {
+                return Err(JitError::Unsupported(format!(
+                    "the path of `{}` is not a constant",
+                    b.name()
+                )))
+            }
+        };
+        let mut values = vec![self.ctx];
+        if b == Builtin::Plot && arrays.len() == 1 {
+            values.push(self.iconst(PTR, 0));
+        }
+        for a in arrays {
+            values.push(self.expr(a)?);
+        }
+        values.extend([path, len]);
+        let name = if b == Builtin::Imshow {
+            "acc_imshow"
+        } else {
+            "acc_plot"
+        };
+        self.call_rt(name, &values)
     }
 
     fn builtin_call(
@@ -169,6 +204,7 @@ impl Tx<'_, '_> {
                 return self.call_rt("acc_rt_exit", &[ctx, code]);
             }
             HostCall => return self.host_call(args, ty),
+            Imshow | Plot => return self.picture(b, args),
             Print => {
                 for (i, a) in args.iter().enumerate() {
                     if i > 0 {

@@ -327,6 +327,9 @@ impl DeviceScan<'_, '_> {
             Builtin::Clock => "time the region from host code around it".to_string(),
             Builtin::Seed | Builtin::Random => "seed and draw random numbers on the host".to_string(),
             Builtin::Assert => "check the condition after the region".to_string(),
+            Builtin::Imshow | Builtin::Plot => {
+                "pictures are drawn on the host: copy the data back (`copyout`, `update self`) and call it after the region".to_string()
+            }
             _ if b.is_runtime_routine() => {
                 "`acc_on_device` is the only runtime routine device code may call; call this one before or after the region".to_string()
             }

@@ -263,7 +263,7 @@ impl Cx<'_> {
     }
 
     /// Report a wrong argument count; true when the count is right.
-    fn arity(
+    pub(super) fn arity(
         &mut self,
         b: Builtin,
         args: &[ast::Expr],
@@ -437,7 +437,11 @@ impl Cx<'_> {
     }
 
     /// An argument that must be an array.
-    fn array_arg(&mut self, b: Builtin, a: &ast::Expr) -> Option<(Expr, ScalarType, u8)> {
+    pub(super) fn array_arg(
+        &mut self,
+        b: Builtin,
+        a: &ast::Expr,
+    ) -> Option<(Expr, ScalarType, u8)> {
         let x = self.value(a, None);
         match x.ty {
             Type::Array { elem, rank } => Some((x, elem, rank)),
@@ -764,6 +768,8 @@ impl Cx<'_> {
                 Some((xs, Type::Void))
             }
             Builtin::Printf => self.printf(args, span),
+            Builtin::Imshow => self.imshow(args, span),
+            Builtin::Plot => self.plot(args, span),
             Builtin::Assert => {
                 if !self.arity(b, args, span, 1, 2) {
                     return None;
@@ -807,7 +813,7 @@ impl Cx<'_> {
         }
     }
 
-    fn string_literal(&mut self, a: &ast::Expr, what: &str) -> Option<Expr> {
+    pub(super) fn string_literal(&mut self, a: &ast::Expr, what: &str) -> Option<Expr> {
         match &a.kind {
             A::Str(s) => Some(Expr {
                 kind: ExprKind::Str(s.clone()),

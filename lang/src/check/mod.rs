@@ -19,6 +19,7 @@ mod calls;
 mod directives;
 mod exprs;
 mod literals;
+mod pictures;
 mod stmts;
 #[cfg(test)]
 mod tests;

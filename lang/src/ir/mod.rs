@@ -12,7 +12,9 @@
 //! - Every run-time check (bounds, integer division by zero, `assert`) names a `SiteId`, whose
 //!   span and text the error message shows.
 //! - Array reference counts are explicit: `Retain` and `Release` statements.
-//! - Strings exist only as `StringId`s in `print`, `assert` and `param`, formats as `FormatId`s.
+//! - Strings exist only as `StringId`s in `print`, `assert` and `param` (and as the `i64`
+//!   constant that is the last argument of `imshow`/`plot`: the path's `StringId`, or
+//!   `builtins::NO_PATH`), formats as `FormatId`s.
 //!
 //! Nothing here names a Cranelift or PTX type: the IR is back-end neutral.
 //!

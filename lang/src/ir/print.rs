@@ -509,6 +509,20 @@ impl Printer<'_> {
                 format!("call {name}({})", self.list(args))
             }
             ExprKind::Builtin(b, args) => format!("{}({})", b.name(), self.list(args)),
+            ExprKind::CheckedBuiltin(b @ (Builtin::Imshow | Builtin::Plot), args, site) => {
+                // The path is a string's number: shown as the string.
+                let (path, arrays) = match args.split_last() {
+                    Some((p, a)) => (Some(p), a),
+                    None => (None, &args[..]),
+                };
+                let path = match path.map(|p| &p.kind) {
+                    Some(ExprKind::Const(Const::I64(s))) if *s >= 0 => {
+                        format!(", {}", self.string(StringId(*s as u32)))
+                    }
+                    _ => String::new(),
+                };
+                format!("{}({}{path})!s{}", b.name(), self.list(arrays), site.0)
+            }
             ExprKind::CheckedBuiltin(b, args, site) => {
                 format!("{}({})!s{}", b.name(), self.list(args), site.0)
             }

@@ -2,6 +2,7 @@
 
 use super::body::{Body, ScopeKind};
 use super::scan::{self, Later};
+use super::stmt::is_str;
 use super::ty;
 use crate::builtins::Builtin;
 use crate::hir::{self, BinOp, Const, ScalarType, Type};
@@ -294,6 +295,7 @@ impl Body<'_, '_> {
                 self.effect(e);
                 Val::plain(dummy(e.ty))
             }
+            Builtin::Imshow | Builtin::Plot => Val::plain(self.picture(e, b, args)),
             Builtin::Param => {
                 let name = match args.first().map(|a| &a.kind) {
                     Some(hir::ExprKind::Str(s)) => s.as_str(),
@@ -334,6 +336,27 @@ impl Body<'_, '_> {
                 }
             }
         }
+    }
+
+    /// `imshow`/`plot`: the arrays, then the path as the constant `StringId` of its literal
+    /// (`NO_PATH` without one), with the call's site for the library's errors.
+    #[inline(never)]
+    fn picture(&mut self, e: &hir::Expr, b: Builtin, args: &[hir::Expr]) -> ir::Expr {
+        let arrays: Vec<&hir::Expr> = args.iter().filter(|a| !is_str(a)).collect();
+        let mut xs = self.operands(&arrays, false);
+        let path = match args.iter().find_map(|a| match &a.kind {
+            hir::ExprKind::Str(s) => Some(s),
+            _ => None,
+        }) {
+            Some(s) => i64::from(self.cx.string(s).0),
+            None => crate::builtins::NO_PATH,
+        };
+        xs.push(expr(
+            ExprKind::Const(Const::I64(path)),
+            Ty::Scalar(ScalarType::I64),
+        ));
+        let site = self.cx.site(e.span, b.name());
+        expr(ExprKind::CheckedBuiltin(b, xs, site), ty(e.ty))
     }
 
     #[inline(never)]

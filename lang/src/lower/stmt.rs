@@ -516,7 +516,7 @@ fn zero(s: ScalarType) -> ir::Expr {
     })
 }
 
-fn is_str(e: &hir::Expr) -> bool {
+pub(super) fn is_str(e: &hir::Expr) -> bool {
     matches!(e.kind, hir::ExprKind::Str(_))
 }
 

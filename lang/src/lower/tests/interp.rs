@@ -115,6 +115,8 @@ pub struct Interp<'m> {
     /// The gang running (index, count): gang loops share their iterations among gangs.
     gang: (i64, i64),
     default_async: i32,
+    /// Pictures drawn so far without a path (`acc-plot-N.png`).
+    pictures: u32,
 }
 
 /// Run `main`; the output, or the first error (the output so far is in the message).
@@ -135,6 +137,7 @@ pub fn run_limited(m: &Module, params: &[(&str, f64)], max_steps: u64) -> Result
         steps: 0,
         gang: (0, 1),
         default_async: 0,
+        pictures: 0,
     };
     match it.call_main() {
         Ok(()) => it.leak_check()?,
@@ -816,10 +819,39 @@ impl Interp<'_> {
             AccGetProperty => V::I64(0),
             Exit => return Err("exit".into()),
             HostCall => return Err("a host function (not modelled)".into()),
+            Imshow | Plot => self.picture(b, v)?,
             Print | Printf | Assert | Param => {
                 return bug(format!("{} as an expression", b.name()))
             }
         })
+    }
+
+    /// `imshow`/`plot`: the library's checks and its line of output; nothing is drawn.
+    fn picture(&mut self, b: Builtin, v: &[V]) -> R<V> {
+        let Some((path, arrays)) = v.split_last() else {
+            return bug("a picture without its path");
+        };
+        let mut lengths = Vec::new();
+        for &a in arrays {
+            lengths.push(self.arr(a)?.data.borrow().len());
+        }
+        if let [x, y] = lengths[..] {
+            if x != y {
+                return error(format!("`plot`: x has {x} elements but y has {y}"));
+            }
+        }
+        if lengths.contains(&0) {
+            return error(format!("`{}` of an empty array", b.name()));
+        }
+        let path = match path.i64() {
+            p if p >= 0 => self.m.strings[p as usize].clone(),
+            _ => {
+                self.pictures += 1;
+                format!("acc-plot-{}.png", self.pictures)
+            }
+        };
+        self.out.push_str(&format!("wrote {path}\n"));
+        Ok(V::Unit)
     }
 
     fn show(&self, v: V) -> R<String> {
