@@ -94,7 +94,9 @@ fn python_prefix() -> Result<PathBuf, String> {
             "`python3 -c 'import sys; print(sys.prefix)'` failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ),
-        Err(e) => format!("cannot run python3 to find its sys.prefix ({e}) and VIRTUAL_ENV is not set"),
+        Err(e) => {
+            format!("cannot run python3 to find its sys.prefix ({e}) and VIRTUAL_ENV is not set")
+        }
     })
 }
 
@@ -104,8 +106,7 @@ fn write_kernelspec(kernels: &Path) -> Result<PathBuf, String> {
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot find the path of this acc binary: {e}"))?;
     let dir = kernels.join(KERNEL_NAME);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     let file = dir.join("kernel.json");
     let text = serde_json::to_string_pretty(&kernelspec(&acc)).unwrap_or_default() + "\n";
     std::fs::write(&file, text).map_err(|e| format!("cannot write `{}`: {e}", file.display()))?;
@@ -133,7 +134,13 @@ mod tests {
         let spec = kernelspec(Path::new("/opt/acc/bin/acc"));
         assert_eq!(
             spec["argv"],
-            serde_json::json!(["/opt/acc/bin/acc", "jupyter", "kernel", "-f", "{connection_file}"])
+            serde_json::json!([
+                "/opt/acc/bin/acc",
+                "jupyter",
+                "kernel",
+                "-f",
+                "{connection_file}"
+            ])
         );
         assert_eq!(spec["language"], "acc");
         assert_eq!(spec["display_name"], "acc");

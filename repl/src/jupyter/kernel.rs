@@ -106,7 +106,7 @@ fn new_session(devices: &crate::DeviceArgs, output: &CellOutput) -> Result<Sessi
         ..crate::RunArgs::default()
     };
     let output = output.clone();
-    let mut new_engine = move || -> Result<acc::Engine, acc::Error> {
+    let new_engine = move || -> Result<acc::Engine, acc::Error> {
         let (mut engine, _) = crate::engine(&args).map_err(|_| {
             acc::Error::Usage("cannot start a new session (the kernel's log says why)".into())
         })?;
@@ -406,9 +406,10 @@ impl Kernel {
     /// table, with its text for front ends that show only text.
     fn show(&self, answer: Reply, request: &JupyterMessage) {
         match answer.table() {
-            None => self
-                .iopub
-                .publish(jupyter_protocol::StreamContent::stdout(&answer.to_text()), request),
+            None => self.iopub.publish(
+                jupyter_protocol::StreamContent::stdout(&answer.to_text()),
+                request,
+            ),
             Some(table) => {
                 let data = Media::new(vec![
                     MediaType::Plain(answer.to_text()),
@@ -497,9 +498,7 @@ fn kernel_info() -> KernelInfoReply {
             codemirror_mode: Some(CodeMirrorMode::Simple("rust".into())),
             nbconvert_exporter: None,
         },
-        banner: format!(
-            "acc {version} (OpenACC arrays, JIT-compiled): `:help` lists the commands"
-        ),
+        banner: format!("acc {version} (OpenACC arrays, JIT-compiled): `:help` lists the commands"),
         help_links: Vec::new(),
         debugger: false,
         error: None,
@@ -541,7 +540,9 @@ fn plain(text: &str) -> Media {
 
 /// The byte offset of character `chars` of `text` (its end when past it).
 fn byte_offset(text: &str, chars: usize) -> usize {
-    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i)
 }
 
 /// How many characters come before byte `offset` of `text`.

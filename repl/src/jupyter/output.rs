@@ -7,9 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use jupyter_protocol::{
-    DisplayData, JupyterMessage, Media, MediaType, StreamContent,
-};
+use jupyter_protocol::{DisplayData, JupyterMessage, Media, MediaType, StreamContent};
 
 use super::wire::{log, Outbox};
 
@@ -18,7 +16,7 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Default)]
 struct State {
-    /// The execute request of the cell running; `None` between cells.
+    /// The execute request of the cell running or last run; `None` before the first.
     parent: Option<JupyterMessage>,
     /// Written and not yet published.
     pending: Vec<u8>,
@@ -75,10 +73,11 @@ impl CellOutput {
     }
 
     /// The cell ended: publishes the rest of what it printed, and gives what was kept back.
+    /// Output stays the cell's until the next begins (what its value's statement printed is
+    /// published after this).
     pub fn end(&self) -> Option<String> {
         self.publish_pending(true);
         let mut state = self.lock();
-        state.parent = None;
         state
             .value
             .take()
@@ -102,7 +101,10 @@ impl CellOutput {
     /// `engine.set_display(Some(Box::new(move |p| output.picture(&p.png, p.width, p.height))))`.
     #[cfg_attr(
         not(test),
-        expect(dead_code, reason = "imshow/plot and Engine::set_display are not in this branch")
+        expect(
+            dead_code,
+            reason = "imshow/plot and Engine::set_display are not in this branch"
+        )
     )]
     pub fn picture(&self, png: &[u8], width: u32, height: u32) {
         self.publish_pending(true);
@@ -215,9 +217,6 @@ mod tests {
         settle(&iopub);
         let got = streams(&mut rx);
         assert_eq!(got, ["héllo", "é\n"]);
-        for m in [&request] {
-            assert_eq!(m.header.msg_type, "execute_request");
-        }
     }
 
     #[test]

@@ -12,11 +12,11 @@ use bytes::Bytes;
 use jupyter_protocol::{ConnectionInfo, JupyterMessage, JupyterMessageContent};
 use jupyter_zmq_client::{
     create_kernel_control_connection, create_kernel_heartbeat_connection,
-    create_kernel_iopub_connection, create_kernel_shell_connection,
-    create_kernel_stdin_connection, Connection, KernelHeartbeatConnection, KernelIoPubConnection,
-    KernelStdinConnection, RouterRecvConnection, RouterSendConnection, RuntimeError,
+    create_kernel_iopub_connection, create_kernel_shell_connection, create_kernel_stdin_connection,
+    Connection, KernelHeartbeatConnection, KernelIoPubConnection, KernelStdinConnection,
+    RouterRecvConnection, RouterSendConnection, RuntimeError,
 };
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 /// The connection file Jupyter wrote for this kernel (`{connection_file}` in kernel.json).
 pub fn read_connection_file(path: &Path) -> Result<ConnectionInfo, String> {
@@ -104,6 +104,9 @@ pub enum ReadError {
 pub async fn read(socket: &mut RouterRecvConnection) -> Result<JupyterMessage, ReadError> {
     socket.read().await.map_err(|e| match e {
         RuntimeError::ZmqError(_) | RuntimeError::IoError(_) => ReadError::Closed(e.to_string()),
+        RuntimeError::VerifyError(_) => {
+            ReadError::Bad("its signature does not match the connection file's key".into())
+        }
         e => ReadError::Bad(e.to_string()),
     })
 }
@@ -173,7 +176,7 @@ impl Outbox {
 
     /// An outbox whose messages the returned receiver gets (for tests of what is sent).
     #[cfg(test)]
-    pub fn for_test() -> (Outbox, UnboundedReceiver<JupyterMessage>) {
+    pub fn for_test() -> (Outbox, tokio::sync::mpsc::UnboundedReceiver<JupyterMessage>) {
         let (tx, mut rx) = unbounded_channel::<Outgoing>();
         let (messages, received) = unbounded_channel();
         std::thread::spawn(move || {

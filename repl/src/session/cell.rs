@@ -149,7 +149,10 @@ fn is_shape_header(line: &str, elem: &str) -> bool {
         .and_then(|rest| rest.strip_prefix('['))
         .and_then(|rest| rest.strip_suffix(']'))
         .is_some_and(|dims| {
-            !dims.is_empty() && dims.chars().all(|c| c.is_ascii_digit() || c == ',' || c == ' ')
+            !dims.is_empty()
+                && dims
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ',' || c == ' ')
         })
 }
 

@@ -11,7 +11,10 @@ pub enum Reply {
     Table(Table),
     /// A report with a layout of its own for terminals (the `--profile` report), and the same
     /// numbers as a table for displays that draw tables (a notebook).
-    Report { text: String, table: Table },
+    Report {
+        text: String,
+        table: Table,
+    },
 }
 
 impl Reply {
