@@ -383,7 +383,7 @@ fn names_for_completion() {
 fn cell(s: &mut Session, out: &Output, code: &str) -> (String, Option<String>, CellOutcome) {
     let mut kept_at = None;
     let printed = std::cell::RefCell::new(String::new());
-    let outcome = s.eval_cell(code, &mut || {
+    let outcome = s.eval_cell(code, "<cell:1>", &mut || {
         *printed.borrow_mut() = out.take();
         kept_at = Some(());
     });
@@ -435,7 +435,11 @@ fn a_cell_is_checked_whole_and_its_messages_give_its_lines() {
         panic!("expected a compile error")
     };
     assert_eq!((printed.as_str(), kept), ("", None));
-    assert!(e.render(false).contains(":3:5"), "{}", e.render(false));
+    assert!(
+        e.render(false).contains("<cell:1>:3:5"),
+        "{}",
+        e.render(false)
+    );
     assert!(error(&mut s, "a").contains("unknown variable `a`"));
 
     // A run-time error in the last statement points into the cell.

@@ -348,7 +348,11 @@ impl Kernel {
         self.output.begin(request);
         *self.running.lock() = Some(self.session.interrupt_handle());
         let output = self.output.clone();
-        let cell = self.session.eval_cell(&r.code, &mut || output.keep_back());
+        // Messages name a cell by its `In [n]`.
+        let name = format!("<cell:{}>", self.execution_count);
+        let cell = self
+            .session
+            .eval_cell(&r.code, &name, &mut || output.keep_back());
         *self.running.lock() = None;
         let kept_back = self.output.end();
 

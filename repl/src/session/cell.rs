@@ -23,30 +23,33 @@ pub struct CellOutcome {
 }
 
 impl Session {
-    /// Run a notebook cell: a `:` command or code, as [`Session::eval`] does, except that when
-    /// the code ends in an expression with a value, `value_starts` is called just before the
-    /// statement that writes it runs. What the engine's output receives from then on is that
-    /// statement's output: the value, after whatever its evaluation printed
-    /// ([`split_value`] tells them apart).
-    pub fn eval_cell(&mut self, cell: &str, value_starts: &mut dyn FnMut()) -> CellOutcome {
+    /// Run a notebook cell: a `:` command, as [`Session::eval`] does, or code under `name`
+    /// (`<cell:3>` in messages), except that when the code ends in an expression with a
+    /// value, `value_starts` is called just before the statement that writes it runs. What the
+    /// engine's output receives from then on is that statement's output: the value, after
+    /// whatever its evaluation printed ([`split_value`] tells them apart).
+    pub fn eval_cell(
+        &mut self,
+        cell: &str,
+        name: &str,
+        value_starts: &mut dyn FnMut(),
+    ) -> CellOutcome {
         let whole = |outcome| CellOutcome {
             outcome,
             value_type: None,
         };
-        if Command::parse(cell).is_some() {
+        if Command::parse(cell).is_some() || cell.trim().is_empty() {
             return whole(self.eval(cell));
         }
         let Some(last) = trailing_expression(cell) else {
-            return whole(self.eval(cell));
+            return whole(self.run_named(name, cell));
         };
-        self.count += 1;
-        let name = format!("<repl:{}>", self.count);
-        if let Err(e) = self.engine.check(&name, cell) {
+        if let Err(e) = self.engine.check(name, cell) {
             return whole(Outcome::Failed(e));
         }
         let (head, tail) = cell.split_at(last.start);
         if !head.trim().is_empty() {
-            match self.engine.run(&name, head) {
+            match self.engine.run(name, head) {
                 Ok(()) => {}
                 Err(acc::Error::Exit(status)) => return whole(Outcome::End(status)),
                 Err(e) => return whole(Outcome::Failed(e)),
@@ -62,7 +65,7 @@ impl Session {
             value_starts();
         }
         let in_place = blank_out(head) + tail;
-        let outcome = match self.engine.run(&name, &in_place) {
+        let outcome = match self.engine.run(name, &in_place) {
             Ok(()) => {
                 self.inputs.push(cell.to_string());
                 Outcome::Ran

@@ -111,7 +111,12 @@ impl Session {
     fn run_code(&mut self, code: &str) -> Outcome {
         self.count += 1;
         let name = format!("<repl:{}>", self.count);
-        match self.engine.run(&name, code) {
+        self.run_named(&name, code)
+    }
+
+    /// Runs `code` under `name` (in messages and profiles).
+    fn run_named(&mut self, name: &str, code: &str) -> Outcome {
+        match self.engine.run(name, code) {
             Ok(()) => {
                 self.inputs.push(code.to_string());
                 Outcome::Ran

@@ -141,8 +141,8 @@ def drive(km, kc):
     check(len(errors) == 1 and "undefined_name" in errors[0]["evalue"],
           "a compile error: an error message naming the name", errors)
     traceback = "\n".join(errors[0]["traceback"])
-    check(":2:7" in traceback and "<repl:" in traceback,
-          "a compile error: the traceback is the diagnostic at file:line:col", traceback)
+    check(f"<cell:{reply['execution_count']}>:2:7" in traceback,
+          "a compile error: the traceback is the diagnostic at the cell's line:col", traceback)
     check("\x1b[" not in traceback, "a compile error: no terminal colours", traceback)
     reply, outputs = execute(kc, "answer")
     check(reply["status"] == "ok" and result(outputs) == "42",
