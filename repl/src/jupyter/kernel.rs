@@ -245,20 +245,16 @@ impl Kernel {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            match self.answer(&request) {
-                Next::Serve => {}
-                Next::End => return,
-                Next::AbortQueued => {
-                    if self.abort_queued(jobs) == Next::End {
-                        return;
-                    }
-                }
+            if self.answer(&request, jobs) == Next::End {
+                return;
             }
         }
     }
 
     /// After a failed cell: answers the execute requests already waiting with `aborted`, as
     /// IPython does, so that "run all" stops at the first error; other requests are served.
+    /// This happens before the failed cell's `idle`: a client that waits for it before its
+    /// next request (as `jupyter_client` does) never has that request aborted.
     fn abort_queued(&mut self, jobs: &Receiver<Job>) -> Next {
         while let Ok(job) = jobs.try_recv() {
             let Job::Shell(request) = job else {
@@ -273,7 +269,7 @@ impl Kernel {
                 };
                 self.reply(reply, &request);
                 self.iopub.publish(Status::idle(), &request);
-            } else if self.answer(&request) == Next::End {
+            } else if self.answer(&request, jobs) == Next::End {
                 return Next::End;
             }
         }
@@ -281,7 +277,7 @@ impl Kernel {
     }
 
     /// Answers one shell request, with the kernel's status busy around it.
-    fn answer(&mut self, request: &JupyterMessage) -> Next {
+    fn answer(&mut self, request: &JupyterMessage, jobs: &Receiver<Job>) -> Next {
         self.iopub.publish(Status::busy(), request);
         let mut next = Next::Serve;
         match &request.content {
@@ -321,6 +317,9 @@ impl Kernel {
                 "a `{}` on the shell channel is not answered",
                 other.message_type()
             )),
+        }
+        if next == Next::AbortQueued {
+            next = self.abort_queued(jobs);
         }
         self.iopub.publish(Status::idle(), request);
         next
