@@ -111,6 +111,7 @@ fn new_session(devices: &crate::DeviceArgs, output: &CellOutput) -> Result<Sessi
             acc::Error::Usage("cannot start a new session (the kernel's log says why)".into())
         })?;
         engine.set_output(output.writer());
+        // Pictures (`imshow`, `plot`) will be shown with `CellOutput::picture` here.
         Ok(engine)
     };
     let engine = new_engine().map_err(|e| e.to_string())?;
@@ -119,7 +120,7 @@ fn new_session(devices: &crate::DeviceArgs, output: &CellOutput) -> Result<Sessi
 
 /// What the shell task hands the cells' thread.
 enum Job {
-    Shell(JupyterMessage),
+    Shell(Box<JupyterMessage>),
     /// `shutdown_request` came on the control channel.
     Stop,
 }
@@ -147,7 +148,7 @@ async fn read_shell(mut shell: jupyter_zmq_client::RouterRecvConnection, jobs: S
     loop {
         match wire::read(&mut shell).await {
             Ok(request) => {
-                if jobs.send(Job::Shell(request)).is_err() {
+                if jobs.send(Job::Shell(Box::new(request))).is_err() {
                     return;
                 }
             }

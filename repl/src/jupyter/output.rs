@@ -96,8 +96,9 @@ impl CellOutput {
     /// Shows a picture a cell drew (PNG bytes, `width` × `height` pixels) below what it
     /// printed so far.
     ///
-    /// The plotting built-ins hand their pictures to the engine's display; a kernel that has
-    /// them shows them here, where its engine is made (`kernel::new_engine`):
+    /// The plotting built-ins hand their pictures to the engine's display; once they are in,
+    /// the kernel shows them here with one call where it makes its engines (the `new_engine`
+    /// closure of `kernel::new_session`, beside `set_output`):
     /// `engine.set_display(Some(Box::new(move |p| output.picture(&p.png, p.width, p.height))))`.
     #[cfg_attr(
         not(test),

@@ -113,7 +113,7 @@ pub async fn read(socket: &mut RouterRecvConnection) -> Result<JupyterMessage, R
 
 /// What an outbox's task does next.
 enum Outgoing {
-    Send(JupyterMessage),
+    Send(Box<JupyterMessage>),
     /// Answer when everything before has been handed to the socket.
     Flush(std::sync::mpsc::Sender<()>),
 }
@@ -137,7 +137,7 @@ impl Outbox {
                 match next {
                     Outgoing::Send(message) => {
                         let kind = message.header.msg_type.clone();
-                        if let Err(e) = socket.send(message).await {
+                        if let Err(e) = socket.send(*message).await {
                             log(&format!("cannot send a {kind} on {channel}: {e}"));
                         }
                     }
@@ -153,7 +153,7 @@ impl Outbox {
     /// Sends `message` as it is (a reply made with `as_child_of` its request).
     pub fn send(&self, message: JupyterMessage) {
         // Sending fails only once the task is gone, as the kernel ends.
-        let _ = self.tx.send(Outgoing::Send(message));
+        let _ = self.tx.send(Outgoing::Send(Box::new(message)));
     }
 
     /// Publishes `content` on iopub as the child of `parent` (the request it is about).
@@ -183,7 +183,7 @@ impl Outbox {
             while let Some(next) = rx.blocking_recv() {
                 match next {
                     Outgoing::Send(m) => {
-                        let _ = messages.send(m);
+                        let _ = messages.send(*m);
                     }
                     Outgoing::Flush(done) => {
                         let _ = done.send(());
