@@ -70,8 +70,10 @@ fn describe(names: &Names, word: &str, directive_line: bool) -> Option<String> {
 fn word_at(text: &str, cursor: usize) -> &str {
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let start = text[..cursor]
-        .rfind(|c: char| !is_word(c))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !is_word(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let end = text[cursor..]
         .find(|c: char| !is_word(c))
         .map_or(text.len(), |i| cursor + i);
@@ -153,6 +155,24 @@ mod tests {
             at("zeros(f32, |").as_deref(),
             Some("zeros([T,] d0, …) -> T[…] (T defaults to f64)")
         );
+    }
+
+    #[test]
+    fn any_text_and_cursor_is_safe() {
+        for text in [
+            "é(x",
+            "dot(∑, grid",
+            "\"é\" + gr",
+            "acc ∑ copy(é",
+            "((((",
+            ")))",
+            "𝔸b(c",
+        ] {
+            for cursor in 0..=text.len() + 1 {
+                let _ = inspect(&names(), text, cursor);
+                let _ = crate::session::complete(&names(), text, cursor);
+            }
+        }
     }
 
     #[test]

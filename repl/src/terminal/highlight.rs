@@ -62,8 +62,11 @@ pub fn colour(text: &str, cursor: Option<usize>) -> String {
     out
 }
 
+/// A styled piece of text: its start and end (byte offsets) and style.
+type Span = (usize, usize, Style);
+
 /// The styled spans of `text` in order, and the pairs of matching brackets (byte offsets).
-fn scan(text: &str) -> (Vec<(usize, usize, Style)>, Vec<(usize, usize)>) {
+fn scan(text: &str) -> (Vec<Span>, Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     let mut pairs = Vec::new();
@@ -97,7 +100,15 @@ fn scan(text: &str) -> (Vec<(usize, usize, Style)>, Vec<(usize, usize)>) {
             while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
                 i += if bytes[i] == b'\\' { 2 } else { 1 };
             }
-            i = (i + 1).min(bytes.len());
+            // The closing quote belongs to the string; a newline does not.
+            if bytes.get(i) == Some(&b'"') {
+                i += 1;
+            }
+            // An escaped character may be several bytes long.
+            while !text.is_char_boundary(i.min(text.len())) {
+                i += 1;
+            }
+            i = i.min(bytes.len());
             spans.push((start, i, Style::Str));
             continue;
         }
@@ -254,9 +265,22 @@ mod tests {
     }
 
     #[test]
+    fn any_text_and_cursor_is_safe() {
+        for text in [
+            "\"\\é", "\"é", "/*", "1e", "acc ∑(", "é\n\"x", "0x", "\"a\nb\"",
+        ] {
+            for cursor in 0..=text.len() + 1 {
+                let _ = colour(text, Some(cursor));
+            }
+        }
+        // An unterminated string ends at its line.
+        assert_eq!(marked("\"ab\nlet", None), "<s:\"ab>\n<k:let>");
+    }
+
+    #[test]
     fn the_width_is_kept() {
         let text = "acc parallel loop gang vector_length(128) // é ∑\nlet s = \"∑\" + 1";
-        let plain = colour(text, Some(5)).replace(|c: char| c == '\x1b', "");
+        let plain = colour(text, Some(5)).replace('\x1b', "");
         let stripped: String = {
             let mut out = String::new();
             let mut skip = false;
