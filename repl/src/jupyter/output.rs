@@ -189,7 +189,7 @@ mod tests {
                 JupyterMessageContent::DisplayData(d) => {
                     out.push(serde_json::to_string(&d.data).unwrap_or_default())
                 }
-                other => out.push(format!("{}", other.message_type())),
+                other => out.push(other.message_type().to_string()),
             }
         }
         out
