@@ -220,10 +220,13 @@ def drive(km, kc):
     # A message with a bad signature is logged and skipped.
     kc.shell_channel.socket.send_multipart(
         [b"<IDS|MSG>", b"0" * 64, b"{}", b"{}", b"{}", b"{}"])
+    # So are a request whose content does not fit its type and a type no kernel knows.
+    kc.session.send(kc.shell_channel.socket, "execute_request", {"silent": "yes"})
+    kc.session.send(kc.shell_channel.socket, "frobnicate_request", {})
     msg_id = kc.kernel_info()
     shell_reply(kc, msg_id)
     collect(kc, msg_id)
-    check(km.is_alive(), "a message with a bad signature leaves the kernel running")
+    check(km.is_alive(), "bad messages (signature, content, type) leave the kernel answering")
 
     interrupt(km, kc, lambda: km.interrupt_kernel(), "SIGINT (km.interrupt_kernel)")
     interrupt(km, kc, lambda: kc.control_channel.send(kc.session.msg("interrupt_request", {})),
