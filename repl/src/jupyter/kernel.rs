@@ -16,15 +16,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use jupyter_protocol::{
-    CodeMirrorMode, CommInfoReply, CompleteReply, CompleteRequest, DisplayData, ErrorOutput,
-    ExecuteInput, ExecuteReply, ExecuteRequest, ExecuteResult, ExecutionCount, HistoryReply,
-    InspectReply, InspectRequest, InterruptReply, IsCompleteReply, IsCompleteRequest,
-    JupyterMessage, JupyterMessageContent, KernelInfoReply, LanguageInfo, Media, MediaType,
-    Payload, ReplyError, ReplyStatus, ShutdownReply, Status,
+    CommInfoReply, DisplayData, ErrorOutput, ExecuteInput, ExecuteReply, ExecuteRequest,
+    ExecuteResult, ExecutionCount, HistoryReply, InterruptReply, JupyterMessage,
+    JupyterMessageContent, Media, MediaType, Payload, ReplyStatus, ShutdownReply, Status,
 };
 
-use acc_repl::session::{self, Kind, Outcome, Reply, Session};
+use acc_repl::session::{self, Outcome, Reply, Session};
 
+use super::answers;
 use super::output::CellOutput;
 use super::wire::{self, log, Outbox, ReadError};
 
@@ -202,7 +201,7 @@ async fn serve_control(
             JupyterMessageContent::KernelInfoRequest(_) => {
                 iopub.publish(Status::busy(), &request);
                 iopub.publish(Status::idle(), &request);
-                kernel_info().into()
+                answers::kernel_info().into()
             }
             other => {
                 log(&format!(
@@ -283,17 +282,19 @@ impl Kernel {
         let mut next = Next::Serve;
         match &request.content {
             JupyterMessageContent::ExecuteRequest(r) => next = self.execute(request, r),
-            JupyterMessageContent::KernelInfoRequest(_) => self.reply(kernel_info(), request),
+            JupyterMessageContent::KernelInfoRequest(_) => {
+                self.reply(answers::kernel_info(), request)
+            }
             JupyterMessageContent::CompleteRequest(r) => {
-                let reply = self.complete(r);
+                let reply = answers::complete(&mut self.session, r);
                 self.reply(reply, request)
             }
             JupyterMessageContent::InspectRequest(r) => {
-                let reply = self.inspect(r);
+                let reply = answers::inspect(&mut self.session, r);
                 self.reply(reply, request)
             }
             JupyterMessageContent::IsCompleteRequest(r) => {
-                self.reply(is_complete(r), request);
+                self.reply(answers::is_complete(r), request);
             }
             JupyterMessageContent::CommInfoRequest(_) => {
                 self.reply(CommInfoReply::default(), request)
@@ -361,7 +362,7 @@ impl Kernel {
                 let (printed, value) = session::split_value(&text, &ty);
                 self.output.print(printed);
                 if !r.silent {
-                    let result = ExecuteResult::new(count, plain(value));
+                    let result = ExecuteResult::new(count, answers::plain(value));
                     self.iopub.publish(result, request);
                 }
             }
@@ -379,7 +380,7 @@ impl Kernel {
             Outcome::Ran => {}
             Outcome::Reply(answer) => self.show(answer, request),
             Outcome::Failed(e) => {
-                let error = error_of(&e);
+                let error = answers::error_of(&e);
                 self.iopub.publish(
                     ErrorOutput {
                         ename: error.ename.clone(),
@@ -422,173 +423,5 @@ impl Kernel {
                 self.iopub.publish(DisplayData::new(data), request);
             }
         }
-    }
-
-    /// Completion by the session's completer. Jupyter counts positions in characters (Unicode
-    /// code points); the completer, in bytes.
-    fn complete(&mut self, r: &CompleteRequest) -> CompleteReply {
-        let cursor = byte_offset(&r.code, r.cursor_pos);
-        let names = self.session.names();
-        let completion = session::complete(&names, &r.code, cursor);
-        let start = char_offset(&r.code, completion.start);
-        let end = char_offset(&r.code, cursor);
-        let types: Vec<serde_json::Value> = completion
-            .candidates
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "start": start,
-                    "end": end,
-                    "text": c.text,
-                    "type": kind_name(c.kind),
-                    "signature": c.detail,
-                })
-            })
-            .collect();
-        let mut metadata = serde_json::Map::new();
-        metadata.insert(
-            "_jupyter_types_experimental".into(),
-            serde_json::Value::Array(types),
-        );
-        CompleteReply {
-            matches: completion.candidates.into_iter().map(|c| c.text).collect(),
-            cursor_start: start,
-            cursor_end: end,
-            metadata,
-            status: ReplyStatus::Ok,
-            error: None,
-        }
-    }
-
-    /// Inspection (Shift-Tab) by the session's `inspect`: a type or a signature.
-    fn inspect(&mut self, r: &InspectRequest) -> InspectReply {
-        let cursor = byte_offset(&r.code, r.cursor_pos);
-        let names = self.session.names();
-        match session::inspect(&names, &r.code, cursor) {
-            Some(about) => InspectReply {
-                found: true,
-                data: plain(&about),
-                ..InspectReply::default()
-            },
-            None => InspectReply::default(),
-        }
-    }
-}
-
-/// Whether the code is a whole input (a console runs it on Enter) by the REPL's rule.
-fn is_complete(r: &IsCompleteRequest) -> IsCompleteReply {
-    if Session::awaits_more(&r.code) {
-        IsCompleteReply::incomplete(String::new())
-    } else {
-        IsCompleteReply::complete()
-    }
-}
-
-fn kernel_info() -> KernelInfoReply {
-    let version = env!("CARGO_PKG_VERSION").to_string();
-    KernelInfoReply {
-        status: ReplyStatus::Ok,
-        protocol_version: "5.3".into(),
-        implementation: "acc".into(),
-        implementation_version: version.clone(),
-        language_info: LanguageInfo {
-            name: "acc".into(),
-            version: version.clone(),
-            mimetype: Some("text/x-acc".into()),
-            file_extension: Some(".acc".into()),
-            // acc reads much like Rust (`let`, `fn`, `for i in 0..n`, `//` comments): Rust's
-            // highlighting is the closest the front ends have.
-            pygments_lexer: Some("rust".into()),
-            codemirror_mode: Some(CodeMirrorMode::Simple("rust".into())),
-            nbconvert_exporter: None,
-        },
-        banner: format!("acc {version} (OpenACC arrays, JIT-compiled): `:help` lists the commands"),
-        help_links: Vec::new(),
-        debugger: false,
-        error: None,
-    }
-}
-
-/// An error as Jupyter shows it: a name for its kind, its first line, and the rendered
-/// diagnostic (without colours) as the traceback.
-fn error_of(e: &acc::Error) -> ReplyError {
-    let ename = match e {
-        acc::Error::Compile { .. } => "CompileError",
-        acc::Error::Runtime { .. } => "RuntimeError",
-        acc::Error::Interrupted { .. } => "Interrupted",
-        acc::Error::Limit { .. } => "LimitError",
-        acc::Error::Io { .. } => "IOError",
-        acc::Error::Usage(_) => "UsageError",
-        _ => "Error",
-    };
-    let rendered = e.render(false);
-    let evalue = match e.diagnostics().first() {
-        Some(d) => d.message.clone(),
-        None => rendered
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim_start_matches("error: ")
-            .to_string(),
-    };
-    ReplyError {
-        ename: ename.into(),
-        evalue,
-        traceback: rendered.trim_end().lines().map(str::to_string).collect(),
-    }
-}
-
-fn plain(text: &str) -> Media {
-    Media::new(vec![MediaType::Plain(text.to_string())])
-}
-
-/// The byte offset of character `chars` of `text` (its end when past it).
-fn byte_offset(text: &str, chars: usize) -> usize {
-    text.char_indices()
-        .nth(chars)
-        .map_or(text.len(), |(i, _)| i)
-}
-
-/// How many characters come before byte `offset` of `text`.
-fn char_offset(text: &str, offset: usize) -> usize {
-    text.get(..offset).map_or(0, |t| t.chars().count())
-}
-
-/// The completion types JupyterLab shows beside a candidate.
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Command => "magic",
-        Kind::File => "path",
-        Kind::Keyword | Kind::Directive | Kind::Clause => "keyword",
-        Kind::Type => "class",
-        Kind::Builtin | Kind::Function => "function",
-        Kind::Constant => "constant",
-        Kind::Global | Kind::Local => "variable",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn positions_in_characters_and_bytes() {
-        let text = "let é = 1\né";
-        assert_eq!(byte_offset(text, 5), 6);
-        assert_eq!(byte_offset(text, 100), text.len());
-        assert_eq!(char_offset(text, 6), 5);
-        assert_eq!(char_offset(text, text.len()), 11);
-    }
-
-    #[test]
-    fn errors_name_their_kind_and_keep_the_diagnostic() {
-        let mut engine = acc::Engine::with_output(Box::new(std::io::sink())).expect("an engine");
-        let e = engine.run("<repl:1>", "let x = 1\nprint(y)").unwrap_err();
-        let error = error_of(&e);
-        assert_eq!(error.ename, "CompileError");
-        assert!(error.evalue.contains("`y`"), "{}", error.evalue);
-        let traceback = error.traceback.join("\n");
-        assert!(traceback.contains("<repl:1>:2:7"), "{traceback}");
-        assert!(!traceback.contains('\x1b'), "{traceback}");
     }
 }

@@ -2,10 +2,13 @@
 //!
 //! - `install.rs`: `acc jupyter install` writes the kernelspec;
 //! - `wire.rs`: the connection file and the ZeroMQ sockets (through `jupyter-zmq-client`);
-//! - `kernel.rs`: the requests, answered by the same [`Session`](acc_repl::session::Session)
-//!   as the terminal REPL (its commands, completion and inspection);
+//! - `kernel.rs`: the threads and the requests, answered by the same
+//!   [`Session`](acc_repl::session::Session) as the terminal REPL;
+//! - `answers.rs`: what the answers hold: kernel info, completion and inspection by the
+//!   session's completer and inspector, errors;
 //! - `output.rs`: a cell's output as `stream` messages, its last value apart, pictures.
 
+mod answers;
 mod install;
 mod kernel;
 mod output;
