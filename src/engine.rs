@@ -249,7 +249,9 @@ impl Engine {
     }
 
     /// Maps a site to `(construct or variable, file, line)` for profiles, traces and notices.
-    fn site_resolver(&self) -> impl Fn(u32) -> (String, String, u32) + Send + Sync + 'static {
+    pub(crate) fn site_resolver(
+        &self,
+    ) -> impl Fn(u32) -> (String, String, u32) + Send + Sync + 'static {
         let compiles = self.compiles.clone();
         move |site| {
             let compiles = compiles.read().unwrap_or_else(|e| e.into_inner());

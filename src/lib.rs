@@ -21,9 +21,11 @@ pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
 pub use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions};
 pub use acc_runtime::Picture;
+/// A construct's profile numbers ([`Engine::profile_totals`], [`ProfileSite`]).
+pub use acc_runtime::profile::SiteStats;
 pub use api::{
     Args, Array, DeviceInfo, Elem, Func, FunctionInfo, GlobalInfo, HostFunction, HostRet,
-    InterruptHandle, Limits, Ret, Scalar, Script, Value,
+    InterruptHandle, Limits, ProfileSite, Ret, Scalar, Script, Value,
 };
 pub use engine::{Emit, Engine};
 pub use error::{Error, EXIT_COMPILE_ERROR, EXIT_RUNTIME_ERROR};

@@ -1,5 +1,7 @@
-//! The `acc` command: run a script, check it, run test scripts, or open the REPL.
+//! The `acc` command: run a script, check it, run test scripts, open the REPL, or serve
+//! Jupyter notebooks.
 
+mod jupyter;
 mod terminal;
 mod test_runner;
 
@@ -42,6 +44,10 @@ enum Command {
         #[arg(long, value_name = "TYPE[:N]")]
         device: Option<String>,
     },
+    /// The Jupyter kernel: `acc jupyter install` makes acc a kernel of JupyterLab and
+    /// Jupyter Notebook.
+    #[command(subcommand)]
+    Jupyter(jupyter::JupyterCommand),
 }
 
 #[derive(Args, Default, Clone)]
@@ -143,6 +149,7 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Check { files }) => check(&files),
         Some(Command::Test { paths, device }) => test_runner::run_tests(&paths, device.as_deref()),
+        Some(Command::Jupyter(command)) => jupyter::main(command),
         None if cli.run.file.is_some() => run(&cli.run),
         None => terminal::repl(&cli.run),
     }

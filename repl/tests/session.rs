@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use acc_repl::session::{Outcome, Reply, Session};
+use acc_repl::session::{split_value, CellOutcome, Outcome, Reply, Session};
 
 /// What the session's code printed, shared with the test.
 #[derive(Clone, Default)]
@@ -376,4 +376,81 @@ fn names_for_completion() {
     assert_eq!(about.as_deref(), Some("grid: f64[,]  shape [3, 3]"));
     let about = acc_repl::session::inspect(&names, "relax(", 6);
     assert_eq!(about.as_deref(), Some("fn relax(g: f64[,])"));
+}
+
+/// A notebook cell: what it printed before its last statement, the output kept back from the
+/// value's statement (from `value_starts` on), and the outcome with the value's type.
+fn cell(s: &mut Session, out: &Output, code: &str) -> (String, Option<String>, CellOutcome) {
+    let mut kept_at = None;
+    let printed = std::cell::RefCell::new(String::new());
+    let outcome = s.eval_cell(code, "<cell:1>", &mut || {
+        *printed.borrow_mut() = out.take();
+        kept_at = Some(());
+    });
+    let rest = out.take();
+    match kept_at {
+        Some(()) => (printed.into_inner(), Some(rest), outcome),
+        None => (rest, None, outcome),
+    }
+}
+
+#[test]
+fn cells_set_their_last_value_apart() {
+    let (mut s, out) = session("host");
+    let (printed, kept, c) = cell(&mut s, &out, "let x = 6\nprint(\"six\")\nx * 7");
+    assert!(matches!(c.outcome, Outcome::Ran));
+    assert_eq!(printed, "six\n");
+    assert_eq!(
+        (kept.as_deref(), c.value_type.as_deref()),
+        (Some("42\n"), Some("i64"))
+    );
+
+    // What the evaluation prints comes before the value; `split_value` parts them.
+    let code =
+        "fn noisy() -> f64[] {\n    print(\"[working]\")\n    return fill(1.5, 2)\n}\nnoisy()";
+    let (_, kept, c) = cell(&mut s, &out, code);
+    let kept = kept.expect("a value");
+    assert_eq!(c.value_type.as_deref(), Some("f64[]"));
+    assert_eq!(split_value(&kept, "f64[]"), ("[working]\n", "[1.5, 1.5]"));
+
+    // No value: a statement, a call without a result, a command.
+    for code in ["let y = 1", "print(x)", "fn f() { }\nf()", ":vars"] {
+        let (_, kept, c) = cell(&mut s, &out, code);
+        assert_eq!((kept, c.value_type), (None, None), "{code}");
+    }
+    // `:save` keeps each cell whole.
+    assert!(
+        s.script().contains("let x = 6\nprint(\"six\")\nx * 7\n"),
+        "{}",
+        s.script()
+    );
+}
+
+#[test]
+fn a_cell_is_checked_whole_and_its_messages_give_its_lines() {
+    let (mut s, out) = session("host");
+    // A mistake in the last statement stops the cell before any of it runs.
+    let (printed, kept, c) = cell(&mut s, &out, "let a = 1\nprint(\"ran\")\na + nope");
+    let Outcome::Failed(e) = c.outcome else {
+        panic!("expected a compile error")
+    };
+    assert_eq!((printed.as_str(), kept), ("", None));
+    assert!(
+        e.render(false).contains("<cell:1>:3:5"),
+        "{}",
+        e.render(false)
+    );
+    assert!(error(&mut s, "a").contains("unknown variable `a`"));
+
+    // A run-time error in the last statement points into the cell.
+    let (_, _, c) = cell(&mut s, &out, "let v = zeros(3)\n\n  v[7]");
+    let Outcome::Failed(e) = c.outcome else {
+        panic!("expected a run-time error")
+    };
+    let text = e.render(false);
+    assert!(text.contains(":3:3"), "{text}");
+    assert!(text.contains("v[7]"), "{text}");
+    // What ran before it stays.
+    run(&mut s, "print(v)");
+    assert_eq!(out.take(), "[0.0, 0.0, 0.0]\n");
 }

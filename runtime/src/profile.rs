@@ -566,8 +566,8 @@ impl Profiler {
     }
 
     /// Every site's statistics at one moment, in site order (so that `shapes` and `devices`
-    /// of a sum come out the same on every run).
-    fn sites(&self) -> Vec<(u32, SiteStats)> {
+    /// of a sum come out the same on every run); a notebook shows them as a table.
+    pub fn sites(&self) -> Vec<(u32, SiteStats)> {
         let mut sites: Vec<(u32, SiteStats)> = self
             .lock_state()
             .sites

@@ -4,6 +4,7 @@
 
 use acc_lang::SourceFile;
 use acc_runtime::device::DeviceKind;
+use acc_runtime::profile::SiteStats;
 
 use crate::{Engine, Error};
 
@@ -40,7 +41,78 @@ pub struct DeviceInfo {
     pub current: bool,
 }
 
+/// One construct's line of the profile ([`Engine::profile_sites`]): where it is and what it
+/// did, the numbers the `--profile` report prints, for a display of one's own (a notebook's
+/// table).
+#[derive(Clone, Debug)]
+pub struct ProfileSite {
+    /// `parallel loop`, `data`, `update`, …
+    pub construct: String,
+    /// The name the source was run under (a file, `<repl:3>`).
+    pub file: String,
+    pub line: u32,
+    pub stats: SiteStats,
+}
+
 impl Engine {
+    /// Compile `text` (named `name` in messages) against the session as [`Engine::run`] would,
+    /// without running it or keeping anything: its diagnostics, or `Ok` when it would compile.
+    /// A notebook checks a cell whole before it runs the cell in parts.
+    ///
+    /// ```
+    /// let mut engine = acc::Engine::new()?;
+    /// engine.run("a.acc", "let n = 4")?;
+    /// engine.check("b.acc", "let m = n * 2\nprint(m)")?;
+    /// let err = engine.check("c.acc", "print(n)\nprint(nope)").unwrap_err();
+    /// assert!(err.to_string().contains("c.acc:2:7"), "{err}");
+    /// assert!(engine.run("d.acc", "print(m)").is_err()); // `m` was not kept
+    /// # Ok::<(), acc::Error>(())
+    /// ```
+    pub fn check(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        let source = SourceFile::new(name, text);
+        self.frontend
+            .compile_trial(&source, |_| ())
+            .map_err(|diagnostics| Error::Compile {
+                diagnostics,
+                source,
+            })
+    }
+
+    /// The profile so far, construct by construct in source order (with profiling on:
+    /// [`Engine::set_profiling`]); the sites of code the engine has freed are left out.
+    ///
+    /// ```
+    /// let mut engine = acc::Engine::new()?;
+    /// engine.select_device("emulated")?;
+    /// engine.set_profiling(true);
+    /// engine.run("a.acc", "let a = zeros(8)\nacc parallel loop copy(a)\nfor i in 0..8 { a[i] = 1.0 }")?;
+    /// let sites = engine.profile_sites();
+    /// let region = sites.iter().find(|s| s.construct == "parallel loop").expect("the region");
+    /// assert_eq!((region.file.as_str(), region.line), ("a.acc", 2));
+    /// assert_eq!(region.stats.launches.count, 1);
+    /// # Ok::<(), acc::Error>(())
+    /// ```
+    pub fn profile_sites(&mut self) -> Vec<ProfileSite> {
+        let profiler = self.context.host().devices().profiler().clone();
+        let resolve = self.site_resolver();
+        let mut sites: Vec<ProfileSite> = profiler
+            .sites()
+            .into_iter()
+            .map(|(site, stats)| {
+                let (construct, file, line) = resolve(site);
+                ProfileSite {
+                    construct,
+                    file,
+                    line,
+                    stats,
+                }
+            })
+            .filter(|s| !s.file.is_empty())
+            .collect();
+        sites.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        sites
+    }
+
     /// The type of the expression `text`, as acc writes it (`f32[,]`), checked against the
     /// session's globals and functions; nothing is run or kept.
     ///

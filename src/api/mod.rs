@@ -17,7 +17,7 @@ mod value;
 pub use array::{Array, Elem};
 pub use func::Func;
 pub use host_fn::{HostFunction, HostRet, Scalar};
-pub use inspect::{DeviceInfo, FunctionInfo, GlobalInfo};
+pub use inspect::{DeviceInfo, FunctionInfo, GlobalInfo, ProfileSite};
 pub(crate) use limits::Watchdog;
 pub use limits::{InterruptHandle, Limits};
 pub use script::Script;

@@ -321,13 +321,53 @@ impl Session {
             }
             "off" => {
                 // The report names the code it measured, which is freed from now on.
-                let report = self.engine.profile_report();
+                let report = self.profile_reply();
                 self.engine.set_profiling(false);
                 self.engine.clear_profile();
-                text(&report)
+                Outcome::Reply(report)
             }
-            "" => text(&self.engine.profile_report()),
+            "" => Outcome::Reply(self.profile_reply()),
             _ => usage(spec, "takes `on`, `off` or nothing"),
+        }
+    }
+
+    /// The profile so far: the `--profile` report, with its numbers as a table too (a
+    /// construct a row, then the totals).
+    fn profile_reply(&mut self) -> Reply {
+        let mut table = Table::new(&[
+            "where",
+            "construct",
+            "on",
+            "reached",
+            "launches",
+            "device time",
+            "moved in",
+            "moved out",
+            "waits",
+        ]);
+        let row = |place: String, construct: String, s: &acc::SiteStats| {
+            let devices: Vec<String> = s.devices.iter().map(ToString::to_string).collect();
+            vec![
+                place,
+                construct,
+                devices.join(", "),
+                s.reached.to_string(),
+                s.launches.count.to_string(),
+                reply::duration(s.launches.total),
+                reply::bytes(s.uploads.bytes),
+                reply::bytes(s.downloads.bytes),
+                reply::duration(s.waits.total),
+            ]
+        };
+        for site in self.engine.profile_sites() {
+            let place = format!("{}:{}", site.file, site.line);
+            table.push(row(place, site.construct, &site.stats));
+        }
+        let totals = self.engine.profile_totals();
+        table.push(row("total".into(), String::new(), &totals));
+        Reply::Report {
+            text: self.engine.profile_report(),
+            table,
         }
     }
 

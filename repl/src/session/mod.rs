@@ -3,13 +3,16 @@
 //! (`crate::terminal`) draws what this answers, and a notebook kernel can too.
 //!
 //! An input is code (run in the session; its output goes to the engine's output) or a command
-//! (`:vars`), whose answer is a [`Reply`] to show.
+//! (`:vars`), whose answer is a [`Reply`] to show. A notebook runs its cells with
+//! [`Session::eval_cell`], which sets a cell's last value apart.
 
+mod cell;
 mod commands;
 mod complete;
 mod inspect;
 mod reply;
 
+pub use cell::{split_value, CellOutcome};
 pub use commands::{Command, COMMANDS};
 pub use complete::{complete, Candidate, Completion, Kind};
 pub use inspect::inspect;
@@ -108,7 +111,12 @@ impl Session {
     fn run_code(&mut self, code: &str) -> Outcome {
         self.count += 1;
         let name = format!("<repl:{}>", self.count);
-        match self.engine.run(&name, code) {
+        self.run_named(&name, code)
+    }
+
+    /// Runs `code` under `name` (in messages and profiles).
+    fn run_named(&mut self, name: &str, code: &str) -> Outcome {
+        match self.engine.run(name, code) {
             Ok(()) => {
                 self.inputs.push(code.to_string());
                 Outcome::Ran

@@ -9,14 +9,28 @@ pub enum Reply {
     /// Lines of text (each ends in a newline).
     Text(String),
     Table(Table),
+    /// A report with a layout of its own for terminals (the `--profile` report), and the same
+    /// numbers as a table for displays that draw tables (a notebook).
+    Report {
+        text: String,
+        table: Table,
+    },
 }
 
 impl Reply {
     /// The answer as a terminal shows it.
     pub fn to_text(&self) -> String {
         match self {
-            Reply::Text(t) => t.clone(),
+            Reply::Text(t) | Reply::Report { text: t, .. } => t.clone(),
             Reply::Table(t) => t.to_text(),
+        }
+    }
+
+    /// The answer's table, when it has one (a notebook renders it as HTML).
+    pub fn table(&self) -> Option<&Table> {
+        match self {
+            Reply::Text(_) => None,
+            Reply::Table(t) | Reply::Report { table: t, .. } => Some(t),
         }
     }
 }
@@ -59,6 +73,41 @@ impl Table {
         }
         out
     }
+
+    /// An HTML `<table>`: the headings in `<th>`, every cell escaped.
+    pub fn to_html(&self) -> String {
+        let row = |cells: &[String], tag: &str| {
+            let cells: String = cells
+                .iter()
+                .map(|c| format!("<{tag}>{}</{tag}>", escape_html(c)))
+                .collect();
+            format!("<tr>{cells}</tr>\n")
+        };
+        let mut out = String::from("<table>\n<thead>\n");
+        out += &row(&self.headings, "th");
+        out += "</thead>\n<tbody>\n";
+        for r in &self.rows {
+            out += &row(r, "td");
+        }
+        out += "</tbody>\n</table>\n";
+        out
+    }
+}
+
+/// `text` with the characters that mean something in HTML written as entities.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out += "&amp;",
+            '<' => out += "&lt;",
+            '>' => out += "&gt;",
+            '"' => out += "&quot;",
+            '\'' => out += "&#39;",
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `812 B`, `8.0 kB`, `1.5 MB`, `2.0 GB` (powers of 1000, as transfer rates are given).
@@ -108,6 +157,17 @@ mod tests {
         assert_eq!(
             t.to_text(),
             "name   type    shape\na      f64[,]  [3, 4]\ncount  i64\n"
+        );
+    }
+
+    #[test]
+    fn tables_in_html_escape_their_cells() {
+        let mut t = Table::new(&["name", "type"]);
+        t.push(vec!["a<b".into(), "f64[,] & \"more\"".into()]);
+        assert_eq!(
+            t.to_html(),
+            "<table>\n<thead>\n<tr><th>name</th><th>type</th></tr>\n</thead>\n<tbody>\n\
+             <tr><td>a&lt;b</td><td>f64[,] &amp; &quot;more&quot;</td></tr>\n</tbody>\n</table>\n"
         );
     }
 
