@@ -20,9 +20,9 @@ mod error;
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
 pub use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions};
-pub use acc_runtime::Picture;
 /// A construct's profile numbers ([`Engine::profile_totals`], [`ProfileSite`]).
 pub use acc_runtime::profile::SiteStats;
+pub use acc_runtime::Picture;
 pub use api::{
     Args, Array, DeviceInfo, Elem, Func, FunctionInfo, GlobalInfo, HostFunction, HostRet,
     InterruptHandle, Limits, ProfileSite, Ret, Scalar, Script, Value,

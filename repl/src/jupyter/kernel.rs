@@ -110,7 +110,9 @@ fn new_session(devices: &crate::DeviceArgs, output: &CellOutput) -> Result<Sessi
             acc::Error::Usage("cannot start a new session (the kernel's log says why)".into())
         })?;
         engine.set_output(output.writer());
-        // Pictures (`imshow`, `plot`) will be shown with `CellOutput::picture` here.
+        // Pictures (`imshow`, `plot` without a file name) show inline as `image/png`.
+        let pictures = output.clone();
+        engine.set_display(move |p| pictures.picture(&p.png, p.width, p.height));
         Ok(engine)
     };
     let engine = new_engine().map_err(|e| e.to_string())?;

@@ -96,17 +96,7 @@ impl CellOutput {
     /// Shows a picture a cell drew (PNG bytes, `width` × `height` pixels) below what it
     /// printed so far.
     ///
-    /// The plotting built-ins hand their pictures to the engine's display; once they are in,
-    /// the kernel shows them here with one call where it makes its engines (the `new_engine`
-    /// closure of `kernel::new_session`, beside `set_output`):
-    /// `engine.set_display(Some(Box::new(move |p| output.picture(&p.png, p.width, p.height))))`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "imshow/plot and Engine::set_display are not in this branch"
-        )
-    )]
+    /// A picture of `imshow` or `plot` (the engine's display, set in `kernel::new_session`).
     pub fn picture(&self, png: &[u8], width: u32, height: u32) {
         self.publish_pending(true);
         let state = self.lock();

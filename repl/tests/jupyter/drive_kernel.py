@@ -150,6 +150,14 @@ def drive(km, kc):
     reply, outputs = execute(kc, "fine")
     check(reply["status"] == "error", "a cell that failed to compile declared nothing", reply)
 
+
+    # A picture without a file name shows inline as image/png (and no file is written).
+    reply, outputs = execute(kc, "let g = zeros(3, 4)\ng[1, 2] = 1.0\nimshow(g)")
+    pictures = [m for m in of_kind(outputs, "display_data") if "image/png" in m["data"]]
+    check(reply["status"] == "ok" and len(pictures) == 1, "imshow: one image/png display", outputs)
+    png = __import__("base64").b64decode(pictures[0]["data"]["image/png"]) if pictures else b""
+    check(png[:8] == b"\x89PNG\r\n\x1a\n", "imshow: the data is a PNG", png[:16])
+    check(not __import__("os").path.exists("acc-plot-1.png"), "imshow: no file is written")
     reply, outputs = execute(kc, ":vars")
     tables = of_kind(outputs, "display_data")
     check(len(tables) == 1 and "<table>" in tables[0]["data"]["text/html"]
