@@ -265,6 +265,11 @@ impl BuiltinConst {
         BuiltinConst::PropertyFreeMemory,
     ];
 
+    /// A device type (`acc_device_host`, …), as `acc_get_device_type` returns.
+    pub fn is_device_type(self) -> bool {
+        self.name().starts_with("acc_device_")
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             BuiltinConst::DeviceNone => "acc_device_none",

@@ -326,6 +326,9 @@ pub struct Program {
     pub top: Vec<Stmt>,
     /// The names of the embedding program's functions (`Builtin::HostCall`), by number.
     pub host_functions: Vec<String>,
+    /// Where this compile names a device type (`acc_device_host`, …), whose constant is an
+    /// `i32`: the REPL shows such a value by its name.
+    pub device_type_names: Vec<Span>,
 }
 
 impl Program {

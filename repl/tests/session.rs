@@ -85,9 +85,16 @@ fn values_show_like_numpy() {
     // Small arrays print whole, without a heading; so does `print` of a large one.
     run(&mut s, "fill(2.5f32, 3)\nprint(iota(20))");
     assert_eq!(out.take(), "[2.5, 2.5, 2.5]\n[0, 1, 2, ..., 17, 18, 19]\n");
-    // A device type shows its name.
-    run(&mut s, "acc_get_device_type()\nacc_device_host");
-    assert_eq!(out.take(), "acc_device_host\n2\n");
+    // A device type shows its name, from `acc_get_device_type()` or named on its own; the
+    // number it stands for (acc_device_host is 2) shows when it is computed with.
+    run(
+        &mut s,
+        "acc_get_device_type()\nacc_device_host\nacc_device_nvidia\nacc_device_host + 0",
+    );
+    assert_eq!(
+        out.take(),
+        "acc_device_host\nacc_device_host\nacc_device_nvidia\n2\n"
+    );
     // A line ending in an operator reads on.
     assert!(Session::awaits_more("let t = 1 +\n"));
     run(&mut s, "let t = 1 +\n2\nt * 10");

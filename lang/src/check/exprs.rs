@@ -345,6 +345,9 @@ impl Cx<'_> {
             };
         }
         if let Some(c) = BuiltinConst::from_name(&id.name) {
+            if c.is_device_type() {
+                self.device_type_names.push(id.span);
+            }
             return constant(Const::I32(c.value()), id.span);
         }
         self.unknown_var(id, None);

@@ -152,6 +152,7 @@ impl Checker {
         let top = cx.top_level(&program.stmts, &fn_at);
         cx.check_init_order();
         let diags = std::mem::take(&mut cx.diags);
+        let device_type_names = std::mem::take(&mut cx.device_type_names);
         if diags.iter().any(Diagnostic::is_error) {
             if cx.ck.never_free {
                 std::mem::forget((cx, top));
@@ -176,6 +177,7 @@ impl Checker {
             first_new_fn,
             top,
             host_functions: self.host_fns.iter().map(|f| f.name.clone()).collect(),
+            device_type_names,
         };
         Ok((program, diags))
     }
@@ -379,6 +381,8 @@ struct Cx<'c> {
     /// every name in scope): a program with a mistake on every line of a million keeps its
     /// hints for the first mistakes and stays linear in its length.
     hint_budget: usize,
+    /// Where this compile names a device type (`acc_device_host`, …): `hir::Program`'s.
+    device_type_names: Vec<Span>,
 }
 
 /// `Cx::hint_budget` at the start of a compile: thousands of hints in a program of a thousand
@@ -414,6 +418,7 @@ impl<'c> Cx<'c> {
             uses: FxHashMap::default(),
             top_calls: Vec::new(),
             hint_budget: HINT_BUDGET,
+            device_type_names: Vec::new(),
         }
     }
 

@@ -3,8 +3,8 @@
 //! - an array too large to print whole (a dimension longer than `PRINT_ELIDE_ABOVE`, which
 //!   `print` elides in the middle) is headed by its element type and shape, `f64[1000, 1000]`,
 //!   as NumPy adds the shape to an array it summarizes;
-//! - a device type (the value of `acc_get_device_type()`) shows its name, `acc_device_host`,
-//!   rather than its number.
+//! - a device type (the value of `acc_get_device_type()`, or a device type named on its own,
+//!   `acc_device_nvidia`) shows its name, `acc_device_host`, rather than its number.
 
 use super::body::Body;
 use super::expr::{constant, expr};
@@ -17,7 +17,11 @@ impl Body<'_, '_> {
     pub(super) fn show_value(&mut self, e: &hir::Expr) {
         let x = self.operand(e);
         let site = self.cx.site(e.span, "print");
-        if matches!(e.kind, hir::ExprKind::Builtin(Builtin::AccGetDeviceType, _)) {
+        let names_device_type = matches!(e.kind, hir::ExprKind::Const(Const::I32(_)))
+            && self.cx.program.device_type_names.contains(&e.span);
+        if names_device_type
+            || matches!(e.kind, hir::ExprKind::Builtin(Builtin::AccGetDeviceType, _))
+        {
             self.show_device_type(x, site);
             return;
         }
@@ -94,9 +98,7 @@ impl Body<'_, '_> {
         self.emit(Stmt::Set(t, x));
         let value = self.local(t);
         let mut shown = Stmt::Print(vec![PrintArg::Value(value.clone())], site);
-        let device_types = BuiltinConst::ALL
-            .iter()
-            .filter(|c| c.name().starts_with("acc_device_"));
+        let device_types = BuiltinConst::ALL.iter().filter(|c| c.is_device_type());
         for c in device_types.rev() {
             let cond = expr(
                 ExprKind::Binary(
