@@ -13,13 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod support;
+use support::Scratch;
+
 /// What the driver may take at most (it waits for each answer a minute at most).
 const DRIVER_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[test]
 fn the_kernel_answers_jupyter_client() {
     let python_path = jupyter_client();
-    let scratch = Scratch::new();
+    let scratch = Scratch::new("jupyter");
     let prefix = scratch.0.join("prefix");
 
     let install = Command::new(env!("CARGO_BIN_EXE_acc"))
@@ -174,22 +177,4 @@ fn report(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-/// A folder of the test's own, removed when it ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = std::env::temp_dir().join(format!("acc-jupyter-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch folder");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

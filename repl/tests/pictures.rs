@@ -2,27 +2,10 @@
 //! `acc-plot-2.png`, … (or the named file) in the current directory and print each name;
 //! `acc test` runs scripts in scratch directories, so their pictures stay out of the tree.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
-/// An empty directory of the test's own, removed at the end.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("acc-pictures-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::Scratch;
 
 /// The PNG's width and height, read from its header (the signature, then the `IHDR` chunk).
 fn png_size(path: &Path) -> (u32, u32) {
@@ -34,29 +17,12 @@ fn png_size(path: &Path) -> (u32, u32) {
 }
 
 fn acc(dir: &Path, args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acc"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("ACC_DEVICE_TYPE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("acc starts");
-    let mut stdin = child.stdin.take().expect("a pipe");
-    stdin.write_all(input.as_bytes()).expect("input written");
-    drop(stdin);
-    let out = child.wait_with_output().expect("acc ends");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::acc_piped(Some(dir), args, input)
 }
 
 #[test]
 fn a_script_numbers_its_pictures_and_names_the_files() {
-    let dir = TempDir::new("script");
+    let dir = Scratch::new("pictures-script");
     std::fs::write(
         dir.0.join("draw.acc"),
         "let a = zeros(4, 6)\na[2, 3] = 1.0\nimshow(a)\nplot(iota(10), \"line.png\")\n\
@@ -77,7 +43,7 @@ fn a_script_numbers_its_pictures_and_names_the_files() {
 
 #[test]
 fn a_repl_session_numbers_on_across_inputs() {
-    let dir = TempDir::new("repl");
+    let dir = Scratch::new("pictures-repl");
     let (status, stdout, stderr) = acc(
         &dir.0,
         &[],
@@ -96,7 +62,7 @@ fn a_repl_session_numbers_on_across_inputs() {
 
 #[test]
 fn acc_test_keeps_pictures_out_of_the_tree() {
-    let dir = TempDir::new("test");
+    let dir = Scratch::new("pictures-test");
     std::fs::write(
         dir.0.join("pic.acc"),
         "imshow(ones(3, 3))\nplot(iota(4), \"p.png\")\n",

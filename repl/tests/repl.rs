@@ -1,29 +1,11 @@
 //! The REPL with its input piped in: it reads on until a construct is whole, runs each input
 //! in one session, survives errors, and ends with `exit`'s status or 0.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
 /// Feed `input` to `acc ARGS` with no script; (exit status, stdout, stderr).
 fn session(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acc"))
-        .args(args)
-        .env_remove("ACC_DEVICE_TYPE")
-        .env_remove("ACC_PROFILE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("acc starts");
-    let mut stdin = child.stdin.take().expect("a pipe");
-    stdin.write_all(input.as_bytes()).expect("input written");
-    drop(stdin);
-    let out = child.wait_with_output().expect("acc ends");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::acc_piped(None, args, input)
 }
 
 #[test]

@@ -5,9 +5,12 @@
 //! Keys are sent as a terminal sends them (`\r` for Enter, `\t`, `\x03` for Ctrl-C); what is
 //! expected is output the input's echo cannot contain.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+mod support;
+use support::Scratch;
 
 use expectrl::process::unix::WaitStatus;
 use expectrl::{Eof, Expect, Session};
@@ -23,24 +26,6 @@ const UP: &str = "\x1b[A";
 const READY: &str = "\x1b[?2004h";
 
 type Repl = expectrl::session::OsSession;
-
-/// A folder of its own for each test (history, scripts), removed when it ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("acc-terminal-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch folder");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `acc ARGS` in a terminal, its history under `state`, without colours unless `colour`,
 /// ready for input; and what it wrote first (the banner).
@@ -113,7 +98,7 @@ fn ended(mut repl: Repl) -> i32 {
 
 #[test]
 fn banner_help_and_quit() {
-    let scratch = Scratch::new("banner");
+    let scratch = Scratch::new("terminal-banner");
     let (mut repl, banner) = start(&scratch.0, &["--device", "emulated:1"], false);
     let version = format!("acc {} ", env!("CARGO_PKG_VERSION"));
     assert!(banner.contains(&version), "{banner:?}");
@@ -137,7 +122,7 @@ fn banner_help_and_quit() {
 
 #[test]
 fn tab_completes_commands_names_clauses_and_files() {
-    let scratch = Scratch::new("complete");
+    let scratch = Scratch::new("terminal-complete");
     let script = scratch.0.join("prog.acc");
     std::fs::write(&script, "print(1234 + 1)\n").unwrap();
     let (mut repl, _) = start(&scratch.0, &["--device", "host"], false);
@@ -165,7 +150,7 @@ fn tab_completes_commands_names_clauses_and_files() {
 
 #[test]
 fn ctrl_c_stops_a_running_loop_and_the_session_goes_on() {
-    let scratch = Scratch::new("interrupt");
+    let scratch = Scratch::new("terminal-interrupt");
     let (mut repl, _) = start(&scratch.0, &["--device", "multicore"], false);
     // Ctrl-C at the prompt clears the line: nothing of it runs.
     send(&mut repl, "garbage_that_never_runs");
@@ -215,7 +200,7 @@ fn ctrl_c_stops_a_running_loop_and_the_session_goes_on() {
 
 #[test]
 fn history_is_kept_across_sessions() {
-    let scratch = Scratch::new("history");
+    let scratch = Scratch::new("terminal-history");
     let (mut repl, _) = start(&scratch.0, &["--device", "host"], false);
     send(&mut repl, &format!("let s = 1 +{ENTER}"));
     enter(&mut repl, "1");
@@ -246,7 +231,7 @@ fn history_is_kept_across_sessions() {
 
 #[test]
 fn each_command_in_a_terminal() {
-    let scratch = Scratch::new("commands");
+    let scratch = Scratch::new("terminal-commands");
     let saved = scratch.0.join("saved.acc");
     let (mut repl, _) = start(&scratch.0, &["--device", "emulated"], false);
     enter(&mut repl, "let a = zeros(f32, 3, 4)");
@@ -316,7 +301,7 @@ fn each_command_in_a_terminal() {
 
 #[test]
 fn colours_and_exit_status() {
-    let scratch = Scratch::new("colour");
+    let scratch = Scratch::new("terminal-colour");
     let (mut repl, _) = start(&scratch.0, &["--device", "host"], true);
     // The keyword is drawn in colour as it is typed.
     send(&mut repl, "let x = 1");
