@@ -77,6 +77,38 @@ impl DataPhase {
     }
 }
 
+/// The modifiers of a data directive (`exit data … finalize`, `update … if_present`), as one
+/// set of bits: the IR holds it, compiled code passes its `bits`, the runtime reads it back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct DataModifiers(u32);
+
+impl DataModifiers {
+    pub const NONE: DataModifiers = DataModifiers(0);
+    /// `finalize`: an exit drops every dynamic reference at once.
+    pub const FINALIZE: DataModifiers = DataModifiers(1);
+    /// `if_present`: an `update` of data not on the device does nothing.
+    pub const IF_PRESENT: DataModifiers = DataModifiers(1 << 1);
+
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The modifiers of `bits`; unknown bits are dropped.
+    pub const fn from_bits(bits: u32) -> DataModifiers {
+        DataModifiers(bits & (Self::FINALIZE.0 | Self::IF_PRESENT.0))
+    }
+
+    pub const fn contains(self, other: DataModifiers) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// These and `other`.
+    pub const fn with(self, other: DataModifiers) -> DataModifiers {
+        DataModifiers(self.0 | other.0)
+    }
+}
+
 /// Which threads of a GPU launch share a private array's copy: those that run the code using
 /// it together. jit-ptx decides it; the runtime sizes the copies by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -388,87 +388,9 @@ pub enum AtomicKind {
     Capture,
 }
 
-#[derive(Clone, Debug)]
-pub struct Clause {
-    pub kind: ClauseKind,
-    /// The clause's name as written (`copyin`, `pcopy`, …).
-    pub name_span: Span,
-    /// The whole clause, arguments included.
-    pub span: Span,
-}
-
-#[derive(Clone, Debug)]
-pub enum ClauseKind {
-    If(Expr),
-    /// `self[(cond)]` on a compute construct. (`self(list)` on `update` is `Update(Host, …)`.)
-    SelfCond(Option<Expr>),
-    Async(Option<Expr>),
-    /// `wait[(q, …)]` as a clause (and the argument list of the `wait` directive).
-    Wait(Vec<Expr>),
-    NumGangs(Expr),
-    NumWorkers(Expr),
-    VectorLength(Expr),
-    Gang(Option<Expr>),
-    Worker(Option<Expr>),
-    Vector(Option<Expr>),
-    Seq,
-    Auto,
-    Independent,
-    Collapse(Expr),
-    /// `tile(s0, s1, …)`; `None` is `*`.
-    Tile(Vec<Option<Expr>>),
-    Private(Vec<DataRef>),
-    FirstPrivate(Vec<DataRef>),
-    Reduction(ReductionOp, Vec<DataRef>),
-    Default(DefaultKind),
-    /// `copy`, `copyin`, … and their `present_or_` / `p` spellings.
-    Data(DataClause, Vec<DataRef>),
-    /// `update host(…)`, `update self(…)`, `update device(…)`.
-    Update(UpdateDir, Vec<DataRef>),
-    DeviceType(Vec<DeviceTypeName>),
-    Finalize,
-    IfPresent,
-    /// `set device_num(n)`.
-    DeviceNum(Expr),
-    /// `set default_async(q)`.
-    DefaultAsync(Expr),
-}
-
-impl ClauseKind {
-    /// The clause's canonical name, as the reference spells it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ClauseKind::If(_) => "if",
-            ClauseKind::SelfCond(_) => "self",
-            ClauseKind::Async(_) => "async",
-            ClauseKind::Wait(_) => "wait",
-            ClauseKind::NumGangs(_) => "num_gangs",
-            ClauseKind::NumWorkers(_) => "num_workers",
-            ClauseKind::VectorLength(_) => "vector_length",
-            ClauseKind::Gang(_) => "gang",
-            ClauseKind::Worker(_) => "worker",
-            ClauseKind::Vector(_) => "vector",
-            ClauseKind::Seq => "seq",
-            ClauseKind::Auto => "auto",
-            ClauseKind::Independent => "independent",
-            ClauseKind::Collapse(_) => "collapse",
-            ClauseKind::Tile(_) => "tile",
-            ClauseKind::Private(_) => "private",
-            ClauseKind::FirstPrivate(_) => "firstprivate",
-            ClauseKind::Reduction(..) => "reduction",
-            ClauseKind::Default(_) => "default",
-            ClauseKind::Data(d, _) => d.name(),
-            ClauseKind::Update(UpdateDir::Host, _) => "host",
-            ClauseKind::Update(UpdateDir::Self_, _) => "self",
-            ClauseKind::Update(UpdateDir::Device, _) => "device",
-            ClauseKind::DeviceType(_) => "device_type",
-            ClauseKind::Finalize => "finalize",
-            ClauseKind::IfPresent => "if_present",
-            ClauseKind::DeviceNum(_) => "device_num",
-            ClauseKind::DefaultAsync(_) => "default_async",
-        }
-    }
-}
+/// A clause of a parsed directive (`clause`, defined once for `ast` and `hir`).
+pub type Clause = crate::clause::Clause<Expr, DataRef>;
+pub type ClauseKind = crate::clause::ClauseKind<Expr, DataRef>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataClause {
@@ -483,15 +405,7 @@ pub enum DataClause {
 
 impl DataClause {
     pub fn name(self) -> &'static str {
-        match self {
-            DataClause::Copy => "copy",
-            DataClause::CopyIn => "copyin",
-            DataClause::CopyOut => "copyout",
-            DataClause::Create => "create",
-            DataClause::NoCreate => "no_create",
-            DataClause::Present => "present",
-            DataClause::Delete => "delete",
-        }
+        crate::clause::ClauseKey::Data(self).name()
     }
 }
 
@@ -505,14 +419,24 @@ pub enum UpdateDir {
     Device,
 }
 
+impl UpdateDir {
+    /// The clause's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            UpdateDir::Host => "host",
+            UpdateDir::Self_ => "self",
+            UpdateDir::Device => "device",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DefaultKind {
     None,
     Present,
 }
 
-/// Defined in `acc-abi`, which every crate shares.
-pub use acc_abi::ReductionOp;
+pub use crate::clause::ReductionOp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceTypeName {

@@ -598,46 +598,11 @@ impl Directive {
     }
 }
 
-#[derive(Clone, Debug)]
-pub struct Clause {
-    pub kind: ClauseKind,
-    pub name_span: Span,
-    pub span: Span,
-}
-
-/// The clauses of `ast::ClauseKind`, with typed arguments: conditions are `bool`; the integer
-/// arguments (queues, gang/worker/vector counts, `collapse`, tile sizes, device numbers) are
-/// converted to `i64`.
-#[derive(Clone, Debug)]
-pub enum ClauseKind {
-    If(Expr),
-    SelfCond(Option<Expr>),
-    Async(Option<Expr>),
-    Wait(Vec<Expr>),
-    NumGangs(Expr),
-    NumWorkers(Expr),
-    VectorLength(Expr),
-    Gang(Option<Expr>),
-    Worker(Option<Expr>),
-    Vector(Option<Expr>),
-    Seq,
-    Auto,
-    Independent,
-    Collapse(Expr),
-    /// `None` is `*`.
-    Tile(Vec<Option<Expr>>),
-    Private(Vec<DataRef>),
-    FirstPrivate(Vec<DataRef>),
-    Reduction(ReductionOp, Vec<DataRef>),
-    Default(DefaultKind),
-    Data(DataClause, Vec<DataRef>),
-    Update(UpdateDir, Vec<DataRef>),
-    DeviceType(Vec<DeviceTypeName>),
-    Finalize,
-    IfPresent,
-    DeviceNum(Expr),
-    DefaultAsync(Expr),
-}
+/// A clause of a checked directive (`clause`, defined once for `ast` and `hir`): conditions
+/// are `bool`; the integer arguments (queues, gang/worker/vector counts, `collapse`, tile sizes,
+/// device numbers) are converted to `i64`.
+pub type Clause = crate::clause::Clause<Expr, DataRef>;
+pub type ClauseKind = crate::clause::ClauseKind<Expr, DataRef>;
 
 /// A variable or array section named in a clause.
 #[derive(Clone, Debug)]

@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod ast;
 pub mod builtins;
 pub mod check;
+pub mod clause;
 pub mod diag;
 pub mod hir;
 pub mod ir;

@@ -8,7 +8,6 @@ use acc_lang::ir::{
     UpdateDir,
 };
 use acc_runtime::abi::MAX_RANK;
-use acc_runtime::device::entry::{DATA_FINALIZE, DATA_IF_PRESENT};
 use acc_runtime::device::ops::{
     ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE, ACTION_DELETE, ACTION_NO_CREATE,
     ACTION_PRESENT, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST, DATA_OP_SIZE, NO_SECTION,
@@ -40,13 +39,11 @@ impl Tx<'_, '_> {
     /// `Stmt::Data`, and each half of `Stmt::DataRegion`.
     pub(super) fn data_directive(&mut self, d: &DataDirective) -> Result<(), JitError> {
         let (ops, nops) = self.data_ops(&d.ops)?;
-        let flags =
-            u32::from(d.finalize) * DATA_FINALIZE + u32::from(d.if_present) * DATA_IF_PRESENT;
         let cond = self.condition(d.if_cond.as_ref())?;
         let queue = self.queue_value(d.async_queue.as_ref())?;
         let (waits, nwaits) = self.wait_list(d.wait.as_deref())?;
         let phase = self.iconst(types::I32, i64::from(d.phase.code()));
-        let flags = self.iconst(types::I32, i64::from(flags));
+        let flags = self.iconst(types::I32, i64::from(d.modifiers.bits()));
         let site = self.site(Some(d.site));
         let args = [
             self.ctx, phase, ops, nops, flags, cond, queue, waits, nwaits, site,

@@ -2,7 +2,7 @@
 //! the matching `walk_*` function to keep descending.
 
 use crate::hir::{
-    Block, Clause, ClauseKind, DataRef, Directive, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind,
+    Block, Clause, DataRef, Directive, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind,
 };
 
 pub(super) trait Visitor {
@@ -136,49 +136,11 @@ pub(super) fn walk_directive<V: Visitor + ?Sized>(v: &mut V, d: &Directive) {
 }
 
 pub(super) fn walk_clause<V: Visitor + ?Sized>(v: &mut V, c: &Clause) {
-    match &c.kind {
-        ClauseKind::If(e)
-        | ClauseKind::NumGangs(e)
-        | ClauseKind::NumWorkers(e)
-        | ClauseKind::VectorLength(e)
-        | ClauseKind::Collapse(e)
-        | ClauseKind::DeviceNum(e)
-        | ClauseKind::DefaultAsync(e) => v.expr(e),
-        ClauseKind::SelfCond(e)
-        | ClauseKind::Async(e)
-        | ClauseKind::Gang(e)
-        | ClauseKind::Worker(e)
-        | ClauseKind::Vector(e) => {
-            if let Some(e) = e {
-                v.expr(e);
-            }
-        }
-        ClauseKind::Wait(es) => {
-            for e in es {
-                v.expr(e);
-            }
-        }
-        ClauseKind::Tile(sizes) => {
-            for e in sizes.iter().flatten() {
-                v.expr(e);
-            }
-        }
-        ClauseKind::Private(refs)
-        | ClauseKind::FirstPrivate(refs)
-        | ClauseKind::Reduction(_, refs)
-        | ClauseKind::Data(_, refs)
-        | ClauseKind::Update(_, refs) => {
-            for r in refs {
-                v.data_ref(r);
-            }
-        }
-        ClauseKind::Seq
-        | ClauseKind::Auto
-        | ClauseKind::Independent
-        | ClauseKind::Default(_)
-        | ClauseKind::DeviceType(_)
-        | ClauseKind::Finalize
-        | ClauseKind::IfPresent => {}
+    for e in c.kind.exprs() {
+        v.expr(e);
+    }
+    for r in c.kind.vars() {
+        v.data_ref(r);
     }
 }
 

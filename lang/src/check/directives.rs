@@ -2,7 +2,8 @@
 //! Structural rules (which clause goes where, loop levels, `collapse` depth) are `validate`'s;
 //! the rules that need data attributes are `analysis`'s.
 
-use crate::ast::{self, ClauseKind as C, ScalarType};
+use crate::ast::{self, ScalarType};
+use crate::clause::MapClauseArgs;
 use crate::diag::Diagnostic;
 use crate::hir::{self, ClauseKind, DataRef, RoutineLevel, SectionRange, Type};
 
@@ -89,52 +90,8 @@ impl Cx<'_> {
     }
 
     fn clause(&mut self, c: &ast::Clause) -> hir::Clause {
-        let name = c.kind.name();
-        let int = |cx: &mut Self, e: &ast::Expr| {
-            cx.integer(
-                e,
-                &format!("the argument of `{name}`"),
-                Some(ScalarType::I64),
-            )
-        };
-        let kind = match &c.kind {
-            C::If(e) => ClauseKind::If(self.condition(e, "the condition of `if`")),
-            C::SelfCond(e) => ClauseKind::SelfCond(
-                e.as_ref()
-                    .map(|e| self.condition(e, "the condition of `self`")),
-            ),
-            C::Async(e) => ClauseKind::Async(e.as_ref().map(|e| int(self, e))),
-            C::Wait(qs) => ClauseKind::Wait(qs.iter().map(|e| int(self, e)).collect()),
-            C::NumGangs(e) => ClauseKind::NumGangs(int(self, e)),
-            C::NumWorkers(e) => ClauseKind::NumWorkers(int(self, e)),
-            C::VectorLength(e) => ClauseKind::VectorLength(int(self, e)),
-            C::Gang(e) => ClauseKind::Gang(e.as_ref().map(|e| int(self, e))),
-            C::Worker(e) => ClauseKind::Worker(e.as_ref().map(|e| int(self, e))),
-            C::Vector(e) => ClauseKind::Vector(e.as_ref().map(|e| int(self, e))),
-            C::Seq => ClauseKind::Seq,
-            C::Auto => ClauseKind::Auto,
-            C::Independent => ClauseKind::Independent,
-            C::Collapse(e) => ClauseKind::Collapse(int(self, e)),
-            C::Tile(sizes) => ClauseKind::Tile(
-                sizes
-                    .iter()
-                    .map(|s| s.as_ref().map(|e| int(self, e)))
-                    .collect(),
-            ),
-            C::Private(refs) => ClauseKind::Private(self.data_refs(refs)),
-            C::FirstPrivate(refs) => ClauseKind::FirstPrivate(self.data_refs(refs)),
-            C::Reduction(op, refs) => ClauseKind::Reduction(*op, self.data_refs(refs)),
-            C::Default(k) => ClauseKind::Default(*k),
-            C::Data(dc, refs) => ClauseKind::Data(*dc, self.data_refs(refs)),
-            C::Update(dir, refs) => ClauseKind::Update(*dir, self.data_refs(refs)),
-            C::DeviceType(list) => ClauseKind::DeviceType(list.clone()),
-            C::Finalize => ClauseKind::Finalize,
-            C::IfPresent => ClauseKind::IfPresent,
-            C::DeviceNum(e) => ClauseKind::DeviceNum(int(self, e)),
-            C::DefaultAsync(e) => ClauseKind::DefaultAsync(int(self, e)),
-        };
         hir::Clause {
-            kind,
+            kind: c.kind.map(self),
             name_span: c.name_span,
             span: c.span,
         }
@@ -229,5 +186,24 @@ impl Cx<'_> {
                 None
             }
         }
+    }
+}
+
+/// Clause arguments typed: conditions are `bool`, the other values `i64`.
+impl MapClauseArgs<ast::Expr, ast::DataRef, hir::Expr, DataRef> for Cx<'_> {
+    fn condition(&mut self, clause: &'static str, e: &ast::Expr) -> hir::Expr {
+        self.condition(e, &format!("the condition of `{clause}`"))
+    }
+
+    fn integer(&mut self, clause: &'static str, e: &ast::Expr) -> hir::Expr {
+        self.integer(
+            e,
+            &format!("the argument of `{clause}`"),
+            Some(ScalarType::I64),
+        )
+    }
+
+    fn vars(&mut self, refs: &[ast::DataRef]) -> Vec<DataRef> {
+        self.data_refs(refs)
     }
 }

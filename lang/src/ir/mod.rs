@@ -458,15 +458,13 @@ pub struct DataDirective {
     pub if_cond: Option<Expr>,
     pub async_queue: Option<Queue>,
     pub wait: Option<Vec<Expr>>,
-    /// `exit data … finalize`.
-    pub finalize: bool,
-    /// `update … if_present`.
-    pub if_present: bool,
+    /// `exit data … finalize`, `update … if_present`.
+    pub modifiers: DataModifiers,
     pub site: SiteId,
 }
 
 /// Defined in `acc-abi`, which the runtime shares.
-pub use acc_abi::DataPhase;
+pub use acc_abi::{DataModifiers, DataPhase};
 
 /// One variable of a data clause.
 #[derive(Clone, Debug)]

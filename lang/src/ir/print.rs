@@ -414,10 +414,10 @@ impl Printer<'_> {
         if let Some(w) = &d.wait {
             let _ = write!(text, " wait({})", self.list(w));
         }
-        if d.finalize {
+        if d.modifiers.contains(DataModifiers::FINALIZE) {
             text.push_str(" finalize");
         }
-        if d.if_present {
+        if d.modifiers.contains(DataModifiers::IF_PRESENT) {
             text.push_str(" if_present");
         }
         let _ = write!(text, " !s{}", d.site.0);

@@ -147,8 +147,7 @@ impl Body<'_, '_> {
         let if_cond = self.if_clause(d, freeze);
         let mut async_queue = None;
         let mut wait = None;
-        let mut finalize = false;
-        let mut if_present = false;
+        let mut modifiers = ir::DataModifiers::NONE;
         let clauses: Vec<&hir::Clause> = self.clauses(d).collect();
         for c in clauses {
             match &c.kind {
@@ -156,8 +155,8 @@ impl Body<'_, '_> {
                 ClauseKind::Wait(qs) => {
                     wait = Some(qs.iter().map(|q| self.clause_value(q)).collect())
                 }
-                ClauseKind::Finalize => finalize = true,
-                ClauseKind::IfPresent => if_present = true,
+                ClauseKind::Finalize => modifiers = modifiers.with(ir::DataModifiers::FINALIZE),
+                ClauseKind::IfPresent => modifiers = modifiers.with(ir::DataModifiers::IF_PRESENT),
                 _ => {}
             }
         }
@@ -175,8 +174,7 @@ impl Body<'_, '_> {
             if_cond,
             async_queue,
             wait,
-            finalize,
-            if_present,
+            modifiers,
             site,
         }
     }

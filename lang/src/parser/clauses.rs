@@ -5,6 +5,7 @@
 
 use super::{custom, ident, kw, newlines, punct, word, Ex, In, ParseError, Rec};
 use crate::ast::*;
+use crate::clause::{self, Args, ClauseKey};
 use crate::diag::{closest, Diagnostic};
 use crate::span::Span;
 use crate::token::{Keyword, Punct, Token};
@@ -13,53 +14,6 @@ use chumsky::prelude::*;
 const CONSTRUCTS: [&str; 13] = [
     "parallel", "kernels", "serial", "loop", "data", "enter", "exit", "update", "wait", "atomic",
     "routine", "declare", "set",
-];
-
-const CLAUSES: [&str; 44] = [
-    "if",
-    "self",
-    "async",
-    "wait",
-    "num_gangs",
-    "num_workers",
-    "vector_length",
-    "gang",
-    "worker",
-    "vector",
-    "seq",
-    "auto",
-    "independent",
-    "collapse",
-    "tile",
-    "private",
-    "firstprivate",
-    "reduction",
-    "default",
-    "copy",
-    "copyin",
-    "copyout",
-    "create",
-    "no_create",
-    "present",
-    "delete",
-    "pcopy",
-    "pcopyin",
-    "pcopyout",
-    "pcreate",
-    "present_or_copy",
-    "present_or_copyin",
-    "present_or_copyout",
-    "present_or_create",
-    "host",
-    "device",
-    "device_type",
-    "dtype",
-    "finalize",
-    "if_present",
-    "device_num",
-    "default_async",
-    "attach",
-    "detach",
 ];
 
 /// `acc …` and its body, if the construct takes one.
@@ -370,71 +324,59 @@ fn clause_args<'a, E: ParseError<'a>>(
 
 type ClauseResult<'a, E> = Result<ClauseKind, E>;
 
+/// The clause `name` with its arguments, read as its row of the clause table says.
 fn build_clause<'a, E: ParseError<'a>>(
     name: &str,
     name_span: Span,
     args: Option<ClauseArgs>,
 ) -> ClauseResult<'a, E> {
-    let data =
-        |dc: DataClause, args| data_list(name, name_span, args).map(|l| ClauseKind::Data(dc, l));
-    match name {
-        "seq" | "auto" | "independent" | "finalize" | "if_present" => {
-            no_args(name, &args)?;
-            Ok(match name {
-                "seq" => ClauseKind::Seq,
-                "auto" => ClauseKind::Auto,
-                "independent" => ClauseKind::Independent,
-                "finalize" => ClauseKind::Finalize,
-                _ => ClauseKind::IfPresent,
-            })
-        }
-        "if" => one_expr(name, name_span, args).map(ClauseKind::If),
-        "num_gangs" => one_expr(name, name_span, args).map(ClauseKind::NumGangs),
-        "num_workers" => one_expr(name, name_span, args).map(ClauseKind::NumWorkers),
-        "vector_length" => one_expr(name, name_span, args).map(ClauseKind::VectorLength),
-        "collapse" => one_expr(name, name_span, args).map(ClauseKind::Collapse),
-        "device_num" => one_expr(name, name_span, args).map(ClauseKind::DeviceNum),
-        "default_async" => one_expr(name, name_span, args).map(ClauseKind::DefaultAsync),
-        "gang" => level_arg(name, args, &["num", "static"]).map(ClauseKind::Gang),
-        "worker" => level_arg(name, args, &["num"]).map(ClauseKind::Worker),
-        "vector" => level_arg(name, args, &["length"]).map(ClauseKind::Vector),
-        "async" => optional_expr(name, args).map(ClauseKind::Async),
-        // `self(list)` on update is a data list; `self(cond)` elsewhere. Decided later by the
-        // construct (`self(x)` with one plain name is ambiguous and kept as a condition here).
-        "self" => self_clause(name, name_span, args),
-        "wait" => Ok(ClauseKind::Wait(
+    let Some(spec) = clause::by_spelling(name) else {
+        return Err(unknown_clause(name, name_span));
+    };
+    match spec.args {
+        Args::Flag(make) => no_args(name, &args).map(|()| make()),
+        Args::One(make, example) => one_expr(name, name_span, args, example).map(make),
+        Args::Optional(make) => optional_expr(name, args).map(make),
+        Args::Level(make, words) => level_arg(name, args, words).map(make),
+        Args::List(make) => Ok(make(
             args.map(|a| exprs(name, a))
                 .transpose()?
                 .unwrap_or_default(),
         )),
-        "tile" => tile(name_span, args),
-        "private" => data_list(name, name_span, args).map(ClauseKind::Private),
-        "firstprivate" => data_list(name, name_span, args).map(ClauseKind::FirstPrivate),
-        "reduction" => reduction(name_span, args),
-        "default" => default_clause(name_span, args),
-        "copy" | "pcopy" | "present_or_copy" => data(DataClause::Copy, args),
-        "copyin" | "pcopyin" | "present_or_copyin" => data(DataClause::CopyIn, args),
-        "copyout" | "pcopyout" | "present_or_copyout" => data(DataClause::CopyOut, args),
-        "create" | "pcreate" | "present_or_create" => data(DataClause::Create, args),
-        "no_create" => data(DataClause::NoCreate, args),
-        "present" => data(DataClause::Present, args),
-        "delete" => data(DataClause::Delete, args),
-        "host" => data_list(name, name_span, args).map(|l| ClauseKind::Update(UpdateDir::Host, l)),
-        "device" => {
-            data_list(name, name_span, args).map(|l| ClauseKind::Update(UpdateDir::Device, l))
-        }
-        "device_type" | "dtype" => device_type(name_span, args),
-        _ => Err(unknown_clause(name, name_span)),
+        Args::Vars(make) => data_list(name, name_span, args).map(make),
+        Args::Special => match spec.key {
+            // `self(list)` on update is a data list; `self(cond)` elsewhere. Decided later by
+            // the construct (`self(x)` with one plain name is ambiguous and kept as a condition
+            // here).
+            ClauseKey::SelfCond => self_clause(name, name_span, args),
+            ClauseKey::Tile => tile(name_span, args),
+            ClauseKey::Reduction => reduction(name_span, args),
+            ClauseKey::Default => default_clause(name_span, args),
+            ClauseKey::DeviceType => device_type(name_span, args),
+            key => unreachable!("`{}` has no grammar of its own", key.name()),
+        },
     }
 }
 
+/// Clause names of OpenACC that acc does not have.
+const UNSUPPORTED: [&str; 8] = [
+    "deviceptr",
+    "use_device",
+    "attach",
+    "detach",
+    "bind",
+    "nohost",
+    "link",
+    "device_resident",
+];
+
 fn unknown_clause<'a, E: ParseError<'a>>(name: &str, span: Span) -> E {
     let help = match name {
-        "deviceptr" | "use_device" | "attach" | "detach" | "bind" | "nohost" | "link" | "device_resident" => {
+        _ if UNSUPPORTED.contains(&name) => {
             format!("`{name}` is an OpenACC clause acc does not support (acc arrays are managed by the runtime)")
         }
         "shared" => "acc has no `shared` clause: arrays are shared by default; use `private` or `firstprivate` for per-thread copies".to_string(),
-        _ => match closest(name, CLAUSES) {
+        _ => match closest(name, clause::spellings().chain(UNSUPPORTED)) {
             Some(s) => format!("did you mean `{s}`?"),
             None => "see LANGUAGE.md section 7 for the clauses each directive takes".to_string(),
         },
@@ -463,15 +405,8 @@ fn one_expr<'a, E: ParseError<'a>>(
     name: &str,
     name_span: Span,
     args: Option<ClauseArgs>,
+    example: &str,
 ) -> Result<Expr, E> {
-    let example = match name {
-        "if" => "if(n > 1000)",
-        "collapse" => "collapse(2)",
-        "num_gangs" => "num_gangs(1024)",
-        "num_workers" => "num_workers(4)",
-        "vector_length" => "vector_length(128)",
-        _ => "",
-    };
     let help = if example.is_empty() {
         format!("write `{name}(value)`")
     } else {

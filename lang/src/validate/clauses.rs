@@ -5,304 +5,8 @@ use crate::ast::{ClauseKind, Construct, DataClause, Directive, Expr, ExprKind, U
 use crate::diag::Diagnostic;
 use crate::span::Span;
 
-/// A clause's identity for the tables: its kind without arguments. Data clauses are told apart
-/// (`copyin` is allowed where `copyout` is not); the three `update` directions are one clause.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Key {
-    If,
-    SelfCond,
-    Async,
-    Wait,
-    NumGangs,
-    NumWorkers,
-    VectorLength,
-    Gang,
-    Worker,
-    Vector,
-    Seq,
-    Auto,
-    Independent,
-    Collapse,
-    Tile,
-    Private,
-    FirstPrivate,
-    Reduction,
-    Default,
-    Data(DataClause),
-    Update,
-    DeviceType,
-    Finalize,
-    IfPresent,
-    DeviceNum,
-    DefaultAsync,
-}
-
-impl Key {
-    pub(super) fn of(kind: &ClauseKind) -> Key {
-        match kind {
-            ClauseKind::If(_) => Key::If,
-            ClauseKind::SelfCond(_) => Key::SelfCond,
-            ClauseKind::Async(_) => Key::Async,
-            ClauseKind::Wait(_) => Key::Wait,
-            ClauseKind::NumGangs(_) => Key::NumGangs,
-            ClauseKind::NumWorkers(_) => Key::NumWorkers,
-            ClauseKind::VectorLength(_) => Key::VectorLength,
-            ClauseKind::Gang(_) => Key::Gang,
-            ClauseKind::Worker(_) => Key::Worker,
-            ClauseKind::Vector(_) => Key::Vector,
-            ClauseKind::Seq => Key::Seq,
-            ClauseKind::Auto => Key::Auto,
-            ClauseKind::Independent => Key::Independent,
-            ClauseKind::Collapse(_) => Key::Collapse,
-            ClauseKind::Tile(_) => Key::Tile,
-            ClauseKind::Private(_) => Key::Private,
-            ClauseKind::FirstPrivate(_) => Key::FirstPrivate,
-            ClauseKind::Reduction(..) => Key::Reduction,
-            ClauseKind::Default(_) => Key::Default,
-            ClauseKind::Data(d, _) => Key::Data(*d),
-            ClauseKind::Update(..) => Key::Update,
-            ClauseKind::DeviceType(_) => Key::DeviceType,
-            ClauseKind::Finalize => Key::Finalize,
-            ClauseKind::IfPresent => Key::IfPresent,
-            ClauseKind::DeviceNum(_) => Key::DeviceNum,
-            ClauseKind::DefaultAsync(_) => Key::DefaultAsync,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Key::If => "if",
-            Key::SelfCond => "self",
-            Key::Async => "async",
-            Key::Wait => "wait",
-            Key::NumGangs => "num_gangs",
-            Key::NumWorkers => "num_workers",
-            Key::VectorLength => "vector_length",
-            Key::Gang => "gang",
-            Key::Worker => "worker",
-            Key::Vector => "vector",
-            Key::Seq => "seq",
-            Key::Auto => "auto",
-            Key::Independent => "independent",
-            Key::Collapse => "collapse",
-            Key::Tile => "tile",
-            Key::Private => "private",
-            Key::FirstPrivate => "firstprivate",
-            Key::Reduction => "reduction",
-            Key::Default => "default",
-            Key::Data(d) => d.name(),
-            Key::Update => "host/self/device",
-            Key::DeviceType => "device_type",
-            Key::Finalize => "finalize",
-            Key::IfPresent => "if_present",
-            Key::DeviceNum => "device_num",
-            Key::DefaultAsync => "default_async",
-        }
-    }
-
-    fn is_level(self) -> bool {
-        matches!(
-            self,
-            Key::Gang | Key::Worker | Key::Vector | Key::Seq | Key::Auto
-        )
-    }
-}
-
-use DataClause::{Copy, CopyIn, CopyOut, Create, Delete, NoCreate, Present};
-
-const STRUCTURED_DATA: [Key; 6] = [
-    Key::Data(Copy),
-    Key::Data(CopyIn),
-    Key::Data(CopyOut),
-    Key::Data(Create),
-    Key::Data(NoCreate),
-    Key::Data(Present),
-];
-
-/// The clauses every compute construct takes.
-const COMPUTE_COMMON: [Key; 8] = [
-    Key::If,
-    Key::SelfCond,
-    Key::Async,
-    Key::Wait,
-    Key::Default,
-    Key::DeviceType,
-    Key::Private,
-    Key::FirstPrivate,
-];
-
-const LOOP_CLAUSES: [Key; 11] = [
-    Key::Gang,
-    Key::Worker,
-    Key::Vector,
-    Key::Seq,
-    Key::Auto,
-    Key::Independent,
-    Key::Collapse,
-    Key::Tile,
-    Key::Private,
-    Key::Reduction,
-    Key::DeviceType,
-];
-
-/// The compute part of a combined construct, or the construct itself.
-fn compute_part(c: Construct) -> Option<Construct> {
-    match c {
-        Construct::Parallel | Construct::ParallelLoop => Some(Construct::Parallel),
-        Construct::Kernels | Construct::KernelsLoop => Some(Construct::Kernels),
-        Construct::Serial | Construct::SerialLoop => Some(Construct::Serial),
-        _ => None,
-    }
-}
-
-/// Whether `key` may appear on `construct` at all.
-pub(super) fn allowed(construct: Construct, key: Key) -> bool {
-    let compute = match compute_part(construct) {
-        Some(part) => {
-            COMPUTE_COMMON.contains(&key)
-                || STRUCTURED_DATA.contains(&key)
-                || match part {
-                    // LANGUAGE.md 7.5 lists where reductions may appear: not on `kernels`.
-                    Construct::Parallel => matches!(
-                        key,
-                        Key::NumGangs | Key::NumWorkers | Key::VectorLength | Key::Reduction
-                    ),
-                    Construct::Kernels => {
-                        matches!(key, Key::NumGangs | Key::NumWorkers | Key::VectorLength)
-                    }
-                    _ => key == Key::Reduction,
-                }
-        }
-        None => false,
-    };
-    if compute {
-        return true;
-    }
-    match construct {
-        Construct::Loop
-        | Construct::ParallelLoop
-        | Construct::KernelsLoop
-        | Construct::SerialLoop => LOOP_CLAUSES.contains(&key),
-        Construct::Parallel | Construct::Kernels | Construct::Serial => false,
-        Construct::Data => {
-            STRUCTURED_DATA.contains(&key)
-                || matches!(
-                    key,
-                    Key::If | Key::Async | Key::Wait | Key::Default | Key::DeviceType
-                )
-        }
-        Construct::EnterData => matches!(
-            key,
-            Key::Data(CopyIn) | Key::Data(Create) | Key::If | Key::Async | Key::Wait
-        ),
-        Construct::ExitData => matches!(
-            key,
-            Key::Data(CopyOut)
-                | Key::Data(Delete)
-                | Key::Finalize
-                | Key::If
-                | Key::Async
-                | Key::Wait
-        ),
-        Construct::Update => matches!(
-            key,
-            Key::Update | Key::IfPresent | Key::If | Key::Async | Key::Wait | Key::DeviceType
-        ),
-        Construct::Wait => matches!(key, Key::Wait | Key::Async | Key::If),
-        Construct::Atomic(_) => false,
-        Construct::Routine => matches!(
-            key,
-            Key::Gang | Key::Worker | Key::Vector | Key::Seq | Key::DeviceType
-        ),
-        // At the top level OpenACC's `declare` takes `create` and `copyin` (plus clauses acc
-        // does not have); `copy`, `copyout` and `present` need a function scope acc lacks.
-        Construct::Declare => matches!(key, Key::Data(CopyIn) | Key::Data(Create)),
-        Construct::Set => matches!(
-            key,
-            Key::DeviceNum | Key::DeviceType | Key::DefaultAsync | Key::If
-        ),
-    }
-}
-
-/// Whether `key` may follow a `device_type` clause on `construct` (OpenACC 3.3 per construct;
-/// a combined construct takes what either part takes).
-fn allowed_after_device_type(construct: Construct, key: Key) -> bool {
-    let compute = match compute_part(construct) {
-        Some(Construct::Serial) => matches!(key, Key::Async | Key::Wait),
-        Some(_) => matches!(
-            key,
-            Key::Async | Key::Wait | Key::NumGangs | Key::NumWorkers | Key::VectorLength
-        ),
-        None => false,
-    };
-    let loop_part = construct.is_loop()
-        && matches!(
-            key,
-            Key::Gang
-                | Key::Worker
-                | Key::Vector
-                | Key::Seq
-                | Key::Auto
-                | Key::Independent
-                | Key::Collapse
-                | Key::Tile
-        );
-    let other = match construct {
-        Construct::Data | Construct::Update => matches!(key, Key::Async | Key::Wait),
-        Construct::Routine => matches!(key, Key::Gang | Key::Worker | Key::Vector | Key::Seq),
-        _ => false,
-    };
-    compute || loop_part || other || key == Key::DeviceType
-}
-
-/// Every clause, in the order help lines and completions list them.
-const ALL_KEYS: [Key; 32] = [
-    Key::If,
-    Key::SelfCond,
-    Key::Async,
-    Key::Wait,
-    Key::NumGangs,
-    Key::NumWorkers,
-    Key::VectorLength,
-    Key::Gang,
-    Key::Worker,
-    Key::Vector,
-    Key::Seq,
-    Key::Auto,
-    Key::Independent,
-    Key::Collapse,
-    Key::Tile,
-    Key::Private,
-    Key::FirstPrivate,
-    Key::Reduction,
-    Key::Default,
-    Key::Data(Copy),
-    Key::Data(CopyIn),
-    Key::Data(CopyOut),
-    Key::Data(Create),
-    Key::Data(NoCreate),
-    Key::Data(Present),
-    Key::Data(Delete),
-    Key::Update,
-    Key::DeviceType,
-    Key::Finalize,
-    Key::IfPresent,
-    Key::DeviceNum,
-    Key::DefaultAsync,
-];
-
-/// The canonical names of the clauses `construct` takes (the three `update` directions each),
-/// for help lines and the REPL's completion: the same table the validator enforces.
-pub fn clause_names(construct: Construct) -> Vec<&'static str> {
-    let mut names = Vec::new();
-    for key in ALL_KEYS.into_iter().filter(|&k| allowed(construct, k)) {
-        match key {
-            Key::Update => names.extend(["host", "self", "device"]),
-            k => names.push(k.name()),
-        }
-    }
-    names
-}
+use crate::clause::{clause_names, ClauseKey as Key};
+use DataClause::Delete;
 
 /// The clauses `construct` takes, for help lines.
 fn allowed_list(construct: Construct) -> String {
@@ -380,8 +84,8 @@ pub(super) fn check(d: &Directive, diags: &mut Vec<Diagnostic>) {
     // Clauses seen in the current `device_type` segment, for duplicates.
     let mut segment: Vec<(Key, Span)> = Vec::new();
     for clause in &d.clauses {
-        let key = Key::of(&clause.kind);
-        if !allowed(d.construct, key) {
+        let key = clause.kind.key();
+        if !key.allowed_on(d.construct) {
             let name = clause.kind.name();
             let help = misplaced_hint(d.construct, key)
                 .unwrap_or_else(|| format!("`acc {cname}` takes: {}", allowed_list(d.construct)));
@@ -402,7 +106,7 @@ pub(super) fn check(d: &Directive, diags: &mut Vec<Diagnostic>) {
             continue;
         }
         if let Some(dt) = device_type_seen {
-            if !allowed_after_device_type(d.construct, key) {
+            if !key.allowed_after_device_type(d.construct) {
                 diags.push(
                     Diagnostic::error(
                         format!(
@@ -510,11 +214,7 @@ fn check_repeat_and_conflict(
     diags: &mut Vec<Diagnostic>,
 ) {
     let cname = d.construct.name();
-    let once = !matches!(
-        key,
-        Key::Private | Key::FirstPrivate | Key::Reduction | Key::Data(_) | Key::Update
-    );
-    if once {
+    if !key.spec().repeats {
         if let Some(&(_, first)) = segment.iter().find(|(k, _)| *k == key) {
             diags.push(
                 Diagnostic::error(
@@ -716,7 +416,7 @@ fn check_literal_args(
 }
 
 fn has(d: &Directive, f: impl Fn(Key) -> bool) -> bool {
-    d.clauses.iter().any(|c| f(Key::of(&c.kind)))
+    d.clauses.iter().any(|c| f(c.kind.key()))
 }
 
 /// Constructs that do nothing without some clause.

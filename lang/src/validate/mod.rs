@@ -23,7 +23,7 @@ mod nest;
 #[cfg(test)]
 mod tests;
 
-pub use clauses::clause_names;
+pub use crate::clause::clause_names;
 
 use crate::ast::{
     Block, Clause, ClauseKind, Construct, DeviceTypeName, Directive, Expr, ExprKind, FnDef,

@@ -1,5 +1,6 @@
 //! Data directives, waits and the runtime routines' questions on the current device.
 
+use acc_abi::DataModifiers;
 use std::time::Instant;
 
 use super::ops::{decode_queues, DataOpArg, DataPhase, QueueArg};
@@ -139,8 +140,7 @@ impl Devices {
         ctx: *mut Ctx,
         phase: DataPhase,
         ops: &[DataOpArg],
-        finalize: bool,
-        if_present: bool,
+        modifiers: DataModifiers,
         queue: i64,
         waits: Option<&[i64]>,
         site: u32,
@@ -193,10 +193,10 @@ impl Devices {
             (Ok(Current::Nvidia(gpu)), DataPhase::RegionEntry) => gpu.enter_ops(ops, q),
             (Ok(Current::Emulated(dev)), _) => ops
                 .iter()
-                .try_for_each(|op| dev.data_op(phase, op, finalize, if_present, q)),
+                .try_for_each(|op| dev.data_op(phase, op, modifiers, q)),
             (Ok(Current::Nvidia(gpu)), _) => ops
                 .iter()
-                .try_for_each(|op| gpu.data_op(phase, op, finalize, if_present, q)),
+                .try_for_each(|op| gpu.data_op(phase, op, modifiers, q)),
         };
         match done {
             Err(e) => report(ctx, e),
@@ -276,8 +276,7 @@ impl Devices {
             ctx,
             phase,
             std::slice::from_ref(op),
-            false,
-            false,
+            DataModifiers::NONE,
             ASYNC_SYNC,
             None,
             site,

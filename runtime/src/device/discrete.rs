@@ -30,6 +30,7 @@ use crate::abi::ArrayHeader;
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
 use crate::presence::{EnterError, Lookup, PresenceError, PresenceTable, RefKind, Section};
+use acc_abi::DataModifiers;
 
 /// An array handle that crosses threads. The runtime keeps a reference on the array for as
 /// long as a job holds it.
@@ -128,7 +129,7 @@ impl<M: Memory> Discrete<M> {
     /// The ops' arrays are live.
     pub unsafe fn enter_ops(&mut self, ops: &[DataOpArg], q: QueueArg) -> Result<(), RunError> {
         for (i, op) in ops.iter().enumerate() {
-            if let Err(e) = self.data_op(DataPhase::RegionEntry, op, false, false, q) {
+            if let Err(e) = self.data_op(DataPhase::RegionEntry, op, DataModifiers::NONE, q) {
                 let _ = self.exit_ops(&ops[..i], q);
                 return Err(e);
             }
@@ -145,7 +146,7 @@ impl<M: Memory> Discrete<M> {
     pub unsafe fn exit_ops(&mut self, ops: &[DataOpArg], q: QueueArg) -> Result<(), RunError> {
         let mut first = Ok(());
         for op in ops {
-            let done = self.data_op(DataPhase::RegionExit, op, false, false, q);
+            let done = self.data_op(DataPhase::RegionExit, op, DataModifiers::NONE, q);
             if first.is_ok() {
                 first = done;
             }
@@ -161,8 +162,7 @@ impl<M: Memory> Discrete<M> {
         &mut self,
         phase: DataPhase,
         op: &DataOpArg,
-        finalize: bool,
-        if_present: bool,
+        modifiers: DataModifiers,
         q: QueueArg,
     ) -> Result<(), RunError> {
         let at = |kind| RunError {
@@ -190,11 +190,14 @@ impl<M: Memory> Discrete<M> {
                 if exiting =>
             {
                 let download = matches!(op.action, ACTION_COPY | ACTION_COPYOUT);
+                let finalize = modifiers.contains(DataModifiers::FINALIZE);
                 self.exit(op, &p, kind, finalize, download, q).map_err(at)
             }
-            ACTION_UPDATE_HOST | ACTION_UPDATE_DEVICE => self
-                .update(op, &p, op.action == ACTION_UPDATE_HOST, if_present, q)
-                .map_err(at),
+            ACTION_UPDATE_HOST | ACTION_UPDATE_DEVICE => {
+                let if_present = modifiers.contains(DataModifiers::IF_PRESENT);
+                self.update(op, &p, op.action == ACTION_UPDATE_HOST, if_present, q)
+                    .map_err(at)
+            }
             _ => Ok(()),
         }
     }

@@ -10,6 +10,7 @@
 //! it. Output and errors of queued kernels wait in a mailbox until the host synchronizes
 //! (`drain`), as a GPU's printf buffer does.
 
+use acc_abi::DataModifiers;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -162,11 +163,10 @@ impl Emulated {
         &mut self,
         phase: DataPhase,
         op: &DataOpArg,
-        finalize: bool,
-        if_present: bool,
+        modifiers: DataModifiers,
         q: QueueArg,
     ) -> Result<(), RunError> {
-        self.data.data_op(phase, op, finalize, if_present, q)
+        self.data.data_op(phase, op, modifiers, q)
     }
 
     /// Runs a job now (`Sync`) or queues it.

@@ -7,10 +7,7 @@ use crate::abi::Ctx;
 use crate::error::RunErrorKind;
 use crate::host::{fail, guard, host_state};
 use crate::launch::RegionDesc;
-
-/// `flags` of `acc_rt_data`.
-pub const DATA_FINALIZE: u32 = 1;
-pub const DATA_IF_PRESENT: u32 = 2;
+use acc_abi::DataModifiers;
 
 /// `n` records at `p` (none when `n` is 0, whatever `p` is).
 unsafe fn records<'a, T>(p: *const T, n: u32) -> &'a [T] {
@@ -101,8 +98,7 @@ pub unsafe extern "C" fn acc_rt_data(
             ctx,
             phase,
             records(ops, nops),
-            flags & DATA_FINALIZE != 0,
-            flags & DATA_IF_PRESENT != 0,
+            DataModifiers::from_bits(flags),
             queue,
             wait_list(waits, nwaits),
             site,

@@ -30,6 +30,7 @@
 //!
 //! Nothing here runs unless `sys::is_culib_present()` says the driver library exists.
 
+use acc_abi::DataModifiers;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
@@ -254,11 +255,10 @@ impl Nvidia {
         &mut self,
         phase: DataPhase,
         op: &DataOpArg,
-        finalize: bool,
-        if_present: bool,
+        modifiers: DataModifiers,
         q: QueueArg,
     ) -> Result<(), RunError> {
-        self.data.data_op(phase, op, finalize, if_present, q)
+        self.data.data_op(phase, op, modifiers, q)
     }
 
     /// # Safety
