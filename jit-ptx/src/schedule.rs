@@ -25,7 +25,9 @@
 //! them.
 
 use acc_lang::hir::Const;
-use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
+use acc_lang::ir::{
+    Block, Expr, ExprKind, ForLoop, LocalId, LoopId, ReductionOp, ScalarType, Stmt, Ty,
+};
 
 use crate::fx::{unsupported, FailKind, Fx, LoopTargets, Mode, Result, Val};
 use crate::ptx::{arith, Class, Reg};
@@ -54,7 +56,7 @@ pub(crate) struct GangFrame {
     mentioned: Vec<LocalId>,
     deferred: Vec<LocalId>,
     /// The gang loop's body is this loop alone.
-    sole: Option<*const ForLoop>,
+    sole: Option<LoopId>,
     /// A loop inside left its barrier to the gang loop's end.
     sync_owed: bool,
 }
@@ -471,14 +473,14 @@ impl Fx<'_, '_> {
             && self
                 .gang_frames
                 .last()
-                .is_some_and(|f| f.sole == Some(head as *const ForLoop));
+                .is_some_and(|f| f.sole == Some(head.id));
         // A gang loop opens a frame for the loops inside it; worker and vector loops open an
         // empty one (what their bodies hold is not the gang loop's own).
         if part.group.is_none() {
             let mut mentioned = Vec::new();
             locals_outside_thread_loops(body, &mut mentioned);
             let sole = match body.as_slice() {
-                [Stmt::For(f)] => Some(f as *const ForLoop),
+                [Stmt::For(f)] => Some(f.id),
                 _ => None,
             };
             self.gang_frames.push(GangFrame {
