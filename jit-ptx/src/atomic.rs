@@ -21,7 +21,8 @@ use acc_lang::builtins::Builtin;
 use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
 use acc_lang::ir::{AtomicKind, BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
 
-use crate::fx::{unsupported, Fx, Mode, Result, Val};
+use crate::fx::{unsupported, Fx, Result, Val};
+use crate::plan::Mode;
 use crate::ptx::{arith, is_float, Class, Reg};
 
 /// The one `atom` instruction of an update of `loc` (an element of type `s`), from

@@ -23,8 +23,9 @@
 use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir::{Expr, ExprKind, Function, LocalId, ScalarType, Stmt, Ty};
 
-use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
+use crate::fx::{unsupported, FnKind, Fx, Gangs, Result, Val};
 use crate::module::Cx;
+use crate::plan::{Mode, Plan};
 use crate::ptx::{Class, Reg};
 
 /// The `.param` type of a scalar.
@@ -275,6 +276,7 @@ pub(crate) fn emit_function(
             fx.set_zero(r, s);
         }
     }
+    fx.plan = Plan::new(&f.body, fx.mode, &[]);
     fx.block(&f.body)?;
     let end = fx.end_label.clone();
     fx.place(&end);

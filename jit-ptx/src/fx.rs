@@ -6,9 +6,10 @@
 //! bodies in `call`, kernels in `kernel`.
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{LocalId, ReductionOp, ScalarType, SiteId, Ty};
+use acc_lang::ir::{LocalId, ScalarType, SiteId, Ty};
 
 use crate::module::Cx;
+use crate::plan::{Mode, Plan};
 use crate::ptx::{class_of, Class, Reg, Regs};
 use crate::PtxError;
 
@@ -33,21 +34,6 @@ pub(crate) struct ArrayVal {
 pub(crate) enum Val {
     Scalar(Reg, ScalarType),
     Array(ArrayVal),
-}
-
-/// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
-/// worker-single, vector-single execution).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Mode {
-    /// Every thread of the block runs the same code on the same values (outside worker and
-    /// vector loops): thread (0,0) alone performs stores, atomics and output, then the block
-    /// synchronizes (`bar.sync 0`) so that every thread sees them.
-    Block,
-    /// Each row of threads (one `%tid.y`) runs its own worker-loop iteration, its threads
-    /// redundantly: the row's thread `x = 0` performs the effects, then the row synchronizes.
-    Row,
-    /// Each thread runs its own iterations (vector loops, and routines called from them).
-    Thread,
 }
 
 /// The special registers a function reads once at its top.
@@ -122,9 +108,8 @@ pub(crate) struct Fx<'c, 'm> {
     pub loops: Vec<LoopTargets>,
     pub mode: Mode,
     pub sp: Special,
-    /// Reductions of the enclosing constructs (region, loops): a worker or vector loop that
-    /// updates one of these variables reduces it over its threads.
-    pub reductions: Vec<(LocalId, ReductionOp)>,
+    /// What to do with each loop of the body (`plan`).
+    pub plan: Plan,
     /// Where `return` goes.
     pub end_label: String,
     /// A routine's return type.
@@ -148,8 +133,6 @@ pub(crate) struct Fx<'c, 'm> {
     pub global_arrays: Vec<(VarId, ArrayVal)>,
     /// The mode the function starts in (`return` is uniform only there).
     pub entry_mode: Mode,
-    /// The enclosing gang loops' reductions that inner vector loops may leave to them.
-    pub gang_frames: Vec<crate::schedule::GangFrame>,
     /// Accesses whose bounds an enclosing loop's pre-check has proven (`version`).
     pub proven: std::collections::HashSet<usize>,
     /// How many versioned loops enclose the code being generated.
@@ -198,7 +181,7 @@ impl<'c, 'm> Fx<'c, 'm> {
                 lead_x,
                 err,
             },
-            reductions: Vec::new(),
+            plan: Plan::default(),
             end_label: "$Lend".into(),
             ret: None,
             row_barriers_used: false,
@@ -209,7 +192,6 @@ impl<'c, 'm> Fx<'c, 'm> {
             globals: Vec::new(),
             global_arrays: Vec::new(),
             entry_mode: mode,
-            gang_frames: Vec::new(),
             proven: Default::default(),
             version_depth: 0,
             later: None,

@@ -4,8 +4,9 @@
 use acc_lang::hir::VarId;
 use acc_lang::ir::{Construct, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
 
-use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
+use crate::fx::{unsupported, FnKind, Fx, Gangs, Result, Val};
 use crate::module::Cx;
+use crate::plan::{Mode, Plan};
 use crate::ptx::{Class, Reg};
 use crate::{ArrayParam, Kernel};
 
@@ -225,11 +226,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     }
     let prologue = std::mem::take(&mut fx.code);
 
-    fx.reductions = r
+    let reductions: Vec<_> = r
         .reductions
         .iter()
         .map(|red| (red.private, red.op))
         .collect();
+    fx.plan = Plan::new(&r.body, Mode::Block, &reductions);
     fx.block(&r.body)?;
     let end = fx.end_label.clone();
     fx.place(&end);

@@ -142,6 +142,7 @@ mod fx;
 mod kernel;
 mod math;
 mod module;
+mod plan;
 mod print;
 mod private;
 mod ptx;

@@ -8,8 +8,8 @@ use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir;
 
 use crate::call::{emit_function, prototype, reads_and_calls, FuncSig};
-use crate::fx::Mode;
 use crate::fx::{unsupported, Result};
+use crate::plan::Mode;
 use crate::{PtxError, PtxModule, PtxOptions};
 
 /// Bytes of dynamic shared memory per thread and per row of a block (`acc_shared`: first the

@@ -5,7 +5,7 @@
 //! - Which threads share a copy ([`CopyLevel`]): a construct's private array is the gang's,
 //!   one copy per block. A loop's private array (a parameter bound inside its loop only) is
 //!   each iteration's: the threads that run one iteration together share a copy, so its level
-//!   follows the mode (`fx::Mode`) that the loop's body runs in, worked out from the region's
+//!   follows the mode (`plan::Mode`) that the loop's body runs in, worked out from the region's
 //!   `LoopInfo`s (the loop's levels and its enclosing loops', as `schedule` partitions them):
 //!   gang-redundant code (`Block`) one copy per block, a worker loop's body (`Row`) one per
 //!   row, a vector loop's body (`Thread`) one per thread. Several loops making the same array
@@ -25,7 +25,8 @@ use acc_lang::hir::VarId;
 use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
 use acc_lang::ir::{Expr, ExprKind, LocalId, Pass, Region, Stmt, Ty};
 
-use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
+use crate::fx::{unsupported, ArrayVal, Fx, Result};
+use crate::plan::Mode;
 use crate::ptx::{elem_size, Class, Reg};
 use crate::{CopyLevel, PrivateArray};
 

@@ -14,18 +14,8 @@ use acc_lang::ir::{LocalId, ReductionOp, ScalarType};
 
 use crate::expr::float_literal;
 use crate::fx::{unsupported, Fx, Result, Val};
+use crate::plan::Group;
 use crate::ptx::{arith, bits, is_float, Class, Reg};
-
-/// The threads a shared loop's reduction combines over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Group {
-    /// Every thread of the block (vector loops outside worker loops, `worker vector`).
-    Block,
-    /// The threads of one row (`%tid.y`): a vector loop inside a worker loop.
-    Row,
-    /// The rows of the block, one value per row (that of its thread `x = 0`): worker loops.
-    Rows,
-}
 
 /// A reduction variable while its loop runs.
 pub(crate) struct Saved {
@@ -35,12 +25,6 @@ pub(crate) struct Saved {
     op: ReductionOp,
     /// The variable's value before the loop.
     before: Reg,
-}
-
-impl Saved {
-    pub(crate) fn local(&self) -> LocalId {
-        self.local
-    }
 }
 
 /// `bool` reductions run on 0/1 in 32-bit registers in shared memory and shuffles.

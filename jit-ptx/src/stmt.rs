@@ -8,7 +8,8 @@
 
 use acc_lang::ir::{Block, Expr, ScalarType, SiteId, Stmt, StringId};
 
-use crate::fx::{unsupported, FailKind, FnKind, Fx, Mode, Result, Val};
+use crate::fx::{unsupported, FailKind, FnKind, Fx, Result, Val};
+use crate::plan::Mode;
 use crate::ptx::{mem, Class, Reg};
 
 impl Fx<'_, '_> {

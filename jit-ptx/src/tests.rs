@@ -4,8 +4,9 @@
 use acc_lang::ir::{self, ReductionOp, ScalarType, Ty};
 use acc_lang::span::SourceFile;
 
-use crate::fx::{FnKind, Fx, Mode, Val};
+use crate::fx::{FnKind, Fx, Val};
 use crate::module::Cx;
+use crate::plan::Mode;
 use crate::ptx::Class;
 use crate::{emit_module, PtxOptions};
 

@@ -41,8 +41,9 @@ mod power;
 use acc_lang::builtins::Builtin;
 use acc_lang::ir::ScalarType;
 
-use crate::fx::{FnKind, Fx, Mode, Result};
+use crate::fx::{FnKind, Fx, Result};
 use crate::module::Cx;
+use crate::plan::Mode;
 use crate::ptx::{f64_literal, Class, Reg};
 
 use ops::{Ops, OpsExt};
