@@ -4,11 +4,11 @@
 use acc_lang::hir::VarId;
 use acc_lang::ir::{Construct, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
 
-use crate::fx::{unsupported, FnKind, Fx, Gangs, Result, Val};
-use crate::module::Cx;
-use crate::plan::{Mode, Plan};
+use crate::cx::Cx;
+use crate::fx::{FnKind, Fx, Gangs, Val};
+use crate::plan::Mode;
 use crate::ptx::{Class, Reg};
-use crate::{ArrayParam, Kernel};
+use crate::{unsupported, ArrayParam, Kernel, Result};
 
 /// The register ceiling (`.maxnreg`) of a kernel with unrolled loops. Without one, ptxas
 /// favours occupancy: it interleaves the unrolled copies' loads with their arithmetic to
@@ -109,11 +109,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         .partition(|(_, t)| t.is_array());
     let globals: Vec<VarId> = globals.into_iter().map(|(g, _)| g).collect();
     let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
-    fx.local_tys = r.locals.iter().map(|l| l.ty).collect();
-    for l in &r.locals {
-        let v = fx.fresh_local(l.ty);
-        fx.locals.push(v);
-    }
+    fx.add_locals(r.locals.iter().map(|l| l.ty));
     let slots: Vec<_> = (0..r.params.len()).map(|_| fx.fresh(Class::B64)).collect();
     let (results, partials) = (fx.fresh(Class::B64), fx.fresh(Class::B64));
     for (i, s) in slots.iter().enumerate() {
@@ -121,12 +117,12 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     }
     fx.ins(format!("ld.param.u64 {results}, [results]"));
     fx.ins(format!("ld.param.u64 {partials}, [partials]"));
-    let err = fx.sp.err;
+    let err = fx.sp().err;
     fx.ins(format!("ld.param.u64 {err}, [error]"));
     for (k, g) in globals.iter().enumerate() {
         let v = fx.fresh(Class::B64);
         fx.ins(format!("ld.param.u64 {v}, [g{k}]"));
-        fx.globals.push((*g, v));
+        fx.add_global(*g, v);
     }
     let split = !single && private_arrays.is_empty() && splits(r);
     fx.read_special(if single {
@@ -158,7 +154,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
                 // argument: every thread of the launch shares it.
                 let addr = fx.fresh(Class::B64);
                 fx.ins(format!("add.u64 {addr}, {results}, {}", 8 * i));
-                fx.cells.push((LocalId(i as u32), addr));
+                fx.add_cell(LocalId(i as u32), addr);
             }
             (Some(Pass::Value | Pass::InOut), Val::Scalar(d, s)) => fx.unslot_bits(d, slots[i], s),
             (Some(Pass::Array), Val::Array(a)) => {
@@ -203,8 +199,8 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         let Some(Val::Array(a)) = param.map(|i| fx.local(LocalId(i as u32))).transpose()? else {
             return unsupported("a routine reads a global array that is not a region parameter");
         };
-        fx.globals.push((*g, a.hdr));
-        fx.global_arrays.push((*g, a));
+        fx.add_global(*g, a.hdr);
+        fx.add_global_array(*g, a);
     }
     for red in &r.reductions {
         match fx.local(red.private)? {
@@ -224,28 +220,28 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         fx.ins("exit");
         fx.place(&go);
     }
-    let prologue = std::mem::take(&mut fx.code);
+    let prologue = fx.take_code();
 
     let reductions: Vec<_> = r
         .reductions
         .iter()
         .map(|red| (red.private, red.op))
         .collect();
-    fx.plan = Plan::new(&r.body, Mode::Block, &reductions);
+    fx.plan_loops(&r.body, &reductions);
     fx.block(&r.body)?;
-    let end = fx.end_label.clone();
+    let end = fx.end_label();
     fx.place(&end);
     write_partials(&mut fx, r, partials)?;
     fx.ins("ret");
-    let body = std::mem::take(&mut fx.code);
+    let body = fx.take_code();
 
     // After the one-gang exit: every thread of the block takes part.
     fx.first_private_copies(&copies);
-    if fx.row_barriers_used {
+    if fx.uses_row_barriers() {
         zero_row_barriers(&mut fx);
     }
-    let uses_shared = fx.row_barriers_used || fx.scratch_used;
-    let init = std::mem::take(&mut fx.code);
+    let uses_shared = fx.uses_row_barriers() || fx.uses_scratch();
+    let init = fx.take_code();
 
     let mut params: Vec<String> = (0..r.params.len())
         .map(|i| format!("\t.param .u64 p{i}"))
@@ -268,7 +264,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     }
     let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
     text += &format!(".visible .entry {name}(\n{}\n)\n", params.join(",\n"));
-    if fx.unrolled {
+    if fx.unrolled() {
         text += &format!(".maxnreg {REGISTERS_FOR_UNROLLED}\n");
     }
     text += "{\n";
@@ -276,7 +272,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     text += &prologue;
     text += &init;
     text += &body;
-    text += &fx.cold;
+    text += fx.cold();
     text += "}\n";
     Ok((
         Kernel {
@@ -284,14 +280,14 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
             name,
             // A kernel without shared memory keeps the whole of L1 for its data.
             shared_per_thread: if uses_shared {
-                crate::module::SHARED_BYTES_PER_THREAD
+                crate::cx::SHARED_BYTES_PER_THREAD
             } else {
                 0
             },
             reductions: r.reductions.len(),
             one_gang: single,
             globals,
-            prints: fx.prints,
+            prints: fx.prints(),
             private_arrays,
             arrays,
             split,
@@ -307,7 +303,7 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
         return Ok(());
     }
     let skip = fx.label("nopartials");
-    let lead = fx.sp.lead;
+    let lead = fx.sp().lead;
     fx.ins(format!("@!{lead} bra {skip}"));
     let (ctaid, nctaid) = (fx.fresh(Class::B32), fx.fresh(Class::B32));
     fx.ins(format!("mov.u32 {ctaid}, %ctaid.x"));
@@ -332,7 +328,7 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
 /// Zero the row barriers' words (in `acc_shared`, after the scratch slots), every thread a
 /// share, before any row uses them (shared memory starts undefined).
 fn zero_row_barriers(fx: &mut Fx<'_, '_>) {
-    let sp = fx.sp;
+    let sp = fx.sp();
     let i = fx.fresh(Class::B32);
     let base = fx.fresh(Class::B64);
     let off = fx.fresh(Class::B64);

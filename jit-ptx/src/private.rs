@@ -25,10 +25,10 @@ use acc_lang::hir::VarId;
 use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
 use acc_lang::ir::{Expr, ExprKind, LocalId, Pass, Region, Stmt, Ty};
 
-use crate::fx::{unsupported, ArrayVal, Fx, Result};
+use crate::fx::{ArrayVal, Fx};
 use crate::plan::Mode;
 use crate::ptx::{elem_size, Class, Reg};
-use crate::{CopyLevel, PrivateArray};
+use crate::{unsupported, CopyLevel, PrivateArray, Result};
 
 /// The private arrays of region `r`, in parameter order, with the level of their copies.
 pub(crate) fn plan(r: &Region) -> Result<Vec<PrivateArray>> {
@@ -181,7 +181,7 @@ impl Fx<'_, '_> {
     /// special registers.)
     pub(crate) fn private_copy(&mut self, a: &ArrayVal, slot: Reg, p: PrivateArray) -> Copy {
         let i = p.param;
-        let sp = self.sp;
+        let sp = self.sp();
         self.comment(format!("private array (parameter {i}): this thread's copy"));
         self.ins(format!("mov.b64 {}, {slot}", a.hdr));
         let base = self.fresh(Class::B64);
@@ -223,7 +223,7 @@ impl Fx<'_, '_> {
     /// `firstprivate` copies: the block's threads copy each original into the block's copy
     /// together (element `e` by thread `e mod nthreads`), then synchronize.
     pub(crate) fn first_private_copies(&mut self, copies: &[Copy]) {
-        let sp = self.sp;
+        let sp = self.sp();
         let mut any = false;
         for c in copies.iter().filter(|c| c.plan.first) {
             any = true;

@@ -13,9 +13,10 @@
 use acc_lang::ir::{LocalId, ReductionOp, ScalarType};
 
 use crate::expr::float_literal;
-use crate::fx::{unsupported, Fx, Result, Val};
+use crate::fx::{Fx, Val};
 use crate::plan::Group;
 use crate::ptx::{arith, bits, is_float, Class, Reg};
+use crate::{unsupported, Result};
 
 /// A reduction variable while its loop runs.
 pub(crate) struct Saved {
@@ -205,7 +206,7 @@ impl Fx<'_, '_> {
         } else {
             v
         };
-        let sp = self.sp;
+        let sp = self.sp();
         // This thread's lane in the group, the group's size and its first slot (u32).
         let (lane, size, base) = match g {
             Group::Block => {

@@ -31,10 +31,11 @@
 use acc_lang::hir::Const;
 use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ScalarType, Ty};
 
-use crate::fx::{unsupported, FailKind, Fx, LoopTargets, Result, Val};
+use crate::fx::{FailKind, Fx, LoopTargets, Val};
 use crate::plan::{collapse_nest, Barrier, LoopPlan, Mode, Share};
 use crate::ptx::{arith, Class, Reg};
 use crate::version::Versions;
+use crate::{unsupported, Result};
 
 /// A shared loop's iteration numbers for this thread: the first and the distance to its next
 /// (u64).
@@ -94,8 +95,8 @@ impl Fx<'_, '_> {
 
     /// The loop variable's type.
     fn var_type(&self, var: LocalId) -> Result<ScalarType> {
-        match self.local_tys.get(var.0 as usize) {
-            Some(Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64))) => Ok(*s),
+        match self.local_ty(var) {
+            Some(Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64))) => Ok(s),
             _ => unsupported("a loop variable that is not an integer"),
         }
     }
@@ -262,12 +263,12 @@ impl Fx<'_, '_> {
             }
             fx.place(&top);
             fx.ins(format!("mov.{ty} {var}, {v}"));
-            fx.loops.push(LoopTargets {
+            fx.enter_loop(LoopTargets {
                 brk: Some(exit.clone()),
                 cont: latch.clone(),
             });
             let body = fx.block(&f.body);
-            fx.loops.pop();
+            fx.leave_loop();
             body?;
             fx.place(&latch);
             let done = fx.fresh(Class::Pred);
@@ -284,7 +285,7 @@ impl Fx<'_, '_> {
 
     /// This thread's iteration numbers of a loop shared as `share` (the module's table).
     fn partition(&mut self, share: Share) -> Partition {
-        let sp = self.sp;
+        let sp = self.sp();
         let wide = |fx: &mut Self, r: Reg| {
             let d = fx.fresh(Class::B64);
             fx.ins(format!("cvt.u64.u32 {d}, {r}"));
@@ -309,7 +310,7 @@ impl Fx<'_, '_> {
             Share::Gangs => (wide(self, sp.gang), wide(self, sp.ngangs)),
             Share::Rows => (wide(self, sp.ty), wide(self, sp.nty)),
             // In a split kernel the gang's blocks take turns at the gang loop's vector loop.
-            Share::Threads => match self.split {
+            Share::Threads => match self.split() {
                 Some((part, parts)) => (
                     mad(self, part, sp.nthreads, sp.tid),
                     mul(self, parts, sp.nthreads),
@@ -375,7 +376,7 @@ impl Fx<'_, '_> {
     /// A loop (or collapsed nest) whose iterations are shared among gangs and threads, as
     /// its plan says.
     fn shared_loop(&mut self, nest: &[&ForLoop]) -> Result<()> {
-        let LoopPlan::Shared(plan) = self.plan.get(nest[0].id).clone() else {
+        let LoopPlan::Shared(plan) = self.loop_plan(nest[0].id).clone() else {
             unreachable!("a shared loop planned as sequential");
         };
         let body = &nest[nest.len() - 1].body;
@@ -408,9 +409,8 @@ impl Fx<'_, '_> {
         let top = self.label("par");
         let latch = self.label("pnext");
         let exit = self.label("pend");
-        let outer_mode = self.mode;
-        self.mode = share.body();
-        self.loops.push(LoopTargets {
+        let outer_mode = self.set_mode(share.body());
+        self.enter_loop(LoopTargets {
             brk: None,
             cont: latch.clone(),
         });
@@ -439,8 +439,8 @@ impl Fx<'_, '_> {
             }
             self.versioned(versions.as_ref(), |fx| fx.block(body))
         });
-        self.loops.pop();
-        self.mode = outer_mode;
+        self.leave_loop();
+        self.set_mode(outer_mode);
         result?;
         self.place(&latch);
         self.ins(format!("add.u64 {k}, {k}, {}", part.stride));

@@ -4,8 +4,8 @@
 use acc_lang::ir::{self, ReductionOp, ScalarType, Ty};
 use acc_lang::span::SourceFile;
 
+use crate::cx::Cx;
 use crate::fx::{FnKind, Fx, Val};
-use crate::module::Cx;
 use crate::plan::Mode;
 use crate::ptx::Class;
 use crate::{emit_module, PtxOptions};
@@ -69,12 +69,12 @@ fn reduction_identities() {
     ];
     for (op, s, literal) in cases {
         let r = fx.fresh_of(s);
-        fx.code.clear();
+        fx.take_code();
         fx.set_identity(r, op, s).unwrap();
+        let code = fx.take_code();
         assert!(
-            fx.code.trim_end().ends_with(&format!("{r}, {literal};")),
-            "{op:?} {s:?}: {}",
-            fx.code
+            code.trim_end().ends_with(&format!("{r}, {literal};")),
+            "{op:?} {s:?}: {code}",
         );
     }
     // No identity for a float `&` or a bool `+`.
