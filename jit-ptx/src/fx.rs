@@ -66,7 +66,7 @@ pub(crate) enum Gangs {
     One,
     /// A gang, worker or vector routine: its `gang` and `ngangs` parameters (the caller's).
     Params,
-    /// A split kernel (`kernel::splits`): its `split` parameter's count of consecutive blocks
+    /// A split kernel (`plan::splits`): its `split` parameter's count of consecutive blocks
     /// share each gang, `%ctaid.x / split` of `%nctaid.x / split` (see `Fx::split`).
     Split,
 }

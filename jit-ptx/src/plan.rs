@@ -1,5 +1,6 @@
 //! The plan: what the emitter does with each counted loop of a function, decided from the IR
-//! before any PTX is written, keyed by the loop's `LoopId`. The emitter (`schedule`) carries
+//! before any PTX is written, keyed by the loop's `LoopId`; and how a region's gangs map to
+//! blocks (`one_gang`, `splits`). The emitter (`schedule`) carries
 //! it out: which threads run which iterations, which variables a loop reduces and over which
 //! threads, which reductions a gang loop gathers for the vector loops inside it, and where the
 //! barrier after a loop goes.
@@ -9,7 +10,9 @@
 
 use std::collections::HashMap;
 
-use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, LoopId, ReductionOp, Stmt};
+use acc_lang::ir::{
+    Block, Construct, Expr, ExprKind, ForLoop, LocalId, LoopId, ReductionOp, Region, Stmt,
+};
 
 /// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
 /// worker-single, vector-single execution).
@@ -331,6 +334,73 @@ impl Planner {
         }
         plan.reductions = reds;
         plan
+    }
+}
+
+/// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
+/// a single gang loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
+/// whose loops may read what earlier statements wrote, which gangs cannot wait for). Every
+/// block of a launch runs the code outside gang loops, so only assignments of a gang's own
+/// scalars may stand beside the one loop nest: an assignment of a `copy` scalar's cell, run
+/// by every block, would apply as many times as there are blocks, and a region with no gang
+/// loop at all is all such code.
+pub(crate) fn one_gang(r: &Region) -> bool {
+    match r.construct {
+        Construct::Serial | Construct::SerialLoop => true,
+        Construct::Kernels | Construct::KernelsLoop => {
+            let mut gang_loops = 0;
+            for s in &r.body {
+                match s {
+                    Stmt::For(f) if f.schedule.gang => gang_loops += 1,
+                    Stmt::Set(l, e) if !has_call(e) && !r.is_cell(l.0 as usize) => {}
+                    _ => return true,
+                }
+            }
+            gang_loops != 1
+        }
+        _ => false,
+    }
+}
+
+/// Whether a region may spread each gang over several blocks (`Kernel::split`): its body is
+/// one gang loop whose body is one vector loop, with no reductions and bounds without calls
+/// (code that every block of a gang runs must be free of effects). Memory-bound loop nests
+/// like Jacobi's copy want many small blocks, as hand-written CUDA launches (the H100 runs
+/// the copy 10% faster with four iterations per thread than with a row per block), but a
+/// gang loop of 4094 rows gives only 4094 blocks of rows.
+pub(crate) fn splits(r: &Region) -> bool {
+    fn only_loop(body: &[Stmt]) -> Option<&ForLoop> {
+        match body {
+            [Stmt::For(f)] if f.schedule.reductions.is_empty() && f.schedule.collapse <= 1 => {
+                let bounds = [&f.start, &f.end, &f.step];
+                bounds.iter().all(|e| !has_call(e)).then_some(f)
+            }
+            _ => None,
+        }
+    }
+    let Some(gang) = only_loop(&r.body) else {
+        return false;
+    };
+    let Some(vector) = only_loop(&gang.body) else {
+        return false;
+    };
+    let (g, v) = (&gang.schedule, &vector.schedule);
+    r.reductions.is_empty()
+        && !one_gang(r)
+        && (g.gang && !g.worker && !g.vector)
+        && (v.vector && !v.gang && !v.worker)
+}
+
+fn has_call(e: &acc_lang::ir::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call(..) => true,
+        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => has_call(x),
+        ExprKind::Binary(_, a, b, _) => has_call(a) || has_call(b),
+        ExprKind::Load { array, indices, .. } => has_call(array) || indices.iter().any(has_call),
+        ExprKind::Builtin(_, args) | ExprKind::CheckedBuiltin(_, args, _) => {
+            args.iter().any(has_call)
+        }
+        _ => false,
     }
 }
 

@@ -221,7 +221,7 @@ acc kernels copy(a) {
     // A `kernels` region of `copy` scalar assignments alone, or with one beside its loop,
     // runs as one gang (each block would apply the assignment again); a gang's own scalar
     // beside one loop nest does not need to.
-    let one: Vec<bool> = m.regions.iter().map(crate::kernel::one_gang).collect();
+    let one: Vec<bool> = m.regions.iter().map(crate::plan::one_gang).collect();
     assert_eq!(one, vec![true, true, false, true, true, false]);
 }
 
