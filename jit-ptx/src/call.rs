@@ -20,7 +20,7 @@
 //! as a 0/1 `.b32`; an array as its device header's address, from which the routine loads the
 //! data pointer and extents).
 
-use acc_lang::hir::{FnId, RoutineLevel};
+use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir::{Expr, Function, LocalId, ScalarType, Ty};
 
 use crate::cx::{Cx, FuncSig};
@@ -120,6 +120,43 @@ fn routine(cx: &mut Cx<'_>, id: FnId, mode: Mode) -> Result<FuncSig> {
 
 /// Generate routine `f` as a `.func` for callers in `mode`: its signature and definition.
 fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<(FuncSig, String)> {
+    let sig = signature(cx, f, id, mode)?;
+    let mode = if sig.shared { mode } else { Mode::Thread };
+    let mut fx = Fx::new(cx, FnKind::Routine, mode);
+    fx.set_ret(f.ret);
+    fx.add_locals(f.locals.iter().map(|l| l.ty));
+    let err = fx.sp().err;
+    fx.ins(format!("ld.param.u64 {err}, [err]"));
+    fx.read_special(if sig.shared {
+        Gangs::Params
+    } else {
+        Gangs::One
+    });
+    bind_params(&mut fx, f, &sig.globals)?;
+    fx.plan_loops(&f.body, &[]);
+    fx.block(&f.body)?;
+    let end = fx.end_label();
+    fx.place(&end);
+    fx.ins("ret");
+    let sig = FuncSig {
+        row_barriers: fx.uses_row_barriers(),
+        scratch: fx.uses_scratch(),
+        prints: fx.prints(),
+        ..sig
+    };
+    let text = format!(
+        "{} \n{{\n{}{}{}}}\n",
+        header(&sig),
+        fx.declarations(),
+        fx.take_code(),
+        fx.cold()
+    );
+    Ok((sig, text))
+}
+
+/// Routine `f`'s signature for callers in `mode`, before its body is generated (which fills
+/// in what the body uses), or why it cannot be generated.
+fn signature(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<FuncSig> {
     let shared = match f.device {
         Some(RoutineLevel::Seq) => false,
         Some(_) => true,
@@ -132,7 +169,6 @@ fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<
             f.device.map_or("", |l| l.name())
         ));
     }
-    let mode = if shared { mode } else { Mode::Thread };
     let mut params = Vec::with_capacity(f.params.len());
     for p in &f.params {
         match f.locals.get(p.0 as usize) {
@@ -143,23 +179,21 @@ fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<
     if f.ret.is_some_and(|t| t.is_array()) {
         return unsupported(format!("`{}` returns an array", f.name));
     }
-    let globals = cx.globals_of(id)?;
-    let sig = FuncSig {
+    let mode = if shared { mode } else { Mode::Thread };
+    Ok(FuncSig {
         name: function_name(f, id, mode),
         params,
         ret: f.ret,
         shared,
-        globals: globals.clone(),
+        globals: cx.globals_of(id)?,
         row_barriers: false,
         scratch: false,
         prints: false,
-    };
-    let mut fx = Fx::new(cx, FnKind::Routine, mode);
-    fx.set_ret(f.ret);
-    fx.add_locals(f.locals.iter().map(|l| l.ty));
-    let err = fx.sp().err;
-    fx.ins(format!("ld.param.u64 {err}, [err]"));
-    fx.read_special(if shared { Gangs::Params } else { Gangs::One });
+    })
+}
+
+/// The routine's globals and parameters from its `.param`s; its other locals at zero.
+fn bind_params(fx: &mut Fx<'_, '_>, f: &Function, globals: &[(VarId, Ty)]) -> Result<()> {
     for (k, &(g, ty)) in globals.iter().enumerate() {
         // A global array: the caller passes its device header.
         if ty.is_array() {
@@ -201,25 +235,7 @@ fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<
             fx.set_zero(r, s);
         }
     }
-    fx.plan_loops(&f.body, &[]);
-    fx.block(&f.body)?;
-    let end = fx.end_label();
-    fx.place(&end);
-    fx.ins("ret");
-    let sig = FuncSig {
-        row_barriers: fx.uses_row_barriers(),
-        scratch: fx.uses_scratch(),
-        prints: fx.prints(),
-        ..sig
-    };
-    let text = format!(
-        "{} \n{{\n{}{}{}}}\n",
-        header(&sig),
-        fx.declarations(),
-        fx.take_code(),
-        fx.cold()
-    );
-    Ok((sig, text))
+    Ok(())
 }
 
 impl Fx<'_, '_> {
@@ -238,7 +254,7 @@ impl Fx<'_, '_> {
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
         let mode = self.mode();
         let sig = routine(self.cx(), id, mode)?;
-        self.calls(&sig);
+        self.note_call(&sig);
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));
         }

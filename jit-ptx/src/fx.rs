@@ -343,7 +343,7 @@ impl<'c, 'm> Fx<'c, 'm> {
     }
 
     /// What a call of routine `sig` makes the code use.
-    pub(crate) fn calls(&mut self, sig: &FuncSig) {
+    pub(crate) fn note_call(&mut self, sig: &FuncSig) {
         self.row_barriers_used |= sig.row_barriers;
         self.scratch_used |= sig.scratch;
         self.prints |= sig.prints;
@@ -407,13 +407,13 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.version_depth
     }
 
-    /// The code being generated is one more versioned loop deep (or one less).
-    pub(crate) fn nest_version(&mut self, deeper: bool) {
-        if deeper {
-            self.version_depth += 1;
-        } else {
-            self.version_depth -= 1;
-        }
+    /// The code being generated is one more versioned loop deep, until `leave_version`.
+    pub(crate) fn enter_version(&mut self) {
+        self.version_depth += 1;
+    }
+
+    pub(crate) fn leave_version(&mut self) {
+        self.version_depth -= 1;
     }
 
     /// From now on `fail_if` holds its branches back (an unrolled trip's checks), until

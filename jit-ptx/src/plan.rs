@@ -248,7 +248,6 @@ impl Planner {
         let s = &head.schedule;
         let body = &nest[nest.len() - 1].body;
         let share = Share::of(self.mode, s.gang, s.worker, s.vector);
-        let group = share.ok().and_then(Share::group);
         let mut plan = SharedLoop {
             share,
             reductions: Vec::new(),
@@ -259,36 +258,14 @@ impl Planner {
         let Ok(share) = share else {
             return plan;
         };
-        let mut reds = Vec::new();
-        for f in nest {
-            for &r in &f.schedule.reductions {
-                if !reds.iter().any(|x: &(LocalId, ReductionOp)| x.0 == r.0) {
-                    reds.push(r);
-                }
-            }
-        }
-        if group.is_some() {
-            let mut assigned = Vec::new();
-            assigned_locals(body, &mut assigned);
-            for &r in &self.reductions {
-                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
-                    reds.push(r);
-                }
-            }
-        }
+        let group = share.group();
+        let reds = self.reductions_of(nest, group.is_some());
         if group == Some(Group::Block) {
-            if let Some(frame) = self.frames.last_mut() {
-                for r in &reds {
-                    if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
-                        plan.deferred.push(r.0);
-                        if !frame.deferred.contains(&r.0) {
-                            frame.deferred.push(r.0);
-                        }
-                    }
-                }
-            }
+            plan.deferred = self.defer(&reds);
         }
         let sole = group.is_some() && self.frames.last().is_some_and(|f| f.sole == Some(head.id));
+        // A gang loop opens a frame for the loops inside it; worker and vector loops open an
+        // empty one (what their bodies hold is not the gang loop's own).
         let frame = match group {
             None => {
                 let mut mentioned = Vec::new();
@@ -310,18 +287,14 @@ impl Planner {
         self.inside(&reds, body);
         self.mode = outer_mode;
         let frame = self.frames.pop().unwrap_or_default();
+        plan.gathered = frame.deferred;
 
         // The reductions over threads end with a barrier; without one, the threads that
         // shared the iterations wait for each other after the loop (or the gang loop around
         // waits, see `GangFrame::sole`).
-        plan.gathered = frame.deferred;
-        let reduced_over_threads = match group {
-            Some(_) => reds.iter().any(|r| !plan.deferred.contains(&r.0)),
-            None => reds.iter().any(|r| plan.gathered.contains(&r.0)),
-        };
         let owes_sync = match group {
-            Some(_) => !reduced_over_threads,
-            None => frame.sync_owed && !reduced_over_threads,
+            Some(_) => reds.iter().all(|r| plan.deferred.contains(&r.0)),
+            None => frame.sync_owed && !reds.iter().any(|r| plan.gathered.contains(&r.0)),
         };
         if owes_sync {
             plan.barrier = match self.frames.last_mut() {
@@ -334,6 +307,48 @@ impl Planner {
         }
         plan.reductions = reds;
         plan
+    }
+
+    /// The variables a shared loop reduces: its nest's own reductions and, where it divides
+    /// work among threads (`among_threads`), the enclosing constructs' reduction variables
+    /// its body assigns.
+    fn reductions_of(&self, nest: &[&ForLoop], among_threads: bool) -> Vec<(LocalId, ReductionOp)> {
+        let mut reds: Vec<(LocalId, ReductionOp)> = Vec::new();
+        for f in nest {
+            for &r in &f.schedule.reductions {
+                if !reds.iter().any(|x| x.0 == r.0) {
+                    reds.push(r);
+                }
+            }
+        }
+        if among_threads {
+            let mut assigned = Vec::new();
+            assigned_locals(&nest[nest.len() - 1].body, &mut assigned);
+            for &r in &self.reductions {
+                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
+                    reds.push(r);
+                }
+            }
+        }
+        reds
+    }
+
+    /// Of a vector loop's reductions (`reds`), those it leaves to the enclosing gang loop:
+    /// the gang loop reduces the same variable with the same operator and uses it nowhere
+    /// else in its body (outside worker and vector loops).
+    fn defer(&mut self, reds: &[(LocalId, ReductionOp)]) -> Vec<LocalId> {
+        let mut deferred = Vec::new();
+        if let Some(frame) = self.frames.last_mut() {
+            for r in reds {
+                if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
+                    deferred.push(r.0);
+                    if !frame.deferred.contains(&r.0) {
+                        frame.deferred.push(r.0);
+                    }
+                }
+            }
+        }
+        deferred
     }
 }
 

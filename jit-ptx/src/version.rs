@@ -166,14 +166,14 @@ impl Fx<'_, '_> {
         let checked = self.label("checked");
         let join = self.label("versioned");
         self.ins(format!("@!{} bra {checked}", v.ok));
-        self.nest_version(true);
+        self.enter_version();
         let fast = self.assuming_proven(Some(v), &mut emit);
         let slow = fast.and_then(|()| {
             self.ins(format!("bra {join}"));
             self.place(&checked);
             emit(self)
         });
-        self.nest_version(false);
+        self.leave_version();
         slow?;
         self.place(&join);
         Ok(())
