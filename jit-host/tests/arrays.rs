@@ -199,6 +199,7 @@ fn param(name: &str, ty: acc_lang::ir::Ty, pass: Pass, var: u32) -> RegionParam 
 
 fn gang_loop(v: u32, end: Expr, body: Vec<Stmt>, reductions: Vec<(LocalId, ReductionOp)>) -> Stmt {
     Stmt::For(ForLoop {
+        id: acc_lang::ir::LoopId(v),
         var: LocalId(v),
         start: i64c(0),
         end,

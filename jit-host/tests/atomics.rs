@@ -183,6 +183,7 @@ fn region() -> Region {
             .collect(),
         locals: common::locals(&locals),
         body: vec![Stmt::For(ForLoop {
+            id: acc_lang::ir::LoopId(0),
             var: LocalId(I),
             start: i64c(0),
             end: var(11, s(I64)),
@@ -357,6 +358,7 @@ fn read_write_region() -> Region {
             ("old", s(I64)),
         ]),
         body: vec![Stmt::For(ForLoop {
+            id: acc_lang::ir::LoopId(0),
             var: LocalId(4),
             start: i64c(0),
             end: var(3, s(I64)),
@@ -470,6 +472,7 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
         ],
         locals: common::locals(&[("c", s(I64)), ("n", s(I64)), ("i", s(I64))]),
         body: vec![Stmt::For(ForLoop {
+            id: acc_lang::ir::LoopId(0),
             var: LocalId(2),
             start: i64c(0),
             end: var(1, s(I64)),

@@ -331,6 +331,7 @@ fn assert_and_exit_stop_the_program() {
 fn loop_reductions_start_from_the_identity() {
     // s = 100; for i in 1..=4 reduction(*: s) { s = s * i }  →  100 * 24
     let mut f = acc_lang::ir::ForLoop {
+        id: acc_lang::ir::LoopId(0),
         var: LocalId(0),
         start: i64c(1),
         end: i64c(4),

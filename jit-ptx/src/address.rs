@@ -22,8 +22,9 @@ use acc_lang::ir::bounds;
 use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
 use acc_lang::ir::{BinOp, Block, Expr, ExprKind, LocalId, SiteId, Stmt};
 
-use crate::fx::{unsupported, ArrayVal, Fx, Result};
+use crate::fx::{ArrayVal, Fx};
 use crate::ptx::{elem_size, Class, Reg};
+use crate::{unsupported, Result};
 
 /// An address operand: a register and a byte offset (`[reg+offset]`).
 #[derive(Clone, Copy, Debug)]
@@ -74,13 +75,6 @@ fn split(e: &Expr) -> (&Expr, i64) {
         }
     }
     (e, 0)
-}
-
-/// Row starts worked out before a loop, for the accesses in it (`Fx::row_starts`).
-#[derive(Default)]
-pub(crate) struct RowStarts {
-    /// (the array and the variable parts of its outer indices, as text; the row's address).
-    starts: Vec<(String, Reg)>,
 }
 
 /// The key of a row start: the array and the variable parts of the outer indices.
@@ -149,7 +143,7 @@ impl Fx<'_, '_> {
         };
         rows.block(body);
         let found = rows.found;
-        let mut starts = RowStarts::default();
+        let mut starts = Vec::new();
         for (array, outer) in found {
             let a = self.array(array)?;
             let mut linear = self.index(split(&outer[0]).0)?;
@@ -164,32 +158,25 @@ impl Fx<'_, '_> {
             let size = elem_size(a.elem);
             self.ins(format!("mul.lo.s64 {bytes}, {linear}, {last}"));
             self.ins(format!("mad.lo.s64 {start}, {bytes}, {size}, {}", a.data));
-            starts.starts.push((row_key(array, outer), start));
+            starts.push((row_key(array, outer), start));
         }
-        self.row_starts.push(starts);
+        self.enter_row_starts(starts);
         Ok(())
     }
 
     /// The end of the loop that the last `hoist_row_starts` prepared.
     pub(crate) fn end_row_starts(&mut self) {
-        self.row_starts.pop();
+        self.leave_row_starts();
     }
 
     /// The start of row `array[outer…]` if an enclosing loop worked it out.
     fn row_start(&self, array: &Expr, outer: &[Expr]) -> Option<Reg> {
-        let key = row_key(array, outer);
-        self.row_starts
-            .iter()
-            .rev()
-            .flat_map(|r| &r.starts)
-            .find(|(k, _)| *k == key)
-            .map(|&(_, r)| r)
+        self.row_start_of(&row_key(array, outer))
     }
 
     /// The site of an access's check, `None` where it needs none (proven, or `--unchecked`).
     pub(crate) fn checked_site(&self, indices: &[Expr], site: Option<SiteId>) -> Option<SiteId> {
-        self.unproven(indices, site)
-            .filter(|_| !self.cx.options.unchecked)
+        self.unproven(indices, site).filter(|_| !self.unchecked())
     }
 
     /// The address of `a[indices]`, an access that needs no check (module doc).

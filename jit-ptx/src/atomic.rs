@@ -21,8 +21,10 @@ use acc_lang::builtins::Builtin;
 use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
 use acc_lang::ir::{AtomicKind, BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
 
-use crate::fx::{unsupported, Fx, Mode, Result, Val};
+use crate::fx::{Fx, Val};
+use crate::plan::Mode;
 use crate::ptx::{arith, is_float, Class, Reg};
+use crate::{unsupported, Result};
 
 /// The one `atom` instruction of an update of `loc` (an element of type `s`), from
 /// `ir::atomic::rmw_of`: the operation and whether the operand is negated (`x - e` adds `-e`).
@@ -76,7 +78,7 @@ impl Fx<'_, '_> {
     /// The statement `s` of an `ir::Stmt::Atomic` of kind `kind`, as `ir::atomic::classify`
     /// reads it (the same classification jit-host uses).
     pub(crate) fn atomic(&mut self, kind: AtomicKind, s: &Stmt) -> Result<()> {
-        let cells: Vec<LocalId> = self.cells.iter().map(|c| c.0).collect();
+        let cells: Vec<LocalId> = self.cell_locals();
         let form = match classify(kind, s, |l| cells.contains(&l)) {
             Ok(form) => form,
             Err(e) => return unsupported(format!("an `acc atomic` statement: {e}")),
@@ -118,7 +120,7 @@ impl Fx<'_, '_> {
     /// An atomic statement on a scalar local: the gang's own variable, a plain statement where
     /// the gang's threads share one copy of it.
     fn scalar_atomic(&mut self, s: &Stmt) -> Result<()> {
-        if self.mode == Mode::Thread {
+        if self.mode() == Mode::Thread {
             return unsupported(
                 "an atomic update of a scalar inside a vector loop (each thread has its own copy)",
             );
@@ -186,9 +188,7 @@ impl Fx<'_, '_> {
                 return unsupported("an atomic update of a global in device code");
             }
             Location::Cell(l) => {
-                let (Some(addr), Some(Ty::Scalar(s))) =
-                    (self.cell(l), self.local_tys.get(l.0 as usize).copied())
-                else {
+                let (Some(addr), Some(Ty::Scalar(s))) = (self.cell(l), self.local_ty(l)) else {
                     return unsupported("an atomic location that is not a `copy` scalar");
                 };
                 (addr, s)

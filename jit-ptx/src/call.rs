@@ -21,11 +21,13 @@
 //! data pointer and extents).
 
 use acc_lang::hir::{FnId, RoutineLevel, VarId};
-use acc_lang::ir::{Expr, ExprKind, Function, LocalId, ScalarType, Stmt, Ty};
+use acc_lang::ir::{Expr, Function, LocalId, ScalarType, Ty};
 
-use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
-use crate::module::Cx;
+use crate::cx::{Cx, FuncSig};
+use crate::fx::{FnKind, Fx, Gangs, Val};
+use crate::plan::Mode;
 use crate::ptx::{Class, Reg};
+use crate::{unsupported, PtxError, Result};
 
 /// The `.param` type of a scalar.
 pub(crate) fn param_type(s: ScalarType) -> &'static str {
@@ -42,24 +44,6 @@ fn param_type_of(t: Ty) -> &'static str {
         Ty::Scalar(s) => param_type(s),
         Ty::Array { .. } => "b64",
     }
-}
-
-/// What a call needs to know about a routine.
-#[derive(Clone, Debug)]
-pub(crate) struct FuncSig {
-    pub name: String,
-    pub params: Vec<Ty>,
-    pub ret: Option<Ty>,
-    /// Not `seq`: takes the caller's gang and gang count, and runs in the caller's mode.
-    pub shared: bool,
-    /// The globals it reads (scalars and arrays), in `VarId` order, with their types.
-    pub globals: Vec<(VarId, Ty)>,
-    /// It synchronizes rows (`acc_row_barrier`, whose words the kernel must zero).
-    pub row_barriers: bool,
-    /// It uses the shared scratch slots (reductions over threads, broadcasts).
-    pub scratch: bool,
-    /// It prints: it takes the output buffer's address (`out`).
-    pub prints: bool,
 }
 
 /// A routine's PTX name: `acc_fn_{id}_{name}` (the name reduced to `[A-Za-z0-9_]`), with
@@ -102,94 +86,77 @@ fn header(sig: &FuncSig) -> String {
 }
 
 /// A routine's prototype line.
-pub(crate) fn prototype(sig: &FuncSig) -> String {
+fn prototype(sig: &FuncSig) -> String {
     format!("{};\n", header(sig))
 }
 
-/// The globals that `stmts` read directly (with their types), and the functions they call.
-pub(crate) fn reads_and_calls(
-    stmts: &[Stmt],
-    globals: &mut Vec<(VarId, Ty)>,
-    calls: &mut Vec<FnId>,
-) {
-    fn expr(e: &Expr, globals: &mut Vec<(VarId, Ty)>, calls: &mut Vec<FnId>) {
-        match &e.kind {
-            ExprKind::Global(g) => globals.push((*g, e.ty)),
-            ExprKind::Call(f, args) => {
-                calls.push(*f);
-                args.iter().for_each(|a| expr(a, globals, calls));
-            }
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
-                expr(x, globals, calls)
-            }
-            ExprKind::Binary(_, a, b, _) => {
-                expr(a, globals, calls);
-                expr(b, globals, calls);
-            }
-            ExprKind::Load { array, indices, .. } => {
-                expr(array, globals, calls);
-                indices.iter().for_each(|i| expr(i, globals, calls));
-            }
-            ExprKind::Builtin(_, args)
-            | ExprKind::CheckedBuiltin(_, args, _)
-            | ExprKind::ArrayLit(args, _) => args.iter().for_each(|a| expr(a, globals, calls)),
-            ExprKind::Section { array, .. } => expr(array, globals, calls),
-            ExprKind::Const(_) | ExprKind::Local(_) => {}
-        }
+/// Routine `id` for callers in `mode`, generated on first use. A `seq` routine has one
+/// variant (it runs in one thread); the others one per mode of their callers.
+fn routine(cx: &mut Cx<'_>, id: FnId, mode: Mode) -> Result<FuncSig> {
+    let module = cx.module;
+    let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
+        return unsupported(format!("a call of function {} of an earlier compile", id.0));
+    };
+    let mode = match f.device {
+        Some(RoutineLevel::Seq) => Mode::Thread,
+        _ => mode,
+    };
+    if let Some(done) = cx.routine(id, mode) {
+        return done;
     }
-    for s in stmts {
-        match s {
-            Stmt::Set(_, e) | Stmt::SetGlobal(_, e) | Stmt::Eval(e) => expr(e, globals, calls),
-            Stmt::Store {
-                array,
-                indices,
-                value,
-                ..
-            } => {
-                expr(array, globals, calls);
-                indices.iter().for_each(|i| expr(i, globals, calls));
-                expr(value, globals, calls);
-            }
-            Stmt::If { cond, then, els } => {
-                expr(cond, globals, calls);
-                reads_and_calls(then, globals, calls);
-                reads_and_calls(els, globals, calls);
-            }
-            Stmt::While { cond, body, .. } => {
-                expr(cond, globals, calls);
-                reads_and_calls(body, globals, calls);
-            }
-            Stmt::For(f) => {
-                expr(&f.start, globals, calls);
-                expr(&f.end, globals, calls);
-                expr(&f.step, globals, calls);
-                reads_and_calls(&f.body, globals, calls);
-            }
-            Stmt::Return(Some(e)) | Stmt::Retain(e) | Stmt::Release(e) => expr(e, globals, calls),
-            Stmt::Print(args, _) => {
-                for a in args {
-                    if let acc_lang::ir::PrintArg::Value(e) = a {
-                        expr(e, globals, calls);
-                    }
-                }
-            }
-            Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, globals, calls)),
-            Stmt::Assert { cond, .. } => expr(cond, globals, calls),
-            Stmt::Atomic(_, s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
-            Stmt::Block(b) => reads_and_calls(b, globals, calls),
-            Stmt::DataRegion { body, .. } => reads_and_calls(body, globals, calls),
-            _ => {}
+    cx.enter(id)?;
+    let result = emit_function(cx, f, id, mode);
+    cx.leave();
+    let entry = match result {
+        Ok((sig, text)) => {
+            cx.push_definition(prototype(&sig), text);
+            Ok(sig)
         }
-    }
+        Err(PtxError::Unsupported(why)) => Err(format!("routine `{}`: {why}", f.name)),
+    };
+    cx.record_routine(id, mode, entry.clone());
+    entry.map_err(PtxError::Unsupported)
 }
 
 /// Generate routine `f` as a `.func` for callers in `mode`: its signature and definition.
-pub(crate) fn emit_function(
-    cx: &mut Cx<'_>,
-    f: &Function,
-    id: FnId,
-    mode: Mode,
-) -> Result<(FuncSig, String)> {
+fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<(FuncSig, String)> {
+    let sig = signature(cx, f, id, mode)?;
+    let mode = if sig.shared { mode } else { Mode::Thread };
+    let mut fx = Fx::new(cx, FnKind::Routine, mode);
+    fx.set_ret(f.ret);
+    fx.add_locals(f.locals.iter().map(|l| l.ty));
+    let err = fx.sp().err;
+    fx.ins(format!("ld.param.u64 {err}, [err]"));
+    fx.read_special(if sig.shared {
+        Gangs::Params
+    } else {
+        Gangs::One
+    });
+    bind_params(&mut fx, f, &sig.globals)?;
+    fx.plan_loops(&f.body, &[]);
+    fx.block(&f.body)?;
+    let end = fx.end_label();
+    fx.place(&end);
+    fx.ins("ret");
+    let sig = FuncSig {
+        row_barriers: fx.uses_row_barriers(),
+        scratch: fx.uses_scratch(),
+        prints: fx.prints(),
+        ..sig
+    };
+    let text = format!(
+        "{} \n{{\n{}{}{}}}\n",
+        header(&sig),
+        fx.declarations(),
+        fx.take_code(),
+        fx.cold()
+    );
+    Ok((sig, text))
+}
+
+/// Routine `f`'s signature for callers in `mode`, before its body is generated (which fills
+/// in what the body uses), or why it cannot be generated.
+fn signature(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<FuncSig> {
     let shared = match f.device {
         Some(RoutineLevel::Seq) => false,
         Some(_) => true,
@@ -202,7 +169,6 @@ pub(crate) fn emit_function(
             f.device.map_or("", |l| l.name())
         ));
     }
-    let mode = if shared { mode } else { Mode::Thread };
     let mut params = Vec::with_capacity(f.params.len());
     for p in &f.params {
         match f.locals.get(p.0 as usize) {
@@ -213,41 +179,35 @@ pub(crate) fn emit_function(
     if f.ret.is_some_and(|t| t.is_array()) {
         return unsupported(format!("`{}` returns an array", f.name));
     }
-    let globals = cx.globals_of(id)?;
-    let sig = FuncSig {
+    let mode = if shared { mode } else { Mode::Thread };
+    Ok(FuncSig {
         name: function_name(f, id, mode),
         params,
         ret: f.ret,
         shared,
-        globals: globals.clone(),
+        globals: cx.globals_of(id)?,
         row_barriers: false,
         scratch: false,
         prints: false,
-    };
-    let mut fx = Fx::new(cx, FnKind::Routine, mode);
-    fx.ret = f.ret;
-    fx.local_tys = f.locals.iter().map(|l| l.ty).collect();
-    for l in &f.locals {
-        let v = fx.fresh_local(l.ty);
-        fx.locals.push(v);
-    }
-    let err = fx.sp.err;
-    fx.ins(format!("ld.param.u64 {err}, [err]"));
-    fx.read_special(if shared { Gangs::Params } else { Gangs::One });
+    })
+}
+
+/// The routine's globals and parameters from its `.param`s; its other locals at zero.
+fn bind_params(fx: &mut Fx<'_, '_>, f: &Function, globals: &[(VarId, Ty)]) -> Result<()> {
     for (k, &(g, ty)) in globals.iter().enumerate() {
         // A global array: the caller passes its device header.
         if ty.is_array() {
             if let Val::Array(a) = fx.fresh_local(ty) {
                 fx.ins(format!("ld.param.u64 {}, [g{k}]", a.hdr));
                 fx.load_header(&a);
-                fx.globals.push((g, a.hdr));
-                fx.global_arrays.push((g, a));
+                fx.add_global(g, a.hdr);
+                fx.add_global_array(g, a);
                 continue;
             }
         }
         let r = fx.fresh(Class::B64);
         fx.ins(format!("ld.param.u64 {r}, [g{k}]"));
-        fx.globals.push((g, r));
+        fx.add_global(g, r);
     }
     for (i, p) in f.params.iter().enumerate() {
         match fx.local(*p)? {
@@ -275,24 +235,7 @@ pub(crate) fn emit_function(
             fx.set_zero(r, s);
         }
     }
-    fx.block(&f.body)?;
-    let end = fx.end_label.clone();
-    fx.place(&end);
-    fx.ins("ret");
-    let sig = FuncSig {
-        row_barriers: fx.row_barriers_used,
-        scratch: fx.scratch_used,
-        prints: fx.prints,
-        ..sig
-    };
-    let text = format!(
-        "{} \n{{\n{}{}{}}}\n",
-        header(&sig),
-        fx.declarations(),
-        fx.code,
-        fx.cold
-    );
-    Ok((sig, text))
+    Ok(())
 }
 
 impl Fx<'_, '_> {
@@ -309,10 +252,9 @@ impl Fx<'_, '_> {
 
     /// A call of a user routine.
     pub(crate) fn call(&mut self, id: FnId, args: &[Expr]) -> Result<Option<Val>> {
-        let sig = self.cx.function(id, self.mode)?;
-        self.row_barriers_used |= sig.row_barriers;
-        self.scratch_used |= sig.scratch;
-        self.prints |= sig.prints;
+        let mode = self.mode();
+        let sig = routine(self.cx(), id, mode)?;
+        self.note_call(&sig);
         if sig.params.len() != args.len() {
             return unsupported(format!("a call of `{}` with the wrong arity", sig.name));
         }
@@ -329,8 +271,8 @@ impl Fx<'_, '_> {
         }
         let mut globals = Vec::with_capacity(sig.globals.len());
         for (g, _) in &sig.globals {
-            match self.globals.iter().find(|x| x.0 == *g) {
-                Some(&(_, r)) => globals.push(r),
+            match self.global(*g) {
+                Some(r) => globals.push(r),
                 None => return unsupported("a global that the caller was not given"),
             }
         }
@@ -350,10 +292,10 @@ impl Fx<'_, '_> {
             self.ins(format!("ld.param.u64 {out}, [out]"));
             out
         });
-        self.code.push_str("\t{\n");
+        self.open_scope();
         let mut names = vec!["c_err".to_string()];
         self.ins(".param .b64 c_err");
-        let err = self.sp.err;
+        let err = self.sp().err;
         let mut stores = vec![format!("st.param.b64 [c_err], {err}")];
         if let Some(out) = out {
             self.ins(".param .b64 c_out");
@@ -363,8 +305,8 @@ impl Fx<'_, '_> {
         if sig.shared {
             self.ins(".param .b32 c_gang");
             self.ins(".param .b32 c_ngangs");
-            stores.push(format!("st.param.b32 [c_gang], {}", self.sp.gang));
-            stores.push(format!("st.param.b32 [c_ngangs], {}", self.sp.ngangs));
+            stores.push(format!("st.param.b32 [c_gang], {}", self.sp().gang));
+            stores.push(format!("st.param.b32 [c_ngangs], {}", self.sp().ngangs));
             names.push("c_gang".into());
             names.push("c_ngangs".into());
         }
@@ -395,9 +337,9 @@ impl Fx<'_, '_> {
                 self.ins(format!("ld.param.{} {r}, [c_ret]", param_type(s)));
             }
         }
-        self.code.push_str("\t}\n");
+        self.close_scope();
         self.place(&skip);
-        if !single || self.mode == Mode::Thread {
+        if !single || self.mode() == Mode::Thread {
             return Ok(result.map(|(r, s)| Val::Scalar(r, s)));
         }
         Ok(match result {

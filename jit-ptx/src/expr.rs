@@ -11,10 +11,11 @@ use acc_lang::hir::Const;
 use acc_lang::ir::{BinOp, Expr, ExprKind, ScalarType, SiteId, Ty, UnOp};
 
 use crate::address::Address;
-use crate::fx::{unsupported, ArrayVal, FailKind, Fx, Result, Val};
+use crate::fx::{ArrayVal, FailKind, Fx, Val};
 use crate::math::MathFn;
 use crate::ptx::{arith, bits, elem_size, f32_literal, f64_literal, int_literal, is_float, mem};
 use crate::ptx::{Class, Reg};
+use crate::{unsupported, Result};
 
 fn scalar_ty(e: &Expr) -> Result<ScalarType> {
     match e.ty {
@@ -82,14 +83,12 @@ impl Fx<'_, '_> {
         let v = match &e.kind {
             ExprKind::Const(c) => Val::Scalar(self.const_value(*c), c.ty()),
             ExprKind::Local(l) => self.read_local(*l)?,
-            ExprKind::Global(g) if e.ty.is_array() => {
-                match self.global_arrays.iter().find(|x| x.0 == *g) {
-                    Some((_, a)) => Val::Array(a.clone()),
-                    None => return unsupported("a global array that the function was not given"),
-                }
-            }
+            ExprKind::Global(g) if e.ty.is_array() => match self.global_array(*g) {
+                Some(a) => Val::Array(a.clone()),
+                None => return unsupported("a global array that the function was not given"),
+            },
             ExprKind::Global(g) => {
-                let Some(&(_, bits)) = self.globals.iter().find(|x| x.0 == *g) else {
+                let Some(bits) = self.global(*g) else {
                     return unsupported("a global variable that the function was not given");
                 };
                 let s = scalar_ty(e)?;
@@ -194,10 +193,10 @@ impl Fx<'_, '_> {
     ) -> Result<Reg> {
         crate::address::indices_fit(a, idx.len())?;
         let mut failed = None;
-        if let (Some(site), false) = (site, self.cx.options.unchecked) {
+        if let (Some(site), false) = (site, self.unchecked()) {
             // A check decided later reports the index it had here.
             let kept: Vec<Reg>;
-            let idx = if self.later.is_some() {
+            let idx = if self.holding_checks() {
                 kept = idx.iter().map(|&r| self.keep(r)).collect();
                 &kept[..]
             } else {
@@ -255,11 +254,11 @@ impl Fx<'_, '_> {
             self.ins(format!("mad.lo.s64 {addr}, {linear}, {size}, {}", a.data));
         }
         match failed {
-            Some(any) if self.later.is_some() => {
+            Some(any) if self.holding_checks() => {
                 // Until the check is decided, a failing access reads the error record: an
                 // address that is always there.
                 let safe = self.fresh(Class::B64);
-                self.ins(format!("selp.b64 {safe}, {}, {addr}, {any}", self.sp.err));
+                self.ins(format!("selp.b64 {safe}, {}, {addr}, {any}", self.sp().err));
                 Ok(safe)
             }
             _ => Ok(addr),

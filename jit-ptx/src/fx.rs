@@ -1,22 +1,22 @@
-//! The state of one PTX function being generated (`Fx`), and what every part of the emitter
-//! shares: values, the threads' modes, labels, barriers, run-time failures.
+//! One PTX function being generated (`Fx`): a builder that holds the function's text and the
+//! state its passes keep while they write it, private behind methods, and what every part of
+//! the emitter shares: values, labels, barriers, run-time failures.
 //!
-//! Statements are in `stmt`, loops and their schedules in `schedule`, expressions in `expr`,
-//! reductions in `reduce`, atomics in `atomic`, output in `print`, routine calls and function
-//! bodies in `call`, kernels in `kernel`.
+//! The passes depend on this module, never the other way round: what to do with each loop is
+//! decided beforehand (`plan`); statements are in `stmt`, loops and their schedules in
+//! `schedule`, expressions in `expr`, reductions in `reduce`, atomics in `atomic`, output in
+//! `print`, routine calls and function bodies in `call`, kernels in `kernel`; the module-wide
+//! state is `cx`'s.
+
+use std::collections::{HashMap, HashSet};
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{LocalId, ReductionOp, ScalarType, SiteId, Ty};
+use acc_lang::ir::{Block, LocalId, LoopId, ReductionOp, ScalarType, SiteId, Ty};
 
-use crate::module::Cx;
+use crate::cx::{Cx, FuncSig};
+use crate::plan::{LoopPlan, Mode, Plan};
 use crate::ptx::{class_of, Class, Reg, Regs};
-use crate::PtxError;
-
-pub(crate) type Result<T> = std::result::Result<T, PtxError>;
-
-pub(crate) fn unsupported<T>(what: impl Into<String>) -> Result<T> {
-    Err(PtxError::Unsupported(what.into()))
-}
+use crate::{unsupported, Result};
 
 /// An array as device code holds it: its device header's address, and the data pointer and
 /// extents loaded from the header once.
@@ -33,21 +33,6 @@ pub(crate) struct ArrayVal {
 pub(crate) enum Val {
     Scalar(Reg, ScalarType),
     Array(ArrayVal),
-}
-
-/// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
-/// worker-single, vector-single execution).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Mode {
-    /// Every thread of the block runs the same code on the same values (outside worker and
-    /// vector loops): thread (0,0) alone performs stores, atomics and output, then the block
-    /// synchronizes (`bar.sync 0`) so that every thread sees them.
-    Block,
-    /// Each row of threads (one `%tid.y`) runs its own worker-loop iteration, its threads
-    /// redundantly: the row's thread `x = 0` performs the effects, then the row synchronizes.
-    Row,
-    /// Each thread runs its own iterations (vector loops, and routines called from them).
-    Thread,
 }
 
 /// The special registers a function reads once at its top.
@@ -81,7 +66,7 @@ pub(crate) enum Gangs {
     One,
     /// A gang, worker or vector routine: its `gang` and `ngangs` parameters (the caller's).
     Params,
-    /// A split kernel (`kernel::splits`): its `split` parameter's count of consecutive blocks
+    /// A split kernel (`plan::splits`): its `split` parameter's count of consecutive blocks
     /// share each gang, `%ctaid.x / split` of `%nctaid.x / split` (see `Fx::split`).
     Split,
 }
@@ -108,61 +93,81 @@ pub(crate) const STOP_POLL_EVERY: u32 = 1024;
 /// The site number recorded for a check whose IR carries none.
 pub(crate) const NO_SITE: u32 = u32::MAX;
 
+/// A failed-check branch held back until the end of an unrolled trip (`Fx::fail_if`'s
+/// arguments; `unroll`).
+pub(crate) struct LaterCheck {
+    pub cond: Reg,
+    pub kind: FailKind,
+    pub site: u32,
+    pub dim: Option<Reg>,
+    pub index: Option<Reg>,
+    pub shape: Vec<Reg>,
+    pub prelude: Vec<String>,
+}
+
+/// The stores of a thread loop's unrolled copy (`unroll`), held back until every copy has
+/// loaded, and the values it stored, by element.
+#[derive(Default)]
+pub(crate) struct HeldStores {
+    pub stores: Vec<String>,
+    pub stored: HashMap<String, Reg>,
+}
+
+/// One PTX function being generated: its text so far and the state the passes that write it
+/// keep while they do (read and changed through methods, each pass its own).
 pub(crate) struct Fx<'c, 'm> {
-    pub cx: &'c mut Cx<'m>,
-    pub kind: FnKind,
-    pub regs: Regs,
+    cx: &'c mut Cx<'m>,
+    kind: FnKind,
+    regs: Regs,
     /// The body's instructions.
-    pub code: String,
+    code: String,
     /// Failure paths, placed after the body so that the hot path stays straight.
-    pub cold: String,
+    cold: String,
     labels: u32,
-    pub locals: Vec<Val>,
-    pub local_tys: Vec<Ty>,
-    pub loops: Vec<LoopTargets>,
-    pub mode: Mode,
-    pub sp: Special,
-    /// Reductions of the enclosing constructs (region, loops): a worker or vector loop that
-    /// updates one of these variables reduces it over its threads.
-    pub reductions: Vec<(LocalId, ReductionOp)>,
+    locals: Vec<Val>,
+    local_tys: Vec<Ty>,
+    loops: Vec<LoopTargets>,
+    mode: Mode,
+    sp: Special,
+    /// What to do with each loop of the body (`plan`).
+    plan: Plan,
     /// Where `return` goes.
-    pub end_label: String,
+    end_label: String,
     /// A routine's return type.
-    pub ret: Option<Ty>,
+    ret: Option<Ty>,
     /// Whether the code uses row barriers (whose words the kernel must zero first).
-    pub row_barriers_used: bool,
+    row_barriers_used: bool,
     /// It (or a routine it calls) uses the shared scratch slots.
-    pub scratch_used: bool,
+    scratch_used: bool,
     /// It has unrolled loops, whose copies' loads should stay in flight together
     /// (`kernel::REGISTERS_FOR_UNROLLED`).
-    pub unrolled: bool,
+    unrolled: bool,
     /// The code (or a routine it calls) prints: it reads the `out` parameter.
-    pub prints: bool,
+    prints: bool,
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
     /// of the memory cell each lives in, shared by every thread of the launch.
-    pub cells: Vec<(LocalId, Reg)>,
+    cells: Vec<(LocalId, Reg)>,
     /// The globals the code reads: a scalar's 8-byte slot value at the launch, an array's
     /// device header.
-    pub globals: Vec<(VarId, Reg)>,
+    globals: Vec<(VarId, Reg)>,
     /// The global arrays it reads: their device copies (the header in `globals` too).
-    pub global_arrays: Vec<(VarId, ArrayVal)>,
+    global_arrays: Vec<(VarId, ArrayVal)>,
     /// The mode the function starts in (`return` is uniform only there).
-    pub entry_mode: Mode,
-    /// The enclosing gang loops' reductions that inner vector loops may leave to them.
-    pub gang_frames: Vec<crate::schedule::GangFrame>,
+    entry_mode: Mode,
     /// Accesses whose bounds an enclosing loop's pre-check has proven (`version`).
-    pub proven: std::collections::HashSet<usize>,
+    proven: HashSet<usize>,
     /// How many versioned loops enclose the code being generated.
-    pub version_depth: u32,
+    version_depth: u32,
     /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
-    pub later: Option<Vec<crate::unroll::LaterCheck>>,
+    later: Option<Vec<LaterCheck>>,
     /// While an unrolled copy of a thread loop's body is generated: its held-back stores.
-    pub deferred: Option<crate::unroll::Deferred>,
-    /// Row starts of accesses, worked out before the loops that enclose them.
-    pub row_starts: Vec<crate::address::RowStarts>,
+    held_stores: Option<HeldStores>,
+    /// Row starts of accesses, worked out before the loops that enclose them (`address`), by
+    /// key.
+    row_starts: Vec<Vec<(String, Reg)>>,
     /// In a split kernel: the block's share of its gang, `%ctaid.x % split`, and `split`
     /// (u32). The gang loop's vector loop shares its iterations among the gang's blocks.
-    pub split: Option<(Reg, Reg)>,
+    split: Option<(Reg, Reg)>,
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
@@ -198,7 +203,7 @@ impl<'c, 'm> Fx<'c, 'm> {
                 lead_x,
                 err,
             },
-            reductions: Vec::new(),
+            plan: Plan::default(),
             end_label: "$Lend".into(),
             ret: None,
             row_barriers_used: false,
@@ -209,14 +214,271 @@ impl<'c, 'm> Fx<'c, 'm> {
             globals: Vec::new(),
             global_arrays: Vec::new(),
             entry_mode: mode,
-            gang_frames: Vec::new(),
             proven: Default::default(),
             version_depth: 0,
             later: None,
-            deferred: None,
+            held_stores: None,
             row_starts: Vec::new(),
             split: None,
         }
+    }
+
+    // ---- the function's state, as the passes see it ------------------------------------------
+
+    /// The module's generation state.
+    pub(crate) fn cx(&mut self) -> &mut Cx<'m> {
+        self.cx
+    }
+
+    /// Bounds checks are left out (`PtxOptions::unchecked`).
+    pub(crate) fn unchecked(&self) -> bool {
+        self.cx.options.unchecked
+    }
+
+    pub(crate) fn kind(&self) -> FnKind {
+        self.kind
+    }
+
+    /// The instructions generated since the last call (the function's text is assembled
+    /// from such pieces).
+    pub(crate) fn take_code(&mut self) -> String {
+        std::mem::take(&mut self.code)
+    }
+
+    /// The failure paths, placed after the body.
+    pub(crate) fn cold(&self) -> &str {
+        &self.cold
+    }
+
+    /// Registers for the function's locals, of these types.
+    pub(crate) fn add_locals(&mut self, tys: impl IntoIterator<Item = Ty>) {
+        for ty in tys {
+            let v = self.fresh_local(ty);
+            self.locals.push(v);
+            self.local_tys.push(ty);
+        }
+    }
+
+    /// A local's type.
+    pub(crate) fn local_ty(&self, l: LocalId) -> Option<Ty> {
+        self.local_tys.get(l.0 as usize).copied()
+    }
+
+    /// The code being generated is a loop's body (`leave_loop` ends it).
+    pub(crate) fn enter_loop(&mut self, targets: LoopTargets) {
+        self.loops.push(targets);
+    }
+
+    pub(crate) fn leave_loop(&mut self) {
+        self.loops.pop();
+    }
+
+    /// Where `break` and `continue` of the innermost loop go.
+    pub(crate) fn loop_targets(&self) -> Option<&LoopTargets> {
+        self.loops.last()
+    }
+
+    /// How the threads share the code being generated.
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// From now on the threads share the code in `mode`; the mode before.
+    pub(crate) fn set_mode(&mut self, mode: Mode) -> Mode {
+        std::mem::replace(&mut self.mode, mode)
+    }
+
+    /// The mode the function starts in.
+    pub(crate) fn entry_mode(&self) -> Mode {
+        self.entry_mode
+    }
+
+    /// The special registers read at the top.
+    pub(crate) fn sp(&self) -> Special {
+        self.sp
+    }
+
+    /// Plans the loops of `body`, the function's, inside constructs that reduce
+    /// `reductions` (a region's).
+    pub(crate) fn plan_loops(&mut self, body: &Block, reductions: &[(LocalId, ReductionOp)]) {
+        self.plan = Plan::new(body, self.entry_mode, reductions);
+    }
+
+    /// What to do with loop `id`.
+    pub(crate) fn loop_plan(&self, id: LoopId) -> &LoopPlan {
+        self.plan.get(id)
+    }
+
+    /// Where `return` goes.
+    pub(crate) fn end_label(&self) -> String {
+        self.end_label.clone()
+    }
+
+    /// A routine's return type.
+    pub(crate) fn ret(&self) -> Option<Ty> {
+        self.ret
+    }
+
+    pub(crate) fn set_ret(&mut self, ret: Option<Ty>) {
+        self.ret = ret;
+    }
+
+    /// The code (or a routine it calls) uses row barriers.
+    pub(crate) fn uses_row_barriers(&self) -> bool {
+        self.row_barriers_used
+    }
+
+    /// The code (or a routine it calls) uses the shared scratch slots.
+    pub(crate) fn uses_scratch(&self) -> bool {
+        self.scratch_used
+    }
+
+    /// The code (or a routine it calls) prints.
+    pub(crate) fn prints(&self) -> bool {
+        self.prints
+    }
+
+    pub(crate) fn mark_prints(&mut self) {
+        self.prints = true;
+    }
+
+    /// What a call of routine `sig` makes the code use.
+    pub(crate) fn note_call(&mut self, sig: &FuncSig) {
+        self.row_barriers_used |= sig.row_barriers;
+        self.scratch_used |= sig.scratch;
+        self.prints |= sig.prints;
+    }
+
+    /// The code has unrolled loops.
+    pub(crate) fn unrolled(&self) -> bool {
+        self.unrolled
+    }
+
+    pub(crate) fn mark_unrolled(&mut self) {
+        self.unrolled = true;
+    }
+
+    /// `copy` scalar `l` lives in the memory cell at `addr`.
+    pub(crate) fn add_cell(&mut self, l: LocalId, addr: Reg) {
+        self.cells.push((l, addr));
+    }
+
+    /// The `copy` scalars that live in cells.
+    pub(crate) fn cell_locals(&self) -> Vec<LocalId> {
+        self.cells.iter().map(|c| c.0).collect()
+    }
+
+    /// Global `g` is read through `r`: a scalar's slot value, an array's device header.
+    pub(crate) fn add_global(&mut self, g: VarId, r: Reg) {
+        self.globals.push((g, r));
+    }
+
+    pub(crate) fn global(&self, g: VarId) -> Option<Reg> {
+        self.globals.iter().find(|x| x.0 == g).map(|x| x.1)
+    }
+
+    /// Global array `g`'s device copy (its header is `add_global`'s too).
+    pub(crate) fn add_global_array(&mut self, g: VarId, a: ArrayVal) {
+        self.global_arrays.push((g, a));
+    }
+
+    pub(crate) fn global_array(&self, g: VarId) -> Option<&ArrayVal> {
+        self.global_arrays.iter().find(|x| x.0 == g).map(|x| &x.1)
+    }
+
+    /// Whether an enclosing loop's pre-check proved the access with key `key` in bounds.
+    pub(crate) fn is_proven(&self, key: usize) -> bool {
+        self.proven.contains(&key)
+    }
+
+    /// Counts the accesses of `keys` as proven (until `unprove`).
+    pub(crate) fn prove(&mut self, keys: &[usize]) {
+        self.proven.extend(keys.iter().copied());
+    }
+
+    pub(crate) fn unprove(&mut self, keys: &[usize]) {
+        for k in keys {
+            self.proven.remove(k);
+        }
+    }
+
+    /// How many versioned loops enclose the code being generated.
+    pub(crate) fn version_depth(&self) -> u32 {
+        self.version_depth
+    }
+
+    /// The code being generated is one more versioned loop deep, until `leave_version`.
+    pub(crate) fn enter_version(&mut self) {
+        self.version_depth += 1;
+    }
+
+    pub(crate) fn leave_version(&mut self) {
+        self.version_depth -= 1;
+    }
+
+    /// From now on `fail_if` holds its branches back (an unrolled trip's checks), until
+    /// `take_held_checks`.
+    pub(crate) fn hold_checks(&mut self) {
+        self.later = Some(Vec::new());
+    }
+
+    pub(crate) fn holding_checks(&self) -> bool {
+        self.later.is_some()
+    }
+
+    pub(crate) fn take_held_checks(&mut self) -> Vec<LaterCheck> {
+        self.later.take().unwrap_or_default()
+    }
+
+    /// From now on stores are held back (an unrolled copy of a thread loop's body), until
+    /// `take_held_stores`.
+    pub(crate) fn hold_stores(&mut self) {
+        self.held_stores = Some(HeldStores::default());
+    }
+
+    pub(crate) fn held_stores(&self) -> Option<&HeldStores> {
+        self.held_stores.as_ref()
+    }
+
+    pub(crate) fn held_stores_mut(&mut self) -> Option<&mut HeldStores> {
+        self.held_stores.as_mut()
+    }
+
+    pub(crate) fn take_held_stores(&mut self) -> HeldStores {
+        self.held_stores.take().unwrap_or_default()
+    }
+
+    /// Row starts (by key) in effect for the loop being generated, until `leave_row_starts`.
+    pub(crate) fn enter_row_starts(&mut self, starts: Vec<(String, Reg)>) {
+        self.row_starts.push(starts);
+    }
+
+    pub(crate) fn leave_row_starts(&mut self) {
+        self.row_starts.pop();
+    }
+
+    /// The row start with key `key`, if an enclosing loop worked it out.
+    pub(crate) fn row_start_of(&self, key: &str) -> Option<Reg> {
+        self.row_starts
+            .iter()
+            .rev()
+            .flatten()
+            .find(|(k, _)| k == key)
+            .map(|&(_, r)| r)
+    }
+
+    /// In a split kernel: the block's share of its gang and the number of shares (u32).
+    pub(crate) fn split(&self) -> Option<(Reg, Reg)> {
+        self.split
+    }
+
+    /// `{`: a scope of its own for the declarations that follow (a call's parameters).
+    pub(crate) fn open_scope(&mut self) {
+        self.code.push_str("\t{\n");
+    }
+
+    pub(crate) fn close_scope(&mut self) {
+        self.code.push_str("\t}\n");
     }
 
     // ---- text ------------------------------------------------------------------------------
@@ -528,11 +790,11 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.ins("bar.warp.sync -1");
         self.ins(format!("bra {done}"));
         self.place(&soft);
-        self.code.push_str("\t{\n");
+        self.open_scope();
         self.ins(".param .b64 rb_err");
         self.ins(format!("st.param.b64 [rb_err], {err}"));
         self.ins("call acc_row_barrier, (rb_err)");
-        self.code.push_str("\t}\n");
+        self.close_scope();
         self.place(&done);
     }
 
@@ -604,7 +866,7 @@ impl<'c, 'm> Fx<'c, 'm> {
         prelude: Vec<String>,
     ) {
         if let Some(later) = self.later.as_mut() {
-            later.push(crate::unroll::LaterCheck {
+            later.push(LaterCheck {
                 cond,
                 kind,
                 site,

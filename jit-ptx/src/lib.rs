@@ -137,11 +137,13 @@
 mod address;
 mod atomic;
 mod call;
+mod cx;
 mod expr;
 mod fx;
 mod kernel;
 mod math;
 mod module;
+mod plan;
 mod print;
 mod private;
 mod ptx;
@@ -300,6 +302,12 @@ impl fmt::Display for PtxError {
 }
 
 impl std::error::Error for PtxError {}
+
+pub(crate) type Result<T> = std::result::Result<T, PtxError>;
+
+pub(crate) fn unsupported<T>(what: impl Into<String>) -> Result<T> {
+    Err(PtxError::Unsupported(what.into()))
+}
 
 /// Generate the PTX of `module`'s compute regions (print ids from 0).
 pub fn emit_module(module: &ir::Module, options: &PtxOptions) -> PtxModule {

@@ -2,138 +2,10 @@
 //! module-scope pieces they share (shared-memory buffers, the row barrier, string constants),
 //! in one PTX text, and the descriptions of their print statements.
 
-use std::collections::HashMap;
-
-use acc_lang::hir::{FnId, RoutineLevel, VarId};
 use acc_lang::ir;
 
-use crate::call::{emit_function, prototype, reads_and_calls, FuncSig};
-use crate::fx::Mode;
-use crate::fx::{unsupported, Result};
+use crate::cx::Cx;
 use crate::{PtxError, PtxModule, PtxOptions};
-
-/// Bytes of dynamic shared memory per thread and per row of a block (`acc_shared`: first the
-/// scratch buffer, an 8-byte slot per thread, then the row barriers' words, a counter and a
-/// generation per row). Sized at launch, so that a small block does not hold the 16 KiB the
-/// largest would need (which kept resident blocks, and latency-bound kernels' speed, down).
-pub(crate) const SHARED_BYTES_PER_THREAD: u32 = 8;
-
-/// What the generation of one module shares.
-pub(crate) struct Cx<'m> {
-    pub module: &'m ir::Module,
-    pub options: PtxOptions,
-    pub uses_scratch: bool,
-    pub uses_row_barrier: bool,
-    /// Some `while` loop polls the stop word (`Fx::poll_stop`), which the module declares.
-    pub uses_stop_word: bool,
-    /// The print statements generated so far: entry `i` has id `first_print + i`.
-    pub prints: Vec<crate::DevicePrint>,
-    pub first_print: u32,
-    /// Routines generated (or found impossible), by id and the mode of their callers.
-    functions: HashMap<(FnId, Mode), std::result::Result<FuncSig, String>>,
-    /// Routines being generated (a call back into one is recursion).
-    in_progress: Vec<FnId>,
-    /// The globals each routine reads, itself or through the routines it calls.
-    globals_read: HashMap<FnId, Vec<(VarId, ir::Ty)>>,
-    /// Prototypes and definitions of the generated routines, in order of generation.
-    definitions: Vec<(String, String)>,
-    /// The math library's helpers generated so far.
-    pub math_done: Vec<crate::math::MathFn>,
-    /// Module-scope constants (the math library's tables).
-    pub globals: Vec<String>,
-}
-
-impl<'m> Cx<'m> {
-    pub(crate) fn new(module: &'m ir::Module, options: PtxOptions) -> Self {
-        Cx {
-            module,
-            options,
-            uses_scratch: false,
-            uses_row_barrier: false,
-            uses_stop_word: false,
-            prints: Vec::new(),
-            first_print: 0,
-            functions: HashMap::new(),
-            in_progress: Vec::new(),
-            globals_read: HashMap::new(),
-            math_done: Vec::new(),
-            definitions: Vec::new(),
-            globals: Vec::new(),
-        }
-    }
-
-    /// Routine `id` for callers in `mode`, generated on first use. A `seq` routine has one
-    /// variant (it runs in one thread); the others one per mode of their callers.
-    pub(crate) fn function(&mut self, id: FnId, mode: Mode) -> Result<FuncSig> {
-        let module = self.module;
-        let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
-            return unsupported(format!("a call of function {} of an earlier compile", id.0));
-        };
-        let mode = match f.device {
-            Some(RoutineLevel::Seq) => Mode::Thread,
-            _ => mode,
-        };
-        if let Some(done) = self.functions.get(&(id, mode)) {
-            return done.clone().map_err(PtxError::Unsupported);
-        }
-        if self.in_progress.contains(&id) {
-            return unsupported("a recursive routine");
-        }
-        self.in_progress.push(id);
-        let result = emit_function(self, f, id, mode);
-        self.in_progress.pop();
-        let entry = match result {
-            Ok((sig, text)) => {
-                self.definitions.push((prototype(&sig), text));
-                Ok(sig)
-            }
-            Err(PtxError::Unsupported(why)) => Err(format!("routine `{}`: {why}", f.name)),
-        };
-        self.functions.insert((id, mode), entry.clone());
-        entry.map_err(PtxError::Unsupported)
-    }
-
-    /// Add a `.func` to the module: its prototype line and its definition.
-    pub(crate) fn push_definition(&mut self, prototype: String, text: String) {
-        self.definitions.push((prototype, text));
-    }
-
-    /// The globals that routine `id` reads, itself or through the routines it calls, in
-    /// `VarId` order, with their types.
-    pub(crate) fn globals_of(&mut self, id: FnId) -> Result<Vec<(VarId, ir::Ty)>> {
-        if let Some(g) = self.globals_read.get(&id) {
-            return Ok(g.clone());
-        }
-        let module = self.module;
-        let Some(f) = module.functions.iter().find(|f| f.id == Some(id)) else {
-            return unsupported(format!("a call of function {} of an earlier compile", id.0));
-        };
-        if self.in_progress.contains(&id) {
-            return unsupported("a recursive routine");
-        }
-        self.in_progress.push(id);
-        let result = self.body_globals(&f.body);
-        self.in_progress.pop();
-        let globals = result?;
-        self.globals_read.insert(id, globals.clone());
-        Ok(globals)
-    }
-
-    /// The globals that `body` reads, itself or through the routines it calls, with their
-    /// types.
-    pub(crate) fn body_globals(&mut self, body: &[ir::Stmt]) -> Result<Vec<(VarId, ir::Ty)>> {
-        let (mut globals, mut calls) = (Vec::new(), Vec::new());
-        reads_and_calls(body, &mut globals, &mut calls);
-        calls.sort_by_key(|c| c.0);
-        calls.dedup();
-        for c in calls {
-            globals.extend(self.globals_of(c)?);
-        }
-        globals.sort_by_key(|g| g.0.index());
-        globals.dedup_by_key(|g| g.0);
-        Ok(globals)
-    }
-}
 
 /// Generate the module; see the crate documentation.
 pub(crate) fn emit(module: &ir::Module, options: &PtxOptions, first_print: u32) -> PtxModule {
@@ -168,13 +40,13 @@ pub(crate) fn emit(module: &ir::Module, options: &PtxOptions, first_print: u32) 
         text += ROW_BARRIER;
         text += "\n";
     }
-    for (proto, _) in &cx.definitions {
+    for (proto, _) in cx.definitions() {
         text += proto;
     }
-    if !cx.definitions.is_empty() {
+    if !cx.definitions().is_empty() {
         text += "\n";
     }
-    for (_, def) in &cx.definitions {
+    for (_, def) in cx.definitions() {
         text += def;
         text += "\n";
     }

@@ -19,9 +19,9 @@
 use acc_lang::builtins::FormatPiece;
 use acc_lang::ir::{Expr, FormatId, PrintArg, ScalarType, Ty};
 
-use crate::fx::{unsupported, Fx, Result};
+use crate::fx::Fx;
 use crate::ptx::{Class, Reg};
-use crate::{DevicePrint, PrintPiece};
+use crate::{unsupported, DevicePrint, PrintPiece, Result};
 
 /// Bytes of the output buffer's header (cursor, lost, capacity, end) before its records.
 const OUT_HEADER: u32 = 32;
@@ -45,7 +45,7 @@ impl Fx<'_, '_> {
             }
             match a {
                 PrintArg::Str(s) => {
-                    let Some(text) = self.cx.module.strings.get(s.0 as usize) else {
+                    let Some(text) = self.cx().module.strings.get(s.0 as usize) else {
                         return unsupported("an unknown string");
                     };
                     push_text(&mut pieces, text);
@@ -75,7 +75,7 @@ impl Fx<'_, '_> {
     /// `acc_printf` (by the argument's type: integers sign-extended, `bool` 0 or 1, floats as
     /// `f64`).
     pub(crate) fn printf(&mut self, fmt: FormatId, args: &[Expr]) -> Result<()> {
-        let Some(pieces) = self.cx.module.formats.get(fmt.0 as usize) else {
+        let Some(pieces) = self.cx().module.formats.get(fmt.0 as usize) else {
             return unsupported("an unknown format");
         };
         let print = DevicePrint::Printf(pieces.clone());
@@ -109,9 +109,10 @@ impl Fx<'_, '_> {
     /// Append one record of `print` holding `slots` (64-bit registers) to the output buffer
     /// (only the leader where threads run the code redundantly).
     fn record(&mut self, print: DevicePrint, slots: &[Reg]) {
-        let id = self.cx.first_print + self.cx.prints.len() as u32;
-        self.cx.prints.push(print);
-        self.prints = true;
+        let cx = self.cx();
+        let id = cx.first_print + cx.prints.len() as u32;
+        cx.prints.push(print);
+        self.mark_prints();
         let bytes = 8 * (1 + slots.len() as u64);
         let header = u64::from(id) | (slots.len() as u64) << 32;
         self.comment(format!("print {id}: a record of {bytes} bytes"));

@@ -5,7 +5,7 @@
 //! - Which threads share a copy ([`CopyLevel`]): a construct's private array is the gang's,
 //!   one copy per block. A loop's private array (a parameter bound inside its loop only) is
 //!   each iteration's: the threads that run one iteration together share a copy, so its level
-//!   follows the mode (`fx::Mode`) that the loop's body runs in, worked out from the region's
+//!   follows the mode (`plan::Mode`) that the loop's body runs in, worked out from the region's
 //!   `LoopInfo`s (the loop's levels and its enclosing loops', as `schedule` partitions them):
 //!   gang-redundant code (`Block`) one copy per block, a worker loop's body (`Row`) one per
 //!   row, a vector loop's body (`Thread`) one per thread. Several loops making the same array
@@ -25,9 +25,10 @@ use acc_lang::hir::VarId;
 use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
 use acc_lang::ir::{Expr, ExprKind, LocalId, Pass, Region, Stmt, Ty};
 
-use crate::fx::{unsupported, ArrayVal, Fx, Mode, Result};
+use crate::fx::{ArrayVal, Fx};
+use crate::plan::Mode;
 use crate::ptx::{elem_size, Class, Reg};
-use crate::{CopyLevel, PrivateArray};
+use crate::{unsupported, CopyLevel, PrivateArray, Result};
 
 /// The private arrays of region `r`, in parameter order, with the level of their copies.
 pub(crate) fn plan(r: &Region) -> Result<Vec<PrivateArray>> {
@@ -180,7 +181,7 @@ impl Fx<'_, '_> {
     /// special registers.)
     pub(crate) fn private_copy(&mut self, a: &ArrayVal, slot: Reg, p: PrivateArray) -> Copy {
         let i = p.param;
-        let sp = self.sp;
+        let sp = self.sp();
         self.comment(format!("private array (parameter {i}): this thread's copy"));
         self.ins(format!("mov.b64 {}, {slot}", a.hdr));
         let base = self.fresh(Class::B64);
@@ -222,7 +223,7 @@ impl Fx<'_, '_> {
     /// `firstprivate` copies: the block's threads copy each original into the block's copy
     /// together (element `e` by thread `e mod nthreads`), then synchronize.
     pub(crate) fn first_private_copies(&mut self, copies: &[Copy]) {
-        let sp = self.sp;
+        let sp = self.sp();
         let mut any = false;
         for c in copies.iter().filter(|c| c.plan.first) {
             any = true;

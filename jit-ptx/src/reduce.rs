@@ -13,19 +13,10 @@
 use acc_lang::ir::{LocalId, ReductionOp, ScalarType};
 
 use crate::expr::float_literal;
-use crate::fx::{unsupported, Fx, Result, Val};
+use crate::fx::{Fx, Val};
+use crate::plan::Group;
 use crate::ptx::{arith, bits, is_float, Class, Reg};
-
-/// The threads a shared loop's reduction combines over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Group {
-    /// Every thread of the block (vector loops outside worker loops, `worker vector`).
-    Block,
-    /// The threads of one row (`%tid.y`): a vector loop inside a worker loop.
-    Row,
-    /// The rows of the block, one value per row (that of its thread `x = 0`): worker loops.
-    Rows,
-}
+use crate::{unsupported, Result};
 
 /// A reduction variable while its loop runs.
 pub(crate) struct Saved {
@@ -35,12 +26,6 @@ pub(crate) struct Saved {
     op: ReductionOp,
     /// The variable's value before the loop.
     before: Reg,
-}
-
-impl Saved {
-    pub(crate) fn local(&self) -> LocalId {
-        self.local
-    }
 }
 
 /// `bool` reductions run on 0/1 in 32-bit registers in shared memory and shuffles.
@@ -221,7 +206,7 @@ impl Fx<'_, '_> {
         } else {
             v
         };
-        let sp = self.sp;
+        let sp = self.sp();
         // This thread's lane in the group, the group's size and its first slot (u32).
         let (lane, size, base) = match g {
             Group::Block => {

@@ -23,40 +23,26 @@
 //! (`decompose`), once; each thread then advances them by its stride's digits with carries. Loops that divide work among threads reduce their reduction variables over
 //! those threads afterwards (`reduce`), and synchronize the threads that share the code after
 //! them.
+//!
+//! What to do with each loop (its row of the table, the variables it reduces and over which
+//! threads, where its barrier goes) is decided beforehand, by `plan`; this module carries it
+//! out.
 
 use acc_lang::hir::Const;
-use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
+use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ScalarType, Ty};
 
-use crate::fx::{unsupported, FailKind, Fx, LoopTargets, Mode, Result, Val};
+use crate::fx::{FailKind, Fx, LoopTargets, Val};
+use crate::plan::{collapse_nest, Barrier, LoopPlan, Mode, Share};
 use crate::ptx::{arith, Class, Reg};
-use crate::reduce::Group;
 use crate::version::Versions;
+use crate::{unsupported, Result};
 
-/// How a shared loop's iteration numbers map to threads.
+/// A shared loop's iteration numbers for this thread: the first and the distance to its next
+/// (u64).
 #[derive(Clone, Copy, Debug)]
 struct Partition {
-    /// This thread's first iteration number and the distance to its next (u64).
     first: Reg,
     stride: Reg,
-    /// The mode the body runs in.
-    body: Mode,
-    /// The threads a reduction combines over, when the loop divides work among threads.
-    group: Option<Group>,
-}
-
-/// A gang loop with reductions, for the vector loops inside it that reduce the same
-/// variables: they leave their threads' copies apart (`deferred`), and the gang loop reduces
-/// them over the block when it ends. Only variables that the gang loop's body does not use
-/// outside its worker and vector loops qualify (elsewhere the threads must agree on them).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct GangFrame {
-    reds: Vec<(LocalId, ReductionOp)>,
-    mentioned: Vec<LocalId>,
-    deferred: Vec<LocalId>,
-    /// The gang loop's body is this loop alone.
-    sole: Option<*const ForLoop>,
-    /// A loop inside left its barrier to the gang loop's end.
-    sync_owed: bool,
 }
 
 /// One loop of a nest, its bounds evaluated.
@@ -103,14 +89,14 @@ impl Fx<'_, '_> {
         if !(s.gang || s.worker || s.vector) {
             return self.seq_loop(f);
         }
-        let nest = collapse_nest(f)?;
+        let nest = collapse_nest(f).or_else(unsupported)?;
         self.shared_loop(&nest)
     }
 
     /// The loop variable's type.
     fn var_type(&self, var: LocalId) -> Result<ScalarType> {
-        match self.local_tys.get(var.0 as usize) {
-            Some(Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64))) => Ok(*s),
+        match self.local_ty(var) {
+            Some(Ty::Scalar(s @ (ScalarType::I32 | ScalarType::I64))) => Ok(s),
             _ => unsupported("a loop variable that is not an integer"),
         }
     }
@@ -257,8 +243,6 @@ impl Fx<'_, '_> {
             fx.ins(format!("mov.{ty} {v}, {start}"));
             if fx.unrollable(&f.body) {
                 let rolled = fx.label("rolled");
-                let depth = fx.reductions.len();
-                fx.reductions.extend(f.schedule.reductions.iter().copied());
                 let trips = fx.unrolled_trips(
                     ty,
                     k,
@@ -274,21 +258,17 @@ impl Fx<'_, '_> {
                         fx.ins(format!("add.{ty} {v}, {v}, {step}"));
                     },
                 );
-                fx.reductions.truncate(depth);
                 trips?;
                 fx.place(&rolled);
             }
             fx.place(&top);
             fx.ins(format!("mov.{ty} {var}, {v}"));
-            fx.loops.push(LoopTargets {
+            fx.enter_loop(LoopTargets {
                 brk: Some(exit.clone()),
                 cont: latch.clone(),
             });
-            let depth = fx.reductions.len();
-            fx.reductions.extend(f.schedule.reductions.iter().copied());
             let body = fx.block(&f.body);
-            fx.reductions.truncate(depth);
-            fx.loops.pop();
+            fx.leave_loop();
             body?;
             fx.place(&latch);
             let done = fx.fresh(Class::Pred);
@@ -303,9 +283,9 @@ impl Fx<'_, '_> {
         self.finish_reductions(saved, |_| None)
     }
 
-    /// How a loop with these levels shares its iterations in the current mode.
-    fn partition(&mut self, gang: bool, worker: bool, vector: bool) -> Result<Partition> {
-        let sp = self.sp;
+    /// This thread's iteration numbers of a loop shared as `share` (the module's table).
+    fn partition(&mut self, share: Share) -> Partition {
+        let sp = self.sp();
         let wide = |fx: &mut Self, r: Reg| {
             let d = fx.fresh(Class::B64);
             fx.ins(format!("cvt.u64.u32 {d}, {r}"));
@@ -326,70 +306,35 @@ impl Fx<'_, '_> {
             fx.ins(format!("mul.wide.u32 {p}, {a}, {n}"));
             p
         };
-        let p = match (self.mode, gang, worker, vector) {
-            (Mode::Block, true, false, false) => Partition {
-                first: wide(self, sp.gang),
-                stride: wide(self, sp.ngangs),
-                body: Mode::Block,
-                group: None,
+        let (first, stride) = match share {
+            Share::Gangs => (wide(self, sp.gang), wide(self, sp.ngangs)),
+            Share::Rows => (wide(self, sp.ty), wide(self, sp.nty)),
+            // In a split kernel the gang's blocks take turns at the gang loop's vector loop.
+            Share::Threads => match self.split() {
+                Some((part, parts)) => (
+                    mad(self, part, sp.nthreads, sp.tid),
+                    mul(self, parts, sp.nthreads),
+                ),
+                None => (wide(self, sp.tid), wide(self, sp.nthreads)),
             },
-            (Mode::Block, false, true, false) => Partition {
-                first: wide(self, sp.ty),
-                stride: wide(self, sp.nty),
-                body: Mode::Row,
-                group: Some(Group::Rows),
-            },
-            (Mode::Block, false, _, true) => {
-                // In a split kernel the gang's blocks take turns at the gang loop's vector loop.
-                let (first, stride) = match self.split {
-                    Some((part, parts)) => (
-                        mad(self, part, sp.nthreads, sp.tid),
-                        mul(self, parts, sp.nthreads),
-                    ),
-                    None => (wide(self, sp.tid), wide(self, sp.nthreads)),
-                };
-                Partition {
-                    first,
-                    stride,
-                    body: Mode::Thread,
-                    group: Some(Group::Block),
-                }
-            }
-            (Mode::Block, true, true, false) => Partition {
-                first: mad(self, sp.gang, sp.nty, sp.ty),
-                stride: mul(self, sp.ngangs, sp.nty),
-                body: Mode::Row,
-                group: Some(Group::Rows),
-            },
-            (Mode::Block, true, _, true) => Partition {
-                first: mad(self, sp.gang, sp.nthreads, sp.tid),
-                stride: mul(self, sp.ngangs, sp.nthreads),
-                body: Mode::Thread,
-                group: Some(Group::Block),
-            },
-            (Mode::Row, false, false, true) => Partition {
-                first: wide(self, sp.tx),
-                stride: wide(self, sp.ntx),
-                body: Mode::Thread,
-                group: Some(Group::Row),
-            },
-            (Mode::Row, ..) => {
-                return unsupported("a gang or worker loop inside a worker loop");
-            }
-            (Mode::Thread, ..) => {
-                return unsupported("a gang, worker or vector loop inside a vector loop");
-            }
-            (Mode::Block, false, false, false) => unreachable!("sequential loops are not shared"),
+            Share::GangRows => (
+                mad(self, sp.gang, sp.nty, sp.ty),
+                mul(self, sp.ngangs, sp.nty),
+            ),
+            Share::GangThreads => (
+                mad(self, sp.gang, sp.nthreads, sp.tid),
+                mul(self, sp.ngangs, sp.nthreads),
+            ),
+            Share::Lanes => (wide(self, sp.tx), wide(self, sp.ntx)),
         };
-        Ok(p)
+        Partition { first, stride }
     }
 
-    /// A loop (or collapsed nest) whose iterations are shared among gangs and threads.
-    fn shared_loop(&mut self, nest: &[&ForLoop]) -> Result<()> {
-        let head = nest[0];
-        let s = &head.schedule;
+    /// The bounds of a loop nest's loops, their iteration count (u64), and the versions of a
+    /// single loop's body (bounds checks are hoisted out of a single loop, not a collapsed
+    /// nest).
+    fn nest_bounds(&mut self, nest: &[&ForLoop]) -> Result<(Vec<Bounds>, Reg, Option<Versions>)> {
         let mut bounds = Vec::with_capacity(nest.len());
-        // Bounds checks are hoisted out of a single loop (not a collapsed nest).
         let mut versions = None;
         for (j, f) in nest.iter().enumerate() {
             let outer: Vec<LocalId> = nest[..j].iter().map(|g| g.var).collect();
@@ -425,72 +370,20 @@ impl Fx<'_, '_> {
             self.ins(format!("mul.lo.u64 {m}, {total}, {}", b.count));
             total = m;
         }
-        let part = self.partition(s.gang, s.worker, s.vector)?;
+        Ok((bounds, total, versions))
+    }
 
-        // The reductions: the loops' own, and, where the loop divides work among threads,
-        // the enclosing constructs' variables it updates.
-        let mut reds: Vec<(LocalId, ReductionOp)> = Vec::new();
-        for f in nest {
-            for &r in &f.schedule.reductions {
-                if !reds.iter().any(|x| x.0 == r.0) {
-                    reds.push(r);
-                }
-            }
-        }
+    /// A loop (or collapsed nest) whose iterations are shared among gangs and threads, as
+    /// its plan says.
+    fn shared_loop(&mut self, nest: &[&ForLoop]) -> Result<()> {
+        let LoopPlan::Shared(plan) = self.loop_plan(nest[0].id).clone() else {
+            unreachable!("a shared loop planned as sequential");
+        };
         let body = &nest[nest.len() - 1].body;
-        if part.group.is_some() {
-            let mut assigned = Vec::new();
-            assigned_locals(body, &mut assigned);
-            for &r in &self.reductions {
-                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
-                    reds.push(r);
-                }
-            }
-        }
-        let saved = self.start_reductions(&reds)?;
-        // A vector loop directly in a gang loop that reduces the same variable with the same
-        // operator leaves its threads' copies apart: the gang loop reduces them once, at its
-        // end, instead of once per gang-loop iteration (`GangFrame`).
-        let mut deferred = Vec::new();
-        if part.group == Some(Group::Block) {
-            if let Some(frame) = self.gang_frames.last_mut() {
-                for r in &reds {
-                    if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
-                        deferred.push(r.0);
-                        if !frame.deferred.contains(&r.0) {
-                            frame.deferred.push(r.0);
-                        }
-                    }
-                }
-            }
-        }
-        // Is this loop the only statement of the enclosing gang loop's body? Then nothing in
-        // the gang loop reads what its threads wrote before the gang loop ends (gang-loop
-        // iterations are independent), and the barrier after it can wait until then.
-        let sole = part.group.is_some()
-            && self
-                .gang_frames
-                .last()
-                .is_some_and(|f| f.sole == Some(head as *const ForLoop));
-        // A gang loop opens a frame for the loops inside it; worker and vector loops open an
-        // empty one (what their bodies hold is not the gang loop's own).
-        if part.group.is_none() {
-            let mut mentioned = Vec::new();
-            locals_outside_thread_loops(body, &mut mentioned);
-            let sole = match body.as_slice() {
-                [Stmt::For(f)] => Some(f as *const ForLoop),
-                _ => None,
-            };
-            self.gang_frames.push(GangFrame {
-                reds: reds.clone(),
-                mentioned,
-                deferred: Vec::new(),
-                sole,
-                sync_owed: false,
-            });
-        } else {
-            self.gang_frames.push(GangFrame::default());
-        }
+        let (bounds, total, versions) = self.nest_bounds(nest)?;
+        let share = plan.share.or_else(unsupported)?;
+        let part = self.partition(share);
+        let saved = self.start_reductions(&plan.reductions)?;
 
         let k = self.fresh(Class::B64);
         self.ins(format!("mov.b64 {k}, {}", part.first));
@@ -516,14 +409,11 @@ impl Fx<'_, '_> {
         let top = self.label("par");
         let latch = self.label("pnext");
         let exit = self.label("pend");
-        let outer_mode = self.mode;
-        self.mode = part.body;
-        self.loops.push(LoopTargets {
+        let outer_mode = self.set_mode(share.body());
+        self.enter_loop(LoopTargets {
             brk: None,
             cont: latch.clone(),
         });
-        let depth = self.reductions.len();
-        self.reductions.extend(reds.iter().copied());
         // Row starts the loop does not change, then its unrolled trips (a single loop only).
         let single = match bounds.as_slice() {
             [b] => Some(b),
@@ -531,7 +421,7 @@ impl Fx<'_, '_> {
         };
         let result = match single {
             Some(b) => self.hoist_row_starts(b.var, body).and_then(|()| {
-                if part.body != Mode::Thread {
+                if share.body() != Mode::Thread {
                     return Ok(());
                 }
                 let v = versions.as_ref();
@@ -549,10 +439,8 @@ impl Fx<'_, '_> {
             }
             self.versioned(versions.as_ref(), |fx| fx.block(body))
         });
-        self.reductions.truncate(depth);
-        self.loops.pop();
-        self.mode = outer_mode;
-        let frame = self.gang_frames.pop().unwrap_or_default();
+        self.leave_loop();
+        self.set_mode(outer_mode);
         result?;
         self.place(&latch);
         self.ins(format!("add.u64 {k}, {k}, {}", part.stride));
@@ -564,33 +452,9 @@ impl Fx<'_, '_> {
         if single.is_some() {
             self.end_row_starts();
         }
-        // The reductions over threads end with a barrier; without one, the threads that
-        // shared the iterations wait for each other before the code after the loop reads what
-        // they wrote (or the gang loop around waits, see `sole`).
-        let reduced_over_threads = match part.group {
-            Some(_) => saved.iter().any(|r| !deferred.contains(&r.local())),
-            None => saved.iter().any(|r| frame.deferred.contains(&r.local())),
-        };
-        let group = |l: LocalId| {
-            if deferred.contains(&l) {
-                // Left apart for the enclosing gang loop.
-                None
-            } else if frame.deferred.contains(&l) {
-                Some(Group::Block)
-            } else {
-                part.group
-            }
-        };
-        self.finish_reductions(saved, group)?;
-        let owes_sync = match part.group {
-            Some(_) => !reduced_over_threads,
-            None => frame.sync_owed && !reduced_over_threads,
-        };
-        if owes_sync {
-            match self.gang_frames.last_mut() {
-                Some(f) if sole => f.sync_owed = true,
-                _ => self.sync(),
-            }
+        self.finish_reductions(saved, |l| plan.group_of(l))?;
+        if plan.barrier == Barrier::After {
+            self.sync();
         }
         Ok(())
     }
@@ -675,132 +539,6 @@ impl Fx<'_, '_> {
         }
         out[0] = rest;
         out
-    }
-}
-
-/// The loops of a `collapse(n)` nest headed by `f`: the next `n - 1` loops are each the only
-/// statement of the previous one's body.
-fn collapse_nest(f: &ForLoop) -> Result<Vec<&ForLoop>> {
-    let n = f.schedule.collapse.max(1) as usize;
-    let mut nest = vec![f];
-    while nest.len() < n {
-        let last = nest[nest.len() - 1];
-        match last.body.as_slice() {
-            [Stmt::For(inner)] => nest.push(inner),
-            _ => return unsupported("a `collapse` nest that is not perfectly nested"),
-        }
-    }
-    Ok(nest)
-}
-
-/// Every local that `stmts` assign (`Set`), at any depth.
-pub(crate) fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
-    for s in stmts {
-        match s {
-            Stmt::Set(l, _) => out.push(*l),
-            Stmt::If { then, els, .. } => {
-                assigned_locals(then, out);
-                assigned_locals(els, out);
-            }
-            Stmt::While { body, .. } => assigned_locals(body, out),
-            Stmt::For(f) => {
-                out.push(f.var);
-                assigned_locals(&f.body, out);
-            }
-            Stmt::Atomic(_, s) => assigned_locals(std::slice::from_ref(s), out),
-            Stmt::Block(b) => assigned_locals(b, out),
-            Stmt::DataRegion { body, .. } => assigned_locals(body, out),
-            _ => {}
-        }
-    }
-}
-
-/// Every local that `stmts` read or assign outside the worker and vector loops in them.
-fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
-    let expr = |e: &Expr, out: &mut Vec<LocalId>| locals_read(e, out);
-    for s in stmts {
-        match s {
-            Stmt::For(f) if f.schedule.worker || f.schedule.vector => {}
-            Stmt::For(f) => {
-                out.push(f.var);
-                expr(&f.start, out);
-                expr(&f.end, out);
-                expr(&f.step, out);
-                locals_outside_thread_loops(&f.body, out);
-            }
-            Stmt::Set(l, e) => {
-                out.push(*l);
-                expr(e, out);
-            }
-            Stmt::Store {
-                array,
-                indices,
-                value,
-                ..
-            } => {
-                expr(array, out);
-                indices.iter().for_each(|i| expr(i, out));
-                expr(value, out);
-            }
-            Stmt::Eval(e) | Stmt::SetGlobal(_, e) | Stmt::Retain(e) | Stmt::Release(e) => {
-                expr(e, out)
-            }
-            Stmt::Return(e) => e.iter().for_each(|e| expr(e, out)),
-            Stmt::If { cond, then, els } => {
-                expr(cond, out);
-                locals_outside_thread_loops(then, out);
-                locals_outside_thread_loops(els, out);
-            }
-            Stmt::While { cond, body, .. } => {
-                expr(cond, out);
-                locals_outside_thread_loops(body, out);
-            }
-            Stmt::Print(args, _) => {
-                for a in args {
-                    if let acc_lang::ir::PrintArg::Value(e) = a {
-                        expr(e, out);
-                    }
-                }
-            }
-            Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, out)),
-            Stmt::Assert { cond, .. } => expr(cond, out),
-            Stmt::Atomic(_, s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
-            Stmt::Block(b) => locals_outside_thread_loops(b, out),
-            Stmt::DataRegion { body, .. } => locals_outside_thread_loops(body, out),
-            Stmt::Break | Stmt::Continue | Stmt::Launch(_) | Stmt::Data(_) | Stmt::Wait { .. } => {}
-        }
-    }
-}
-
-/// Every local that `e` reads.
-fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
-    match &e.kind {
-        ExprKind::Local(l) => out.push(*l),
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => {
-            locals_read(x, out)
-        }
-        ExprKind::Binary(_, a, b, _) => {
-            locals_read(a, out);
-            locals_read(b, out);
-        }
-        ExprKind::Load { array, indices, .. } => {
-            locals_read(array, out);
-            indices.iter().for_each(|i| locals_read(i, out));
-        }
-        ExprKind::Call(_, args)
-        | ExprKind::Builtin(_, args)
-        | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args, _) => args.iter().for_each(|a| locals_read(a, out)),
-        ExprKind::Section { array, ranges } => {
-            locals_read(array, out);
-            for r in ranges {
-                r.start
-                    .iter()
-                    .chain(r.count.iter())
-                    .for_each(|x| locals_read(x, out));
-            }
-        }
-        ExprKind::Const(_) | ExprKind::Global(_) => {}
     }
 }
 

@@ -8,8 +8,10 @@
 
 use acc_lang::ir::{Block, Expr, ScalarType, SiteId, Stmt, StringId};
 
-use crate::fx::{unsupported, FailKind, FnKind, Fx, Mode, Result, Val};
+use crate::fx::{FailKind, FnKind, Fx, Val};
+use crate::plan::Mode;
 use crate::ptx::{mem, Class, Reg};
+use crate::{unsupported, Result};
 
 impl Fx<'_, '_> {
     pub(crate) fn block(&mut self, stmts: &Block) -> Result<()> {
@@ -102,12 +104,12 @@ impl Fx<'_, '_> {
                 self.place(&top);
                 let c = self.pred(cond)?;
                 self.ins(format!("@!{c} bra {exit}"));
-                self.loops.push(crate::fx::LoopTargets {
+                self.enter_loop(crate::fx::LoopTargets {
                     brk: Some(exit.clone()),
                     cont: latch.clone(),
                 });
                 self.block(body)?;
-                self.loops.pop();
+                self.leave_loop();
                 self.place(&latch);
                 let more = self.fresh(Class::Pred);
                 self.ins(format!("sub.u32 {count}, {count}, 1"));
@@ -119,7 +121,7 @@ impl Fx<'_, '_> {
             }
             Stmt::For(f) => self.for_loop(f)?,
             Stmt::Break => {
-                let target = match self.loops.last() {
+                let target = match self.loop_targets() {
                     Some(t) => t.brk.clone(),
                     None => return unsupported("`break` outside a loop"),
                 };
@@ -129,7 +131,7 @@ impl Fx<'_, '_> {
                 }
             }
             Stmt::Continue => {
-                let target = match self.loops.last() {
+                let target = match self.loop_targets() {
                     Some(t) => t.cont.clone(),
                     None => return unsupported("`continue` outside a loop"),
                 };
@@ -159,10 +161,10 @@ impl Fx<'_, '_> {
     }
 
     fn return_stmt(&mut self, e: Option<&Expr>) -> Result<()> {
-        match self.kind {
+        match self.kind() {
             FnKind::Kernel => {
                 // Leaving early is uniform only where all threads run the same code.
-                if self.mode != Mode::Block {
+                if self.mode() != Mode::Block {
                     return unsupported("`return` inside a worker or vector loop of a region");
                 }
                 if let Some(e) = e {
@@ -170,12 +172,12 @@ impl Fx<'_, '_> {
                 }
             }
             FnKind::Routine => {
-                if self.mode != self.entry_mode {
+                if self.mode() != self.entry_mode() {
                     return unsupported("`return` inside a loop shared among threads");
                 }
                 if let Some(e) = e {
                     let v = self.expr_opt(e)?;
-                    if let (Some(Val::Scalar(r, s)), Some(_)) = (v, self.ret) {
+                    if let (Some(Val::Scalar(r, s)), Some(_)) = (v, self.ret()) {
                         let r = self.storable_param(r, s);
                         let t = crate::call::param_type(s);
                         self.ins(format!("st.param.{t} [ret], {r}"));
@@ -183,7 +185,7 @@ impl Fx<'_, '_> {
                 }
             }
         }
-        let end = self.end_label.clone();
+        let end = self.end_label();
         self.ins(format!("bra {end}"));
         Ok(())
     }

@@ -4,8 +4,9 @@
 use acc_lang::ir::{self, ReductionOp, ScalarType, Ty};
 use acc_lang::span::SourceFile;
 
-use crate::fx::{FnKind, Fx, Mode, Val};
-use crate::module::Cx;
+use crate::cx::Cx;
+use crate::fx::{FnKind, Fx, Val};
+use crate::plan::Mode;
 use crate::ptx::Class;
 use crate::{emit_module, PtxOptions};
 
@@ -68,12 +69,12 @@ fn reduction_identities() {
     ];
     for (op, s, literal) in cases {
         let r = fx.fresh_of(s);
-        fx.code.clear();
+        fx.take_code();
         fx.set_identity(r, op, s).unwrap();
+        let code = fx.take_code();
         assert!(
-            fx.code.trim_end().ends_with(&format!("{r}, {literal};")),
-            "{op:?} {s:?}: {}",
-            fx.code
+            code.trim_end().ends_with(&format!("{r}, {literal};")),
+            "{op:?} {s:?}: {code}",
         );
     }
     // No identity for a float `&` or a bool `+`.
@@ -220,7 +221,7 @@ acc kernels copy(a) {
     // A `kernels` region of `copy` scalar assignments alone, or with one beside its loop,
     // runs as one gang (each block would apply the assignment again); a gang's own scalar
     // beside one loop nest does not need to.
-    let one: Vec<bool> = m.regions.iter().map(crate::kernel::one_gang).collect();
+    let one: Vec<bool> = m.regions.iter().map(crate::plan::one_gang).collect();
     assert_eq!(one, vec![true, true, false, true, true, false]);
 }
 

@@ -21,12 +21,12 @@
 //! the two names are different arrays at run time (arrays are references: two parameters
 //! can be one array).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use acc_lang::ir::bounds;
 use acc_lang::ir::{Block, Expr, ExprKind, LocalId, Stmt};
 
-use crate::fx::{FailKind, Fx};
+use crate::fx::Fx;
 use crate::ptx::{Class, Reg};
 
 /// Iterations per trip of an unrolled sequential loop.
@@ -37,18 +37,6 @@ pub(crate) const UNROLL: u32 = 4;
 /// more registers than the extra loads in flight are worth (the guide's Jacobi stencil:
 /// 123 us per sweep unrolled twice, 130 four times, against 125 not unrolled).
 pub(crate) const THREAD_UNROLL: u32 = 2;
-
-/// A failed-check branch held back until the end of an unrolled trip (`Fx::fail_if`'s
-/// arguments).
-pub(crate) struct LaterCheck {
-    pub cond: Reg,
-    pub kind: FailKind,
-    pub site: u32,
-    pub dim: Option<Reg>,
-    pub index: Option<Reg>,
-    pub shape: Vec<Reg>,
-    pub prelude: Vec<String>,
-}
 
 /// Whether a body is straight-line: assignments of locals in registers and stores whose
 /// checks are proven, of expressions without calls or checks other than loads' bounds. For
@@ -173,14 +161,6 @@ fn element_key(array: &Expr, indices: &[Expr]) -> String {
     format!("{array:?}{indices:?}")
 }
 
-/// The stores of a thread loop's unrolled copy, held back until every copy has loaded, and
-/// the values it stored, by element.
-#[derive(Default)]
-pub(crate) struct Deferred {
-    stores: Vec<String>,
-    stored: HashMap<String, Reg>,
-}
-
 impl Fx<'_, '_> {
     /// Whether a sequential loop's `body` can run unrolled.
     pub(crate) fn unrollable(&self, body: &Block) -> bool {
@@ -204,9 +184,8 @@ impl Fx<'_, '_> {
         body: &'b Block,
         forwarding: Option<Forwarding<'b>>,
     ) -> Option<Option<Forwarding<'b>>> {
-        let unchecked = self.cx.options.unchecked;
-        let proven =
-            |indices: &[Expr]| unchecked || self.proven.contains(&bounds::access_key(indices));
+        let unchecked = self.unchecked();
+        let proven = |indices: &[Expr]| unchecked || self.is_proven(bounds::access_key(indices));
         let cell = |l: LocalId| self.cell(l).is_some();
         let mut s = Straight {
             proven: &proven,
@@ -245,11 +224,11 @@ impl Fx<'_, '_> {
         last: Reg,
         exit: &str,
         rolled: &str,
-        mut emit_iteration: impl FnMut(&mut Self) -> crate::fx::Result<()>,
+        mut emit_iteration: impl FnMut(&mut Self) -> crate::Result<()>,
         mut advance: impl FnMut(&mut Self),
-    ) -> crate::fx::Result<()> {
+    ) -> crate::Result<()> {
         let top = self.label("unrolled");
-        self.unrolled = true;
+        self.mark_unrolled();
         let u = if ty == "s32" { "u32" } else { "u64" };
         self.place(&top);
         let done = self.fresh(Class::Pred);
@@ -260,7 +239,7 @@ impl Fx<'_, '_> {
         let few = self.fresh(Class::Pred);
         self.ins(format!("setp.lt.{u} {few}, {left}, {}", UNROLL - 1));
         self.ins(format!("@{few} bra {rolled}"));
-        self.later = Some(Vec::new());
+        self.hold_checks();
         let mut result = Ok(());
         for _ in 0..UNROLL {
             result = emit_iteration(self);
@@ -269,7 +248,7 @@ impl Fx<'_, '_> {
             }
             advance(self);
         }
-        let checks = self.later.take().unwrap_or_default();
+        let checks = self.take_held_checks();
         result?;
         for c in checks {
             self.fail_if(c.cond, c.kind, c.site, c.dim, c.index, &c.shape, c.prelude);
@@ -283,13 +262,13 @@ impl Fx<'_, '_> {
     /// Store `v` to element `array[indices]` with instruction `op` (`st… [addr]`): held
     /// back while an unrolled copy of a thread loop is generated, emitted otherwise.
     pub(crate) fn store_or_defer(&mut self, array: &Expr, indices: &[Expr], op: String, v: Reg) {
-        if self.deferred.is_none() {
+        if self.held_stores().is_none() {
             self.ins(format!("{op}, {v}"));
             return;
         }
         // The body's locals change in the next copy: the value waits in a register of its own.
         let kept = self.keep(v);
-        if let Some(d) = self.deferred.as_mut() {
+        if let Some(d) = self.held_stores_mut() {
             d.stores.push(format!("{op}, {kept}"));
             d.stored.insert(element_key(array, indices), kept);
         }
@@ -297,7 +276,7 @@ impl Fx<'_, '_> {
 
     /// The value that the unrolled copy being generated stored to `array[indices]`, if it did.
     pub(crate) fn forwarded(&self, array: &Expr, indices: &[Expr]) -> Option<Reg> {
-        let d = self.deferred.as_ref()?;
+        let d = self.held_stores()?;
         d.stored.get(&element_key(array, indices)).copied()
     }
 
@@ -312,10 +291,10 @@ impl Fx<'_, '_> {
         k: Reg,
         stride: Reg,
         total: Reg,
-        mut set_var: impl FnMut(&mut Self, Reg) -> crate::fx::Result<()>,
-    ) -> crate::fx::Result<()> {
+        mut set_var: impl FnMut(&mut Self, Reg) -> crate::Result<()>,
+    ) -> crate::Result<()> {
         let (top, done) = (self.label("unrolled"), self.label("unrolledend"));
-        self.unrolled = true;
+        self.mark_unrolled();
         let span = self.fresh(Class::B64);
         self.ins(format!(
             "mul.lo.u64 {span}, {stride}, {}",
@@ -336,9 +315,9 @@ impl Fx<'_, '_> {
                 ku = next;
             }
             set_var(self, ku)?;
-            self.deferred = Some(Deferred::default());
+            self.hold_stores();
             let copy = self.block(body);
-            let d = self.deferred.take().unwrap_or_default();
+            let d = self.take_held_stores();
             copy?;
             stores.extend(d.stores);
         }

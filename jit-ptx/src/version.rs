@@ -12,8 +12,9 @@ use acc_lang::hir::Const;
 use acc_lang::ir::bounds::{self, Hoisted, Index, MAX_VERSION_DEPTH};
 use acc_lang::ir::{Expr, ExprKind, ForLoop, ScalarType, SiteId};
 
-use crate::fx::{Fx, Result};
+use crate::fx::Fx;
 use crate::ptx::{Class, Reg};
+use crate::Result;
 
 /// A loop's versions: the predicate choosing the unchecked copy and the accesses it leaves
 /// unchecked.
@@ -25,7 +26,7 @@ pub(crate) struct Versions {
 impl Fx<'_, '_> {
     /// The site of an access's check, `None` where an enclosing loop's pre-check proved it.
     pub(crate) fn unproven(&self, indices: &[Expr], site: Option<SiteId>) -> Option<SiteId> {
-        site.filter(|_| !self.proven.contains(&bounds::access_key(indices)))
+        site.filter(|_| !self.is_proven(bounds::access_key(indices)))
     }
 
     /// Before loop `f` (variable of type `t` from `start`, its last iteration number `last`):
@@ -43,13 +44,13 @@ impl Fx<'_, '_> {
             ExprKind::Const(Const::I64(v)) => v > 0,
             _ => false,
         };
-        if !positive || self.cx.options.unchecked || self.version_depth >= MAX_VERSION_DEPTH {
+        if !positive || self.unchecked() || self.version_depth() >= MAX_VERSION_DEPTH {
             return Ok(None);
         }
-        let cells: Vec<_> = self.cells.iter().map(|&(l, _)| l).collect();
+        let cells = self.cell_locals();
         let hoisted: Vec<Hoisted<'_>> = bounds::hoistable(f.var, &f.body, cells, &|_| false)
             .into_iter()
-            .filter(|h| !self.proven.contains(&h.key))
+            .filter(|h| !self.is_proven(h.key))
             .collect();
         if hoisted.is_empty() {
             return Ok(None);
@@ -139,11 +140,9 @@ impl Fx<'_, '_> {
         f: impl FnOnce(&mut Self) -> R,
     ) -> R {
         let keys = versions.map(|v| v.keys.as_slice()).unwrap_or_default();
-        self.proven.extend(keys.iter().copied());
+        self.prove(keys);
         let r = f(self);
-        for k in keys {
-            self.proven.remove(k);
-        }
+        self.unprove(keys);
         r
     }
 
@@ -167,14 +166,14 @@ impl Fx<'_, '_> {
         let checked = self.label("checked");
         let join = self.label("versioned");
         self.ins(format!("@!{} bra {checked}", v.ok));
-        self.version_depth += 1;
+        self.enter_version();
         let fast = self.assuming_proven(Some(v), &mut emit);
         let slow = fast.and_then(|()| {
             self.ins(format!("bra {join}"));
             self.place(&checked);
             emit(self)
         });
-        self.version_depth -= 1;
+        self.leave_version();
         slow?;
         self.place(&join);
         Ok(())

@@ -571,6 +571,7 @@ pub fn for_(v: u32, start: Expr, end: Expr, step: Expr, inclusive: bool, body: B
             | ExprKind::Const(Const::I64(1..) | Const::I64(..=-1))
     );
     Stmt::For(ForLoop {
+        id: acc_lang::ir::LoopId(v),
         var: LocalId(v),
         start,
         end,

@@ -41,9 +41,11 @@ mod power;
 use acc_lang::builtins::Builtin;
 use acc_lang::ir::ScalarType;
 
-use crate::fx::{FnKind, Fx, Mode, Result};
-use crate::module::Cx;
+use crate::cx::Cx;
+use crate::fx::{FnKind, Fx};
+use crate::plan::Mode;
 use crate::ptx::{f64_literal, Class, Reg};
+use crate::Result;
 
 use ops::{Ops, OpsExt};
 
@@ -245,8 +247,7 @@ fn factorial(n: u32) -> f64 {
 impl Cx<'_> {
     /// The helper of `f` (and the helpers it calls), generated on first use: its name.
     pub(crate) fn math(&mut self, f: MathFn) -> Result<String> {
-        if !self.math_done.contains(&f) {
-            self.math_done.push(f);
+        if self.first_use(f.symbol()) {
             for &g in f.calls() {
                 self.math(g)?;
             }
@@ -271,7 +272,12 @@ fn emit_helper(cx: &mut Cx<'_>, f: MathFn) -> Result<String> {
     if f == MathFn::RemPio2 {
         fx.m_rem_pio2(x);
         fx.ins("ret");
-        let text = format!("{} \n{{\n{}{}}}\n", f.header(), fx.declarations(), fx.code);
+        let text = format!(
+            "{} \n{{\n{}{}}}\n",
+            f.header(),
+            fx.declarations(),
+            fx.take_code()
+        );
         cx.globals.push(format!(
             ".global .align 8 .u64 acc_two_over_pi[{}] = {{{}}};\n",
             TWO_OVER_PI.len(),
@@ -310,7 +316,7 @@ fn emit_helper(cx: &mut Cx<'_>, f: MathFn) -> Result<String> {
         "{} \n{{\n{}{}}}\n",
         f.header(),
         fx.declarations(),
-        fx.code
+        fx.take_code()
     ))
 }
 
@@ -367,13 +373,13 @@ impl Fx<'_, '_> {
 
     fn call_math(&mut self, f: MathFn, x: Reg) -> Reg {
         let d = self.fresh(Class::F64);
-        self.code.push_str("\t{\n");
+        self.open_scope();
         self.ins(".param .f64 m_x");
         self.ins(".param .f64 m_r");
         self.ins(format!("st.param.f64 [m_x], {x}"));
         self.ins(format!("call (m_r), {}, (m_x)", f.symbol()));
         self.ins(format!("ld.param.f64 {d}, [m_r]"));
-        self.code.push_str("\t}\n");
+        self.close_scope();
         d
     }
 
@@ -1091,7 +1097,7 @@ impl Fx<'_, '_> {
             self.fresh(Class::F64),
             self.fresh(Class::F64),
         );
-        self.code.push_str("\t{\n");
+        self.open_scope();
         self.ins(".param .f64 m_x");
         self.ins(".param .align 8 .b8 m_r[24]");
         self.ins(format!("st.param.f64 [m_x], {a}"));
@@ -1099,7 +1105,7 @@ impl Fx<'_, '_> {
         self.ins(format!("ld.param.b32 {n}, [m_r]"));
         self.ins(format!("ld.param.f64 {y0}, [m_r+8]"));
         self.ins(format!("ld.param.f64 {y1}, [m_r+16]"));
-        self.code.push_str("\t}\n");
+        self.close_scope();
         let s = self.k_sin(y0, y1);
         let c = self.k_cos(y0, y1);
         let (ns, nc) = (self.neg(s), self.neg(c));
@@ -1151,7 +1157,7 @@ impl Fx<'_, '_> {
 
     /// A call of the library's `f` on evaluated arguments of type `s` (`f32` through `f64`).
     pub(crate) fn math_call(&mut self, f: MathFn, args: &[Reg], s: ScalarType) -> Result<Reg> {
-        let name = self.cx.math(f)?;
+        let name = self.cx().math(f)?;
         let wide: Vec<Reg> = args
             .iter()
             .map(|&a| {
@@ -1165,7 +1171,7 @@ impl Fx<'_, '_> {
             })
             .collect();
         let r = self.fresh(Class::F64);
-        self.code.push_str("\t{\n");
+        self.open_scope();
         self.ins(".param .f64 m_x");
         if wide.len() == 2 {
             self.ins(".param .f64 m_y");
@@ -1180,7 +1186,7 @@ impl Fx<'_, '_> {
         };
         self.ins(format!("call (m_r), {name}, ({args})"));
         self.ins(format!("ld.param.f64 {r}, [m_r]"));
-        self.code.push_str("\t}\n");
+        self.close_scope();
         if s == ScalarType::F32 {
             let d = self.fresh(Class::F32);
             self.ins(format!("cvt.rn.f32.f64 {d}, {r}"));

@@ -112,6 +112,11 @@ pub type GlobalId = VarId;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SiteId(pub u32);
 
+/// A counted loop's number, unique within its function or region (lowering numbers the loops
+/// in the order it builds them): what a back end decides about a loop is keyed by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LoopId(pub u32);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StringId(pub u32);
 
@@ -247,6 +252,8 @@ pub enum PrintArg {
 
 #[derive(Clone, Debug)]
 pub struct ForLoop {
+    /// The loop's number in its function or region (not shown by `acc --emit ir`).
+    pub id: LoopId,
     pub var: LocalId,
     pub start: Expr,
     pub end: Expr,

@@ -56,6 +56,8 @@ pub(super) struct Body<'c, 'a> {
     pub private_arrays: HashMap<VarId, LocalId>,
     locals: Vec<ir::Local>,
     temps: u32,
+    /// The loops numbered so far (`ir::LoopId`).
+    loop_ids: u32,
     vars: HashMap<VarId, LocalId>,
     blocks: Vec<ir::Block>,
     scopes: Vec<Scope>,
@@ -71,6 +73,7 @@ impl<'c, 'a> Body<'c, 'a> {
             private_arrays: HashMap::new(),
             locals: Vec::new(),
             temps: 0,
+            loop_ids: 0,
             vars: HashMap::new(),
             blocks: vec![Vec::new()],
             scopes: Vec::new(),
@@ -101,6 +104,12 @@ impl<'c, 'a> Body<'c, 'a> {
             ty,
         });
         LocalId(self.locals.len() as u32 - 1)
+    }
+
+    /// The number of the next loop this body builds.
+    pub fn new_loop_id(&mut self) -> ir::LoopId {
+        self.loop_ids += 1;
+        ir::LoopId(self.loop_ids - 1)
     }
 
     /// A fresh temporary (`$tN`).

@@ -456,7 +456,9 @@ impl Body<'_, '_> {
         for (p, old) in saved.into_iter().rev() {
             self.bind(p, old);
         }
+        let id = self.new_loop_id();
         self.emit(Stmt::For(ir::ForLoop {
+            id,
             var,
             start,
             end,
