@@ -6,7 +6,7 @@
 //! bodies in `call`, kernels in `kernel`.
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{LocalId, ReductionOp, ScalarType, SiteId, Ty};
+use acc_lang::ir::{LocalId, Reduction, ScalarType, SiteId, Ty};
 
 use crate::module::Cx;
 use crate::ptx::{class_of, Class, Reg, Regs};
@@ -124,7 +124,7 @@ pub(crate) struct Fx<'c, 'm> {
     pub sp: Special,
     /// Reductions of the enclosing constructs (region, loops): a worker or vector loop that
     /// updates one of these variables reduces it over its threads.
-    pub reductions: Vec<(LocalId, ReductionOp)>,
+    pub reductions: Vec<Reduction>,
     /// Where `return` goes.
     pub end_label: String,
     /// A routine's return type.

@@ -25,7 +25,7 @@
 //! them.
 
 use acc_lang::hir::Const;
-use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ReductionOp, ScalarType, Stmt, Ty};
+use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, Reduction, ScalarType, Stmt, Ty};
 
 use crate::fx::{unsupported, FailKind, Fx, LoopTargets, Mode, Result, Val};
 use crate::ptx::{arith, Class, Reg};
@@ -50,7 +50,7 @@ struct Partition {
 /// outside its worker and vector loops qualify (elsewhere the threads must agree on them).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GangFrame {
-    reds: Vec<(LocalId, ReductionOp)>,
+    reds: Vec<Reduction>,
     mentioned: Vec<LocalId>,
     deferred: Vec<LocalId>,
     /// The gang loop's body is this loop alone.
@@ -429,10 +429,10 @@ impl Fx<'_, '_> {
 
         // The reductions: the loops' own, and, where the loop divides work among threads,
         // the enclosing constructs' variables it updates.
-        let mut reds: Vec<(LocalId, ReductionOp)> = Vec::new();
+        let mut reds: Vec<Reduction> = Vec::new();
         for f in nest {
             for &r in &f.schedule.reductions {
-                if !reds.iter().any(|x| x.0 == r.0) {
+                if !reds.iter().any(|x| x.var == r.var) {
                     reds.push(r);
                 }
             }
@@ -442,7 +442,7 @@ impl Fx<'_, '_> {
             let mut assigned = Vec::new();
             assigned_locals(body, &mut assigned);
             for &r in &self.reductions {
-                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
+                if assigned.contains(&r.var) && !reds.iter().any(|x| x.var == r.var) {
                     reds.push(r);
                 }
             }
@@ -455,10 +455,10 @@ impl Fx<'_, '_> {
         if part.group == Some(Group::Block) {
             if let Some(frame) = self.gang_frames.last_mut() {
                 for r in &reds {
-                    if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
-                        deferred.push(r.0);
-                        if !frame.deferred.contains(&r.0) {
-                            frame.deferred.push(r.0);
+                    if frame.reds.contains(r) && !frame.mentioned.contains(&r.var) {
+                        deferred.push(r.var);
+                        if !frame.deferred.contains(&r.var) {
+                            frame.deferred.push(r.var);
                         }
                     }
                 }

@@ -424,7 +424,7 @@ impl Body<'_, '_> {
             schedule.collapse = info.collapse.max(1);
             for r in &info.reductions {
                 if let super::body::Storage::Local(l) = self.storage(r.var) {
-                    schedule.reductions.push((l, r.op));
+                    schedule.reductions.push(super::region::reduction(l, r));
                 }
             }
             // `private` scalars get their own local inside the loop (uninitialized in OpenACC;
