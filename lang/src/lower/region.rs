@@ -15,10 +15,10 @@
 //! the region's first statements set to the operator's identity; `Region::reductions` names it
 //! and the `InOut` parameter the back end combines it with.
 
-use super::body::{Body, Context, ScopeKind};
+use super::body::{reduction, Body, Context, ScopeKind};
 use super::expr::{constant, expr};
 use super::{ty, Cx};
-use crate::analysis::{self, DataAttr, Implicit, PerDevice, ReductionInfo, RegionInfo, Size};
+use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionInfo, Size};
 use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ScalarType, UnOp};
 use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
 use crate::span::Span;
@@ -315,10 +315,4 @@ fn outline<'a>(
         reductions,
         loops: info.loops.clone(),
     }
-}
-
-/// The IR's reduction of `r` into `var`.
-pub(super) fn reduction(var: ir::LocalId, r: &ReductionInfo) -> ir::Reduction {
-    ir::Reduction::new(var, r.op, r.ty)
-        .expect("the checker accepts only reductions whose operator applies to the type")
 }
