@@ -7,7 +7,7 @@ use acc_lang::builtins::Builtin;
 use acc_lang::hir::VarId;
 use acc_lang::ir::{
     BinOp::*, Construct, DeviceExprs, Expr, ExprKind, ForLoop, Launch, LocalId, LoopSchedule, Pass,
-    Place, ReductionOp, Region, RegionParam, RegionReduction, SiteId, Stmt,
+    Place, Reduction, ReductionOp, Region, RegionParam, RegionReduction, SiteId, Stmt,
 };
 use common::*;
 
@@ -197,7 +197,7 @@ fn param(name: &str, ty: acc_lang::ir::Ty, pass: Pass, var: u32) -> RegionParam 
     }
 }
 
-fn gang_loop(v: u32, end: Expr, body: Vec<Stmt>, reductions: Vec<(LocalId, ReductionOp)>) -> Stmt {
+fn gang_loop(v: u32, end: Expr, body: Vec<Stmt>, reductions: Vec<Reduction>) -> Stmt {
     Stmt::For(ForLoop {
         id: acc_lang::ir::LoopId(v),
         var: LocalId(v),
@@ -259,9 +259,7 @@ fn counting_region() -> Region {
             ),
         ],
         reductions: vec![RegionReduction {
-            op: ReductionOp::Add,
-            ty: I64,
-            private: LocalId(3),
+            reduction: Reduction::new(LocalId(3), ReductionOp::Add, I64).unwrap(),
             param: 2,
         }],
         loops: vec![],
@@ -475,9 +473,7 @@ fn float_max_reduction_over_gangs() {
             vec![],
         )],
         reductions: vec![RegionReduction {
-            op: ReductionOp::Max,
-            ty: F32,
-            private: LocalId(1),
+            reduction: Reduction::new(LocalId(1), ReductionOp::Max, F32).unwrap(),
             param: 1,
         }],
         loops: vec![],

@@ -342,7 +342,8 @@ fn loop_reductions_start_from_the_identity() {
         schedule: Default::default(),
         site: acc_lang::ir::SiteId(CALL_SITE),
     };
-    f.schedule.reductions = vec![(LocalId(1), ReductionOp::Mul)];
+    f.schedule.reductions =
+        vec![acc_lang::ir::Reduction::new(LocalId(1), ReductionOp::Mul, I64).unwrap()];
     let r = run_main(
         &[("i", s(I64)), ("s", s(I64))],
         vec![set(1, i64c(100)), Stmt::For(f), print_i(1, I64)],

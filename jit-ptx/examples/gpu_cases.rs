@@ -111,8 +111,8 @@ fn main() {
                 .map(|x| {
                     format!(
                         "{{\"op\": \"{}\", \"ty\": \"{}\", \"param\": {}}}",
-                        x.op.as_str(),
-                        x.ty.name(),
+                        x.reduction.op.as_str(),
+                        x.reduction.ty.name(),
                         x.param
                     )
                 })

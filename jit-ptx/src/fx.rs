@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{Block, LocalId, LoopId, ReductionOp, ScalarType, SiteId, Ty};
+use acc_lang::ir::{Block, LocalId, LoopId, Reduction, ScalarType, SiteId, Ty};
 
 use crate::cx::{Cx, FuncSig};
 use crate::plan::{LoopPlan, Mode, Plan};
@@ -300,7 +300,7 @@ impl<'c, 'm> Fx<'c, 'm> {
 
     /// Plans the loops of `body`, the function's, inside constructs that reduce
     /// `reductions` (a region's).
-    pub(crate) fn plan_loops(&mut self, body: &Block, reductions: &[(LocalId, ReductionOp)]) {
+    pub(crate) fn plan_loops(&mut self, body: &Block, reductions: &[Reduction]) {
         self.plan = Plan::new(body, self.entry_mode, reductions);
     }
 

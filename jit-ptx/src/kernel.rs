@@ -145,8 +145,10 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     });
     let copies = bind_locals(&mut fx, r, &layout, &slots, results)?;
     for red in &r.reductions {
-        match fx.local(red.private)? {
-            Val::Scalar(d, s) if s == red.ty => fx.set_identity(d, red.op, s)?,
+        match fx.local(red.reduction.var)? {
+            Val::Scalar(d, s) if s == red.reduction.ty => {
+                fx.set_identity(d, red.reduction.identity)
+            }
             _ => return unsupported("a reduction whose accumulator is not a scalar"),
         }
     }
@@ -164,11 +166,7 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
     }
     let prologue = fx.take_code();
 
-    let reductions: Vec<_> = r
-        .reductions
-        .iter()
-        .map(|red| (red.private, red.op))
-        .collect();
+    let reductions: Vec<_> = r.reductions.iter().map(|red| red.reduction).collect();
     fx.plan_loops(&r.body, &reductions);
     fx.block(&r.body)?;
     let end = fx.end_label();
@@ -300,7 +298,7 @@ fn write_partials(fx: &mut Fx<'_, '_>, r: &Region, partials: Reg) -> Result<()> 
     fx.ins(format!("mov.u32 {ctaid}, %ctaid.x"));
     fx.ins(format!("mov.u32 {nctaid}, %nctaid.x"));
     for (k, red) in r.reductions.iter().enumerate() {
-        let Val::Scalar(v, s) = fx.local(red.private)? else {
+        let Val::Scalar(v, s) = fx.local(red.reduction.var)? else {
             return unsupported("a reduction whose accumulator is not a scalar");
         };
         let slot = fx.fresh(Class::B32);

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use acc_lang::ir::{
-    Block, Construct, Expr, ExprKind, ForLoop, LocalId, LoopId, ReductionOp, Region, Stmt,
+    Block, Construct, Expr, ExprKind, ForLoop, LocalId, LoopId, Reduction, Region, Stmt,
 };
 
 /// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
@@ -111,7 +111,7 @@ pub(crate) enum Barrier {
 }
 
 /// What the emitter does with one loop.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum LoopPlan {
     /// Every thread that shares the code runs it whole (no level, or `seq`).
     Seq,
@@ -120,14 +120,14 @@ pub(crate) enum LoopPlan {
 }
 
 /// The plan of a shared loop.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct SharedLoop {
     /// Which threads run which iterations; the error where the loop cannot be shared where it
     /// stands (reported once its bounds are generated, where the emitter meets it).
     pub share: Result<Share, &'static str>,
     /// The variables it reduces: its nest's own reductions and, where it divides work among
     /// threads, the enclosing constructs' reduction variables its body assigns.
-    pub reductions: Vec<(LocalId, ReductionOp)>,
+    pub reductions: Vec<Reduction>,
     /// The reductions it leaves apart in each thread, for the enclosing gang loop to reduce
     /// over the block once at its end, instead of once per gang-loop iteration (a vector loop
     /// in a gang loop that reduces the same variable with the same operator, which the gang
@@ -161,7 +161,7 @@ pub(crate) struct Plan {
 impl Plan {
     /// The plan of the loops of `body`, which starts in `mode` inside constructs that reduce
     /// `reductions` (a region's).
-    pub(crate) fn new(body: &Block, mode: Mode, reductions: &[(LocalId, ReductionOp)]) -> Plan {
+    pub(crate) fn new(body: &Block, mode: Mode, reductions: &[Reduction]) -> Plan {
         let mut planner = Planner {
             plan: Plan::default(),
             mode,
@@ -182,7 +182,7 @@ impl Plan {
 /// empty one: what their bodies hold is not the gang loop's own).
 #[derive(Default)]
 struct GangFrame {
-    reds: Vec<(LocalId, ReductionOp)>,
+    reds: Vec<Reduction>,
     /// The locals its body reads or assigns outside worker and vector loops.
     mentioned: Vec<LocalId>,
     /// The reductions vector loops inside deferred to it.
@@ -197,7 +197,7 @@ struct Planner {
     plan: Plan,
     mode: Mode,
     /// The reductions of the enclosing constructs (region, loops).
-    reductions: Vec<(LocalId, ReductionOp)>,
+    reductions: Vec<Reduction>,
     frames: Vec<GangFrame>,
 }
 
@@ -220,7 +220,7 @@ impl Planner {
     }
 
     /// Plans `body` with `reds` added to the enclosing reductions.
-    fn inside(&mut self, reds: &[(LocalId, ReductionOp)], body: &Block) {
+    fn inside(&mut self, reds: &[Reduction], body: &Block) {
         let depth = self.reductions.len();
         self.reductions.extend(reds.iter().copied());
         self.block(body);
@@ -293,8 +293,8 @@ impl Planner {
         // shared the iterations wait for each other after the loop (or the gang loop around
         // waits, see `GangFrame::sole`).
         let owes_sync = match group {
-            Some(_) => reds.iter().all(|r| plan.deferred.contains(&r.0)),
-            None => frame.sync_owed && !reds.iter().any(|r| plan.gathered.contains(&r.0)),
+            Some(_) => reds.iter().all(|r| plan.deferred.contains(&r.var)),
+            None => frame.sync_owed && !reds.iter().any(|r| plan.gathered.contains(&r.var)),
         };
         if owes_sync {
             plan.barrier = match self.frames.last_mut() {
@@ -312,11 +312,11 @@ impl Planner {
     /// The variables a shared loop reduces: its nest's own reductions and, where it divides
     /// work among threads (`among_threads`), the enclosing constructs' reduction variables
     /// its body assigns.
-    fn reductions_of(&self, nest: &[&ForLoop], among_threads: bool) -> Vec<(LocalId, ReductionOp)> {
-        let mut reds: Vec<(LocalId, ReductionOp)> = Vec::new();
+    fn reductions_of(&self, nest: &[&ForLoop], among_threads: bool) -> Vec<Reduction> {
+        let mut reds: Vec<Reduction> = Vec::new();
         for f in nest {
             for &r in &f.schedule.reductions {
-                if !reds.iter().any(|x| x.0 == r.0) {
+                if !reds.iter().any(|x| x.var == r.var) {
                     reds.push(r);
                 }
             }
@@ -325,7 +325,7 @@ impl Planner {
             let mut assigned = Vec::new();
             assigned_locals(&nest[nest.len() - 1].body, &mut assigned);
             for &r in &self.reductions {
-                if assigned.contains(&r.0) && !reds.iter().any(|x| x.0 == r.0) {
+                if assigned.contains(&r.var) && !reds.iter().any(|x| x.var == r.var) {
                     reds.push(r);
                 }
             }
@@ -336,14 +336,14 @@ impl Planner {
     /// Of a vector loop's reductions (`reds`), those it leaves to the enclosing gang loop:
     /// the gang loop reduces the same variable with the same operator and uses it nowhere
     /// else in its body (outside worker and vector loops).
-    fn defer(&mut self, reds: &[(LocalId, ReductionOp)]) -> Vec<LocalId> {
+    fn defer(&mut self, reds: &[Reduction]) -> Vec<LocalId> {
         let mut deferred = Vec::new();
         if let Some(frame) = self.frames.last_mut() {
             for r in reds {
-                if frame.reds.contains(r) && !frame.mentioned.contains(&r.0) {
-                    deferred.push(r.0);
-                    if !frame.deferred.contains(&r.0) {
-                        frame.deferred.push(r.0);
+                if frame.reds.contains(r) && !frame.mentioned.contains(&r.var) {
+                    deferred.push(r.var);
+                    if !frame.deferred.contains(&r.var) {
+                        frame.deferred.push(r.var);
                     }
                 }
             }
@@ -557,7 +557,7 @@ mod tests {
         let m = acc_lang::lower_source(&SourceFile::new("test.acc", text))
             .unwrap_or_else(|d| panic!("{d:?}"));
         let r = &m.regions[0];
-        let reductions: Vec<_> = r.reductions.iter().map(|x| (x.private, x.op)).collect();
+        let reductions: Vec<_> = r.reductions.iter().map(|x| x.reduction).collect();
         let plan = Plan::new(&r.body, Mode::Block, &reductions);
         fn walk<'a>(body: &'a [Stmt], out: &mut Vec<&'a ForLoop>) {
             for s in body {
@@ -602,7 +602,7 @@ for i in 0..8 {
         let (gang, vector) = (shared(&p[0]), shared(&p[1]));
         assert_eq!(gang.share, Ok(Share::Gangs));
         assert_eq!(vector.share, Ok(Share::Threads));
-        let s = vector.reductions[0].0;
+        let s = vector.reductions[0].var;
         assert_eq!(vector.deferred, vec![s]);
         assert_eq!(vector.group_of(s), None);
         assert_eq!(vector.barrier, Barrier::AtGangLoopEnd);
@@ -651,7 +651,7 @@ for i in 0..8 {
         assert_eq!(p[2], LoopPlan::Seq);
         // The vector loop updates the worker loop's reduction variable: it reduces it over
         // its row's threads first.
-        let s = rows.reductions[0].0;
+        let s = rows.reductions[0].var;
         assert_eq!(lanes.reductions, rows.reductions);
         assert_eq!(lanes.group_of(s), Some(Group::Row));
         assert_eq!(rows.group_of(s), Some(Group::Rows));

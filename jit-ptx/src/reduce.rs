@@ -10,12 +10,12 @@
 //! The gang level (`RegionReduction`) is the kernel's: each block writes its partial result
 //! to the `partials` buffer (`kernel`).
 
-use acc_lang::ir::{LocalId, ReductionOp, ScalarType};
+use acc_lang::hir::Const;
+use acc_lang::ir::{LocalId, Reduction, ReductionOp, ScalarType};
 
-use crate::expr::float_literal;
 use crate::fx::{Fx, Val};
 use crate::plan::Group;
-use crate::ptx::{arith, bits, is_float, Class, Reg};
+use crate::ptx::{arith, bits, f32_literal, f64_literal, int_literal, is_float, Class, Reg};
 use crate::{unsupported, Result};
 
 /// A reduction variable while its loop runs.
@@ -52,40 +52,19 @@ fn slot_type(s: ScalarType) -> &'static str {
 }
 
 impl Fx<'_, '_> {
-    /// The identity of `op` on `s`, into `d`.
-    pub(crate) fn set_identity(&mut self, d: Reg, op: ReductionOp, s: ScalarType) -> Result<()> {
-        use ReductionOp::*;
-        let value = match (op, s) {
-            (And | BitAnd, ScalarType::Bool) => "1".to_string(),
-            (Or | BitOr | BitXor, ScalarType::Bool) => "0".to_string(),
-            (_, ScalarType::Bool) => {
-                return unsupported(format!("a `{}` reduction of bool", op.as_str()))
-            }
-            (And | Or, _) => {
-                return unsupported(format!("a `{}` reduction of {}", op.as_str(), s.name()))
-            }
-            (Add | BitOr | BitXor, ScalarType::I32 | ScalarType::I64) => "0".to_string(),
-            (Add, _) => float_literal(0.0, s),
-            (Mul, _) if is_float(s) => float_literal(1.0, s),
-            (Mul, _) => "1".to_string(),
-            (BitAnd, ScalarType::I32 | ScalarType::I64) => crate::ptx::int_literal(-1, s),
-            (Max, ScalarType::I32) => crate::ptx::int_literal(i32::MIN as i64, s),
-            (Max, ScalarType::I64) => crate::ptx::int_literal(i64::MIN, s),
-            (Min, ScalarType::I32) => (i32::MAX).to_string(),
-            (Min, ScalarType::I64) => (i64::MAX).to_string(),
-            (Max, _) => float_literal(f64::NEG_INFINITY, s),
-            (Min, _) => float_literal(f64::INFINITY, s),
-            (BitAnd | BitOr | BitXor, _) => {
-                return unsupported(format!("a `{}` reduction of {}", op.as_str(), s.name()));
-            }
-        };
-        let ty = if s == ScalarType::Bool {
-            "pred"
-        } else {
-            bits(s)
+    /// The reduction's identity (`ir::Reduction::identity`), into `d`.
+    pub(crate) fn set_identity(&mut self, d: Reg, identity: Const) {
+        let (ty, value) = match identity {
+            Const::Bool(b) => ("pred", u8::from(b).to_string()),
+            Const::I32(v) => (
+                bits(ScalarType::I32),
+                int_literal(v.into(), ScalarType::I32),
+            ),
+            Const::I64(v) => (bits(ScalarType::I64), int_literal(v, ScalarType::I64)),
+            Const::F32(v) => (bits(ScalarType::F32), f32_literal(v)),
+            Const::F64(v) => (bits(ScalarType::F64), f64_literal(v)),
         };
         self.ins(format!("mov.{ty} {d}, {value}"));
-        Ok(())
     }
 
     /// `a op b` into a fresh register.
@@ -130,13 +109,10 @@ impl Fx<'_, '_> {
     }
 
     /// Save each variable's value and set it to its operator's identity.
-    pub(crate) fn start_reductions(
-        &mut self,
-        reds: &[(LocalId, ReductionOp)],
-    ) -> Result<Vec<Saved>> {
+    pub(crate) fn start_reductions(&mut self, reds: &[Reduction]) -> Result<Vec<Saved>> {
         let mut saved = Vec::with_capacity(reds.len());
-        for &(l, op) in reds {
-            let (reg, s) = match self.local(l)? {
+        for red in reds {
+            let (reg, s) = match self.local(red.var)? {
                 Val::Scalar(r, s) => (r, s),
                 Val::Array(_) => return unsupported("a reduction of an array"),
             };
@@ -147,12 +123,12 @@ impl Fx<'_, '_> {
                 bits(s)
             };
             self.ins(format!("mov.{ty} {before}, {reg}"));
-            self.set_identity(reg, op, s)?;
+            self.set_identity(reg, red.identity);
             saved.push(Saved {
-                local: l,
+                local: red.var,
                 reg,
                 s,
-                op,
+                op: red.op,
                 before,
             });
         }

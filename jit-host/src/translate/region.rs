@@ -103,8 +103,8 @@ impl Tx<'_, '_> {
             self.b.def_var(var, v);
         }
         for red in &r.reductions {
-            let (var, _) = self.local(red.private)?;
-            let identity = self.identity(red.op, red.ty);
+            let (var, _) = self.local(red.reduction.var)?;
+            let identity = self.constant(red.reduction.identity);
             self.b.def_var(var, identity);
         }
         self.device_globals(r, &replaced)?;
@@ -114,7 +114,7 @@ impl Tx<'_, '_> {
 
         self.b.switch_to_block(epilogue);
         for red in &r.reductions {
-            let (var, _) = self.local(red.private)?;
+            let (var, _) = self.local(red.reduction.var)?;
             let partial = self.b.use_var(var);
             self.b
                 .ins()
@@ -351,8 +351,8 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
         .reductions
         .iter()
         .map(|red| ReductionDesc {
-            op: red.op,
-            elem: elem_code(red.ty) as u32,
+            op: red.reduction.op,
+            elem: elem_code(red.reduction.ty) as u32,
             param: red.param,
         })
         .collect();

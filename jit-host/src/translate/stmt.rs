@@ -242,15 +242,12 @@ impl Tx<'_, '_> {
         // Loop reductions: the variable accumulates this loop's iterations from the operator's
         // identity, and its value before the loop is combined in afterwards.
         let mut saved = Vec::new();
-        for &(local, op) in &f.schedule.reductions {
-            let (rvar, rty) = self.local(local)?;
-            let rs = rty
-                .scalar()
-                .ok_or_else(|| JitError::Unsupported("reduction of an array".into()))?;
+        for red in &f.schedule.reductions {
+            let (rvar, _) = self.local(red.var)?;
             let before = self.b.use_var(rvar);
-            let identity = self.identity(op, rs);
+            let identity = self.constant(red.identity);
             self.b.def_var(rvar, identity);
-            saved.push((rvar, rs, op, before));
+            saved.push((rvar, red.ty, red.op, before));
         }
 
         let preloaded = self.preload_globals(&[], &f.body)?;
@@ -555,31 +552,6 @@ impl Tx<'_, '_> {
         let first = narrow(self, first);
         let mine_last = narrow(self, mine_last);
         (runs, first, mine_last)
-    }
-
-    /// The identity of a reduction operator.
-    pub(super) fn identity(&mut self, op: ReductionOp, s: ScalarType) -> Value {
-        let t = scalar_type(s);
-        let float = |tx: &mut Self, v: f64| match s {
-            ScalarType::F32 => tx.b.ins().f32const(v as f32),
-            _ => tx.b.ins().f64const(v),
-        };
-        let (min, max) = match s {
-            ScalarType::I32 => (i32::MIN as i64, i32::MAX as i64),
-            _ => (i64::MIN, i64::MAX),
-        };
-        match op {
-            ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::Or => {
-                self.zero(t)
-            }
-            ReductionOp::Mul if is_float(s) => float(self, 1.0),
-            ReductionOp::Mul | ReductionOp::And => self.iconst(t, 1),
-            ReductionOp::BitAnd => self.iconst(t, -1),
-            ReductionOp::Max if is_float(s) => float(self, f64::NEG_INFINITY),
-            ReductionOp::Min if is_float(s) => float(self, f64::INFINITY),
-            ReductionOp::Max => self.iconst(t, min),
-            ReductionOp::Min => self.iconst(t, max),
-        }
     }
 
     /// `a op b` for a reduction operator.

@@ -66,7 +66,7 @@ pub fn assigned(b: &[Stmt], out: &mut HashSet<LocalId>) {
             Stmt::For(f) => {
                 out.insert(f.var);
                 // A loop's reduction variables are reset before it and combined after it.
-                out.extend(f.schedule.reductions.iter().map(|&(l, _)| l));
+                out.extend(f.schedule.reductions.iter().map(|r| r.var));
                 assigned(&f.body, out);
             }
             Stmt::Launch(l) => {

@@ -43,11 +43,15 @@
 //! every `Spec` takes one of the `Printf` values; a `Text` piece turned back into a C format
 //! must have its `%` doubled.
 //!
+//! `verify` checks these rules on a module; lowering runs it in debug builds.
+//!
 //! `impl Display for Module` (module `print`) is the text `acc --emit ir` shows.
 
 pub mod atomic;
 pub mod bounds;
 mod print;
+mod reduction;
+pub mod verify;
 pub mod visit;
 
 use crate::analysis::{LoopInfo, RegionId};
@@ -58,6 +62,8 @@ use crate::span::Span;
 pub use crate::ast::{
     AtomicKind, BinOp, Construct, DataClause, ReductionOp, ScalarType, UnOp, UpdateDir,
 };
+pub use reduction::Reduction;
+pub use verify::verify;
 
 /// One compile's worth of code.
 #[derive(Clone, Debug, Default)]
@@ -279,11 +285,11 @@ pub struct LoopSchedule {
     /// This loop heads a `collapse(n)` nest of `n` loops (1 otherwise): the next `n - 1` loops
     /// are its body's only statements.
     pub collapse: u32,
-    /// Per-iteration reductions of this loop: the local the body accumulates into (the same
-    /// local as outside the loop: a parallel back end gives each thread a copy starting at the
-    /// operator's identity and combines the copies into it after the loop; a sequential one
-    /// can ignore the list) and the operator.
-    pub reductions: Vec<(LocalId, ReductionOp)>,
+    /// Per-iteration reductions of this loop, each of the local the body accumulates into (the
+    /// same local as outside the loop: a parallel back end gives each thread a copy starting at
+    /// the identity and combines the copies into it after the loop; a sequential one can
+    /// ignore the list).
+    pub reductions: Vec<Reduction>,
 }
 
 #[derive(Clone, Debug)]
@@ -353,8 +359,8 @@ pub struct Region {
     pub locals: Vec<Local>,
     /// Runs once per gang (gang-redundant), with gang loops sharing out their iterations.
     pub body: Block,
-    /// Reductions whose result reaches the host: the private local each gang accumulates
-    /// into, the operator, and the parameter whose value it is combined with.
+    /// Reductions whose result reaches the host: each of the private local each gang
+    /// accumulates into, combined with a parameter's value.
     pub reductions: Vec<RegionReduction>,
     /// The loops' analysis, for `--info` and the back ends' schedule choices.
     pub loops: Vec<LoopInfo>,
@@ -405,10 +411,9 @@ pub enum Pass {
 
 #[derive(Clone, Debug)]
 pub struct RegionReduction {
-    pub op: ReductionOp,
-    pub ty: ScalarType,
-    /// The gang-private accumulator.
-    pub private: LocalId,
+    /// Of the gang-private accumulator, which the region's body starts by setting to the
+    /// identity.
+    pub reduction: Reduction,
     /// The `InOut` parameter combined with the partial results.
     pub param: usize,
 }

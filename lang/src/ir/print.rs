@@ -156,8 +156,8 @@ impl Printer<'_> {
         for red in &r.reductions {
             let text = format!(
                 "  reduction {}: {} into {}",
-                red.op.as_str(),
-                self.local(red.private),
+                red.reduction.op.as_str(),
+                self.local(red.reduction.var),
                 self.local(LocalId(red.param as u32))
             );
             self.line(&text);
@@ -456,8 +456,12 @@ impl Printer<'_> {
         if s.collapse > 1 {
             parts.push(format!("collapse({})", s.collapse));
         }
-        for (l, op) in &s.reductions {
-            parts.push(format!("reduction({}: {})", op.as_str(), self.local(*l)));
+        for red in &s.reductions {
+            parts.push(format!(
+                "reduction({}: {})",
+                red.op.as_str(),
+                self.local(red.var)
+            ));
         }
         if parts.is_empty() {
             String::new()

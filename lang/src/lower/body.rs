@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::Cx;
-use crate::analysis::LoopInfo;
+use crate::analysis::{LoopInfo, ReductionInfo};
 use crate::hir::{self, VarId};
 use crate::ir::{self, ExprKind, LocalId, Stmt, Ty};
 use crate::span::Span;
@@ -347,4 +347,10 @@ impl<'c, 'a> Body<'c, 'a> {
 pub(super) enum Storage {
     Local(LocalId),
     Global(VarId),
+}
+
+/// The IR's reduction of `r` (a loop's or a region's) into `var`.
+pub(super) fn reduction(var: LocalId, r: &ReductionInfo) -> ir::Reduction {
+    ir::Reduction::new(var, r.op, r.ty)
+        .expect("the checker accepts only reductions whose operator applies to the type")
 }

@@ -96,7 +96,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         .enumerate()
         .map(|(i, r)| r.unwrap_or_else(|| empty_region(analysis, i)))
         .collect();
-    ir::Module {
+    let module = ir::Module {
         functions,
         main,
         regions,
@@ -105,7 +105,13 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         first_site: cx.options.first_site,
         strings: cx.strings,
         formats: cx.formats,
+    };
+    // A broken rule is a bug of lowering's; debug builds (and so the conformance suite in CI)
+    // stop at it.
+    if cfg!(debug_assertions) {
+        ir::verify::assert_valid(&module);
     }
+    module
 }
 
 /// What every body of one compile shares: the inputs and the module's tables.

@@ -15,11 +15,11 @@
 //! the region's first statements set to the operator's identity; `Region::reductions` names it
 //! and the `InOut` parameter the back end combines it with.
 
-use super::body::{Body, Context, ScopeKind};
+use super::body::{reduction, Body, Context, ScopeKind};
 use super::expr::{constant, expr};
 use super::{ty, Cx};
 use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionInfo, Size};
-use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ReductionOp, ScalarType, UnOp};
+use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ScalarType, UnOp};
 use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
 use crate::span::Span;
 
@@ -296,13 +296,9 @@ fn outline<'a>(
         let name = format!("{}.red", params[param].name);
         let private = b.new_local(name, Ty::Scalar(r.ty));
         b.bind(r.var, Some(private));
-        b.emit(Stmt::Set(private, identity(r.op, r.ty)));
-        reductions.push(ir::RegionReduction {
-            op: r.op,
-            ty: r.ty,
-            private,
-            param,
-        });
+        let reduction = reduction(private, r);
+        b.emit(Stmt::Set(private, constant(reduction.identity)));
+        reductions.push(ir::RegionReduction { reduction, param });
     }
     if let Some(body) = &d.body {
         b.stmt(body);
@@ -319,35 +315,4 @@ fn outline<'a>(
         reductions,
         loops: info.loops.clone(),
     }
-}
-
-/// The value a reduction starts from: `x op identity == x`.
-pub(super) fn identity(op: ReductionOp, t: ScalarType) -> ir::Expr {
-    use ReductionOp as R;
-    use ScalarType as S;
-    let c = match (op, t) {
-        (R::And, _) => Const::Bool(true),
-        (R::Or, _) | (_, S::Bool) => Const::Bool(false),
-        (R::Add | R::BitOr | R::BitXor, S::I32) => Const::I32(0),
-        (R::Add | R::BitOr | R::BitXor, S::I64) => Const::I64(0),
-        (R::Add | R::BitOr | R::BitXor, S::F32) => Const::F32(0.0),
-        (R::Add | R::BitOr | R::BitXor, S::F64) => Const::F64(0.0),
-        (R::Mul, S::I32) => Const::I32(1),
-        (R::Mul, S::I64) => Const::I64(1),
-        (R::Mul, S::F32) => Const::F32(1.0),
-        (R::Mul, S::F64) => Const::F64(1.0),
-        (R::BitAnd, S::I32) => Const::I32(-1),
-        (R::BitAnd, S::I64) => Const::I64(-1),
-        (R::BitAnd, S::F32) => Const::F32(0.0),
-        (R::BitAnd, S::F64) => Const::F64(0.0),
-        (R::Max, S::I32) => Const::I32(i32::MIN),
-        (R::Max, S::I64) => Const::I64(i64::MIN),
-        (R::Max, S::F32) => Const::F32(f32::NEG_INFINITY),
-        (R::Max, S::F64) => Const::F64(f64::NEG_INFINITY),
-        (R::Min, S::I32) => Const::I32(i32::MAX),
-        (R::Min, S::I64) => Const::I64(i64::MAX),
-        (R::Min, S::F32) => Const::F32(f32::INFINITY),
-        (R::Min, S::F64) => Const::F64(f64::INFINITY),
-    };
-    constant(c)
 }

@@ -1,7 +1,7 @@
 //! Statements: bindings and stores with their reference counts, control flow with the releases
 //! that leaving a scope means, and the output statements.
 
-use super::body::{Body, Context, ScopeKind};
+use super::body::{reduction, Body, Context, ScopeKind};
 use super::expr::{array_name, constant, convert_to, dummy, expr, Val};
 use super::scan::{needs_stmts, Later};
 use crate::builtins::{parse_format, Builtin, FormatPiece, FormatSpec};
@@ -424,7 +424,7 @@ impl Body<'_, '_> {
             schedule.collapse = info.collapse.max(1);
             for r in &info.reductions {
                 if let super::body::Storage::Local(l) = self.storage(r.var) {
-                    schedule.reductions.push((l, r.op));
+                    schedule.reductions.push(reduction(l, r));
                 }
             }
             // `private` scalars get their own local inside the loop (uninitialized in OpenACC;

@@ -1,9 +1,8 @@
 //! Lowering tests: IR text snapshots of small programs (reviewed by reading them: each one shows
-//! one rule of the lowering), a well-formedness check of every module lowered here, and the
+//! one rule of the lowering), `ir::verify` on every module lowered here, and the
 //! examples.
 
 mod interp;
-mod wellformed;
 
 use super::{lower, lower_with, Options};
 use crate::diag::render_plain;
@@ -21,6 +20,14 @@ fn module(src: &str) -> Module {
     m
 }
 
+/// `ir::verify`'s errors, one a line.
+fn verified(m: &Module) -> Result<(), String> {
+    crate::ir::verify(m).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        lines.join("\n")
+    })
+}
+
 /// Lower `src` and check that the IR is well formed.
 fn lowered(src: &str) -> Module {
     let source = SourceFile::new("t.acc", src);
@@ -29,7 +36,7 @@ fn lowered(src: &str) -> Module {
         Err(diags) => panic!("does not compile:\n{}", render_plain(&diags, &source)),
     };
     let m = lower(&compiled.hir, &compiled.analysis);
-    if let Err(e) = wellformed::check(&m) {
+    if let Err(e) = verified(&m) {
         panic!("ill-formed IR: {e}\n{m}");
     }
     m
@@ -409,7 +416,7 @@ fn repl_prints_top_level_values() {
             ..Options::default()
         },
     );
-    wellformed::check(&m).expect("well formed");
+    verified(&m).expect("well formed");
     insta::assert_snapshot!(m.to_string());
 }
 
@@ -697,7 +704,7 @@ fn conformance_suite_on_this_thread() {
             continue;
         };
         let m = lower(&compiled.hir, &compiled.analysis);
-        if let Err(e) = wellformed::check(&m) {
+        if let Err(e) = verified(&m) {
             failures.push(format!("{name}: ill-formed IR: {e}"));
             continue;
         }
@@ -885,7 +892,7 @@ mod mutations {
             let source = SourceFile::new("t.acc", text.as_str());
             if let Ok(compiled) = check_source(&source) {
                 let m = lower(&compiled.hir, &compiled.analysis);
-                if let Err(e) = wellformed::check(&m) {
+                if let Err(e) = verified(&m) {
                     panic!("ill-formed IR: {e}\n{text}\n{m}");
                 }
                 if let Err(e) = interp::run_limited(&m, SMALL, 200_000) {
@@ -911,7 +918,7 @@ fn sites_are_numbered_from_the_first_site() {
             ..Options::default()
         },
     );
-    wellformed::check(&m).expect("well formed");
+    verified(&m).expect("well formed");
     let text = m.to_string();
     assert!(text.contains("zeros(3i64)!s40"), "{text}");
     assert!(text.contains("a[1i64]!s41"), "{text}");

@@ -482,8 +482,9 @@ impl Interp<'_> {
                     _ => {}
                 }
             }
-            for red in &region.reductions {
-                shared[red.param] = combine(red.op, shared[red.param], rf[red.private.0 as usize]);
+            for RegionReduction { reduction, param } in &region.reductions {
+                let partial = rf[reduction.var.0 as usize];
+                shared[*param] = combine(reduction.op, shared[*param], partial);
             }
         }
         let rf = shared;
