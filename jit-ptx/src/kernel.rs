@@ -2,12 +2,12 @@
 //! result and partial-result slots and the error record of the crate's kernel ABI.
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{Construct, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
+use acc_lang::ir::{gang_loop, Construct, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
 
 use crate::fx::{unsupported, FnKind, Fx, Gangs, Mode, Result, Val};
 use crate::module::Cx;
 use crate::ptx::{Class, Reg};
-use crate::{ArrayParam, Kernel};
+use crate::{ArrayParam, Kernel, KernelLaunch};
 
 /// The register ceiling (`.maxnreg`) of a kernel with unrolled loops. Without one, ptxas
 /// favours occupancy: it interleaves the unrolled copies' loads with their arithmetic to
@@ -48,7 +48,7 @@ pub(crate) fn one_gang(r: &Region) -> bool {
     }
 }
 
-/// Whether a region may spread each gang over several blocks (`Kernel::split`): its body is
+/// Whether a region may spread each gang over several blocks (`KernelLaunch::split`): its body is
 /// one gang loop whose body is one vector loop, with no reductions and bounds without calls
 /// (code that every block of a gang runs must be free of effects). Memory-bound loop nests
 /// like Jacobi's copy want many small blocks, as hand-written CUDA launches (the H100 runs
@@ -280,19 +280,22 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         Kernel {
             region: r.id,
             name,
-            // A kernel without shared memory keeps the whole of L1 for its data.
-            shared_per_thread: if uses_shared {
-                crate::module::SHARED_BYTES_PER_THREAD
-            } else {
-                0
-            },
             reductions: r.reductions.len(),
-            one_gang: single,
             globals,
             prints: fx.prints,
-            private_arrays,
-            arrays,
-            split,
+            launch: KernelLaunch {
+                // A kernel without shared memory keeps the whole of L1 for its data.
+                shared_per_thread: if uses_shared {
+                    crate::module::SHARED_BYTES_PER_THREAD
+                } else {
+                    0
+                },
+                one_gang: single,
+                private_arrays,
+                arrays,
+                split,
+                gang_loop: gang_loop::gang_loop(r),
+            },
         },
         text,
     ))

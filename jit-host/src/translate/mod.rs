@@ -11,7 +11,6 @@ mod bounds;
 mod builtin;
 mod directive;
 mod expr;
-mod gang_loop;
 mod hoist;
 mod inline;
 mod region;

@@ -47,6 +47,7 @@
 
 pub mod atomic;
 pub mod bounds;
+pub mod gang_loop;
 mod print;
 pub mod visit;
 
