@@ -34,8 +34,6 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Linkage, Module};
 
-pub(crate) use inline::candidates as inline_candidates;
-
 use crate::externs::{self, A};
 use crate::{GlobalSlots, JitError};
 

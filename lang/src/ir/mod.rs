@@ -48,7 +48,9 @@
 pub mod atomic;
 pub mod bounds;
 pub mod gang_loop;
+pub mod inline;
 mod print;
+pub mod uses;
 pub mod visit;
 
 use crate::analysis::{LoopInfo, RegionId};
