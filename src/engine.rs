@@ -15,7 +15,7 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{DevicePrints, GpuArray, GpuKernel, GpuPrivateArray};
+use acc_runtime::launch::{DevicePrints, GpuKernel};
 use acc_runtime::profile::SiteStats;
 
 use crate::device_print::PrintTable;
@@ -623,8 +623,6 @@ impl Engine {
                 Some(k) => Ok(GpuKernel {
                     ptx: text.clone(),
                     name: k.name.clone(),
-                    shared_per_thread: k.shared_per_thread,
-                    one_gang: k.one_gang,
                     strings: strings.clone(),
                     globals: k
                         .globals
@@ -632,24 +630,7 @@ impl Engine {
                         .filter_map(|v| self.slots.get(v).copied())
                         .collect(),
                     prints: k.prints.then(|| prints.clone()),
-                    private_arrays: k
-                        .private_arrays
-                        .iter()
-                        .map(|p| GpuPrivateArray {
-                            param: p.param,
-                            rank: p.rank,
-                            level: p.level,
-                        })
-                        .collect(),
-                    arrays: k
-                        .arrays
-                        .iter()
-                        .map(|a| GpuArray {
-                            param: a.param,
-                            rank: a.rank,
-                        })
-                        .collect(),
-                    split: k.split,
+                    launch: k.launch.clone(),
                 }),
                 None => Err(ptx
                     .unsupported

@@ -2,6 +2,9 @@
 //! back ends read them, and the runtime receives them from compiled code. Nothing here
 //! depends on another acc crate.
 
+pub mod gang_loop;
+pub mod kernel;
+
 /// A reduction's operator (`reduction(+: s)`, …): the front end parses it, lowering puts it
 /// into the IR, the back ends combine with it, the runtime folds gangs' partial results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -513,7 +513,7 @@ impl Jit {
             strings: &strings.strings,
             formats: &strings.formats,
             local_gang_routines: &gang_routines,
-            inlinable: translate::inline_candidates(module),
+            inlinable: acc_lang::ir::inline::candidates(module),
             calls_into: Default::default(),
             globals_used: Default::default(),
         };

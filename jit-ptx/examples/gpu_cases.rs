@@ -130,6 +130,7 @@ fn main() {
                 })
                 .collect();
             let private: Vec<String> = k
+                .launch
                 .private_arrays
                 .iter()
                 .map(|p| {
@@ -145,6 +146,7 @@ fn main() {
                 })
                 .collect();
             let arrays: Vec<String> = k
+                .launch
                 .arrays
                 .iter()
                 .map(|a| format!("{{\"param\": {}, \"rank\": {}}}", a.param, a.rank))
@@ -153,15 +155,15 @@ fn main() {
                 "{{\"region\": {}, \"name\": \"{}\", \"one_gang\": {}, \"shared_per_thread\": {}, \"params\": [{}], \"reductions\": [{}], \"globals\": [{}], \"private\": [{}], \"arrays\": [{}], \"prints\": {}, \"split\": {}}}",
                 k.region.0,
                 k.name,
-                k.one_gang,
-                k.shared_per_thread,
+                k.launch.one_gang,
+                k.launch.shared_per_thread,
                 params.join(", "),
                 reds.join(", "),
                 globals.join(", "),
                 private.join(", "),
                 arrays.join(", "),
                 k.prints,
-                k.split
+                k.launch.split
             ));
         }
         let unsupported: Vec<String> = ptx

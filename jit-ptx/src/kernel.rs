@@ -2,13 +2,13 @@
 //! result and partial-result slots and the error record of the crate's kernel ABI.
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{LocalId, Pass, Region, Ty};
+use acc_lang::ir::{gang_loop, LocalId, Pass, Region, Ty};
 
 use crate::cx::Cx;
 use crate::fx::{FnKind, Fx, Gangs, Val};
 use crate::plan::{one_gang, splits, Mode};
 use crate::ptx::{Class, Reg};
-use crate::{unsupported, ArrayParam, Kernel, PrivateArray, Result};
+use crate::{unsupported, ArrayParam, Kernel, KernelLaunch, PrivateArray, Result};
 
 /// The register ceiling (`.maxnreg`) of a kernel with unrolled loops. Without one, ptxas
 /// favours occupancy: it interleaves the unrolled copies' loads with their arithmetic to
@@ -202,19 +202,22 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         Kernel {
             region: r.id,
             name,
-            // A kernel without shared memory keeps the whole of L1 for its data.
-            shared_per_thread: if uses_shared {
-                crate::cx::SHARED_BYTES_PER_THREAD
-            } else {
-                0
-            },
             reductions: r.reductions.len(),
-            one_gang: layout.one_gang,
             globals: layout.globals,
             prints: fx.prints(),
-            private_arrays: layout.private_arrays,
-            arrays: layout.arrays,
-            split: layout.split,
+            launch: KernelLaunch {
+                // A kernel without shared memory keeps the whole of L1 for its data.
+                shared_per_thread: if uses_shared {
+                    crate::cx::SHARED_BYTES_PER_THREAD
+                } else {
+                    0
+                },
+                one_gang: layout.one_gang,
+                private_arrays: layout.private_arrays,
+                arrays: layout.arrays,
+                split: layout.split,
+                gang_loop: gang_loop::gang_loop(r),
+            },
         },
         text,
     ))

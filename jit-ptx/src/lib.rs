@@ -66,7 +66,7 @@
 //!   the analysis makes it a parameter of the region (`Pass::Array`), and the kernel passes
 //!   that parameter's device header to the routine, so routines read and write the device
 //!   copy, never the host's array.
-//! - For each entry of [`Kernel::private_arrays`], in parameter order, after the `g{k}`:
+//! - For each entry of [`KernelLaunch::private_arrays`], in parameter order, after the `g{k}`:
 //!   `s{i}` (`i` the parameter's index), the device address of the launch's copies of that
 //!   private array, then `s{i}_d{k}` for `k` in `0..rank`, the original's extents. The
 //!   runtime allocates, per launch, `copies * stride` bytes for it, where `stride` is the
@@ -83,7 +83,7 @@
 //!   the original's header when it has one, else 0). The copies live until the kernel is
 //!   done; nothing carries over between launches. Any grid remains correct, so the runtime
 //!   may launch fewer blocks to keep the copies small.
-//! - For each entry of [`Kernel::arrays`] (the `Pass::Array` parameters, as many as fit in
+//! - For each entry of [`KernelLaunch::arrays`] (the `Pass::Array` parameters, as many as fit in
 //!   4 KiB of parameters with the others; the kernel reads the rest from their headers), in
 //!   parameter order, after the private arrays' parameters: `p{i}_data`, the data pointer of `p{i}`'s header,
 //!   then `p{i}_d{k}` for `k` in `0..rank`, its extents: the same values as the header's.
@@ -91,16 +91,16 @@
 //!   which instructions read directly, so pointers and extents take no registers (a kernel
 //!   that keeps five arrays' pointers and extents in registers needs 40 where 32 do, and runs
 //!   fewer warps at once). The header itself still goes to routines.
-//! - `split`, last, for a [`Kernel::split`] kernel only: how many consecutive blocks share
+//! - `split`, last, for a [`KernelLaunch::split`] kernel only: how many consecutive blocks share
 //!   each gang (at least 1; the grid is a multiple of it). Block `b` is gang `b / split` of
 //!   `grid / split` and takes turns `b % split`, `b % split + split`, … of `split * threads`
 //!   iterations each of the gang loop's vector loop.
 //!
 //! Launch: grid `(num_gangs, 1, 1)`, block `(vector_length, num_workers, 1)`, dynamic shared
-//! memory of [`Kernel::shared_per_thread`] bytes per thread and per row (`acc_shared`: the
+//! memory of [`KernelLaunch::shared_per_thread`] bytes per thread and per row (`acc_shared`: the
 //! scratch slots of reductions and broadcasts, then the row barriers' words). Every kernel is correct for any grid and block size (gang,
 //! worker and vector loops stride over the iteration space), blocks of up to 1024 threads.
-//! A kernel with [`Kernel::one_gang`] does its work in block 0 alone (other blocks store
+//! A kernel with [`KernelLaunch::one_gang`] does its work in block 0 alone (other blocks store
 //! identity partial results and leave), so it should be launched with one block: `serial`
 //! regions (which should also get a block of one thread), and `kernels` regions that are not a
 //! single gang loop nest.
@@ -227,13 +227,8 @@ pub struct Kernel {
     pub region: RegionId,
     /// The entry's name, `acc_region_{N}`.
     pub name: String,
-    /// Dynamic shared memory the launch passes per thread and per row of the block: a block
-    /// of `t` threads in `r` rows gets `shared_per_thread * (t + r)` bytes.
-    pub shared_per_thread: u32,
     /// `Region::reductions.len()`: the partial results each block writes.
     pub reductions: usize,
-    /// The kernel works in block 0 only: launch one block.
-    pub one_gang: bool,
     /// The global scalars its routines read: after `out`, the kernel takes one `.u64`
     /// parameter `g{k}` per entry, the global's 8-byte slot value at the launch. (Global
     /// arrays its routines read are region parameters, not entries here.)
@@ -241,51 +236,14 @@ pub struct Kernel {
     /// The kernel (or a routine it calls) has `print` or `printf` statements: it needs an
     /// output buffer (its `out` parameter).
     pub prints: bool,
-    /// Its private arrays (`Pass::PrivateArray`, `FirstPrivateArray`), in parameter order:
-    /// after the `g{k}`, the kernel takes `s{i}` and `s{i}_d{k}` for each (see the ABI).
-    pub private_arrays: Vec<PrivateArray>,
-    /// Its shared arrays (`Pass::Array`), in parameter order: after the private arrays'
-    /// parameters, the kernel takes `p{i}_data` and `p{i}_d{k}` for each (see the ABI).
-    pub arrays: Vec<ArrayParam>,
-    /// A split kernel (its body a gang loop around a vector loop, nothing else): its last
-    /// parameter `split` says how many consecutive blocks share each gang, the gang loop
-    /// dealt out by `%ctaid.x / split` and each gang's vector-loop iterations in turns of
-    /// `split * threads`. `split` 1 is a gang per block.
-    pub split: bool,
+    /// How to launch it, for the runtime as it is: its dynamic shared memory, one gang or
+    /// split, the private arrays (`s{i}`, `s{i}_d{k}`) and shared arrays (`p{i}_data`,
+    /// `p{i}_d{k}`) it takes parameters for, and its gang loop's trip count as a formula.
+    pub launch: KernelLaunch,
 }
 
-/// An array parameter whose device header's data pointer and extents the kernel also takes
-/// as parameters of their own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ArrayParam {
-    /// The region parameter (`Region::params[param]`).
-    pub param: usize,
-    /// The array's rank: the kernel takes that many extents `p{i}_d{k}`.
-    pub rank: u32,
-}
-
-/// A private array parameter of a kernel: the copies the launch must provide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PrivateArray {
-    /// The region parameter (`Region::params[param]`).
-    pub param: usize,
-    /// The array's rank: the kernel takes that many extents `s{i}_d{k}`.
-    pub rank: u32,
-    /// Bytes of one element.
-    pub elem_bytes: u32,
-    /// Who gets a copy of its own.
-    pub level: CopyLevel,
-    /// `firstprivate`: each copy starts as the original (whose device header is `p{i}`).
-    pub first: bool,
-}
-
+pub use acc_abi::kernel::{private_copy_stride, ArrayParam, KernelLaunch, PrivateArray};
 pub use acc_abi::CopyLevel;
-
-/// The bytes between consecutive copies of a private array of `len` elements of
-/// `elem_bytes` each: its size rounded up to a multiple of 16.
-pub fn private_copy_stride(len: u64, elem_bytes: u32) -> u64 {
-    (len.saturating_mul(u64::from(elem_bytes))).saturating_add(15) & !15
-}
 
 /// Why a region or routine could not be generated.
 #[derive(Clone, Debug, PartialEq, Eq)]

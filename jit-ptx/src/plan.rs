@@ -377,7 +377,7 @@ pub(crate) fn one_gang(r: &Region) -> bool {
     }
 }
 
-/// Whether a region may spread each gang over several blocks (`Kernel::split`): its body is
+/// Whether a region may spread each gang over several blocks (`KernelLaunch::split`): its body is
 /// one gang loop whose body is one vector loop, with no reductions and bounds without calls
 /// (code that every block of a gang runs must be free of effects). Memory-bound loop nests
 /// like Jacobi's copy want many small blocks, as hand-written CUDA launches (the H100 runs

@@ -290,6 +290,7 @@ mod tests {
     fn levels(text: &str) -> Vec<(usize, CopyLevel, bool)> {
         kernel(text)
             .0
+            .launch
             .private_arrays
             .iter()
             .map(|p| (p.param, p.level, p.first))
@@ -315,8 +316,8 @@ acc parallel num_gangs(2) private(t) copy(out) {
         );
         // Construct level, even though every use is inside a vector loop: the gang's
         // threads share it (the second loop reads what the first wrote).
-        assert_eq!(k.private_arrays.len(), 1);
-        let p = k.private_arrays[0];
+        assert_eq!(k.launch.private_arrays.len(), 1);
+        let p = k.launch.private_arrays[0];
         assert_eq!(
             (p.level, p.first, p.rank, p.elem_bytes),
             (CopyLevel::Gang, false, 2, 8)
@@ -345,7 +346,8 @@ acc parallel num_gangs(3) firstprivate(w) {
 ",
         );
         assert_eq!(
-            k.private_arrays
+            k.launch
+                .private_arrays
                 .iter()
                 .map(|p| (p.level, p.first))
                 .collect::<Vec<_>>(),

@@ -388,10 +388,10 @@ fn kernels_take_the_data_pointers_and_extents_of_their_arrays_as_parameters() {
     let m = emit_module(&lower(text), &PtxOptions::default());
     assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
     let k = &m.kernels[0];
-    let mut ranks: Vec<u32> = k.arrays.iter().map(|a| a.rank).collect();
+    let mut ranks: Vec<u32> = k.launch.arrays.iter().map(|a| a.rank).collect();
     ranks.sort();
     assert_eq!(ranks, [1, 2]);
-    for a in &k.arrays {
+    for a in &k.launch.arrays {
         let i = a.param;
         assert!(
             m.text.contains(&format!(".param .u64 p{i}_data")),
@@ -436,16 +436,16 @@ fn arrays_past_the_parameter_space_are_read_from_their_headers() {
     assert!(m.unsupported.is_empty(), "{:?}", m.unsupported);
     let k = &m.kernels[0];
     assert!(
-        !k.arrays.is_empty() && k.arrays.len() < 80,
+        !k.launch.arrays.is_empty() && k.launch.arrays.len() < 80,
         "{}",
-        k.arrays.len()
+        k.launch.arrays.len()
     );
     let words = m.text.matches(".param .u64").count();
     assert!(words <= 512, "{words} parameters");
     // Every array is read, from its parameters or else from its header.
     assert_eq!(
         m.text.matches("ld.global.nc.u64").count(),
-        7 * (80 - k.arrays.len())
+        7 * (80 - k.launch.arrays.len())
     );
 }
 
@@ -558,4 +558,39 @@ fn routines_get_the_device_header_of_a_global_array() {
         lines.contains(&format!("st.param.b64 [c_g0], {header};").as_str()),
         "{entry}"
     );
+}
+
+#[test]
+fn kernels_carry_their_gang_loop_for_the_grid() {
+    let m = emit_module(
+        &lower(
+            "let n = 100
+let a = zeros(n, n)
+acc parallel loop gang
+for j in 0..n {
+    acc loop vector
+    for i in 0..n {
+        a[j, i] = 1.0
+    }
+}
+acc serial {
+    let m = 3
+    acc loop gang
+    for i in 0..m {
+        a[0, i] = 2.0
+    }
+}
+",
+        ),
+        &PtxOptions::default(),
+    );
+    let launches: Vec<_> = m.kernels.iter().map(|k| &k.launch).collect();
+    let [split, serial] = launches.as_slice() else {
+        panic!("two kernels: {:?}", m.kernels);
+    };
+    // The split kernel's blocks share the vector loop, whose bounds are a formula too.
+    let gang = split.gang_loop.as_ref().expect("a formula of `n`");
+    assert!(split.split && gang.inner.is_some(), "{split:?}");
+    // Bounds the region computes have no formula.
+    assert_eq!(serial.gang_loop, None);
 }

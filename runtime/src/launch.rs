@@ -18,6 +18,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use acc_abi::kernel::KernelLaunch;
+
 use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::{HostState, SharedBuffer};
@@ -48,7 +50,7 @@ pub enum ComputeKind {
     Serial,
 }
 
-pub use acc_abi::{CopyLevel, ReductionOp};
+pub use acc_abi::ReductionOp;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ParamDesc {
@@ -80,15 +82,11 @@ pub struct ReductionDesc {
 }
 
 /// A region's kernel for the GPU: the PTX module holding it (shared by the regions of one
-/// compile) and its entry's name.
+/// compile), its entry's name, and how to launch it as jit-ptx describes it.
 #[derive(Debug)]
 pub struct GpuKernel {
     pub ptx: std::sync::Arc<str>,
     pub name: String,
-    /// Dynamic shared memory the kernel needs per thread and per row of its block, in bytes.
-    pub shared_per_thread: u32,
-    /// The kernel works in block 0 only (`serial`, most `kernels` regions): launch one gang.
-    pub one_gang: bool,
     /// The compile's string literals, which a failed device `assert` names by index.
     pub strings: std::sync::Arc<[String]>,
     /// The globals' slots (`ctx.globals[slot]`) whose values the kernel takes after its ABI
@@ -97,23 +95,8 @@ pub struct GpuKernel {
     /// For a kernel with `print` or `printf` statements: the text of their output records
     /// (the kernel takes an output buffer). `None`: it prints nothing.
     pub prints: Option<std::sync::Arc<dyn DevicePrints>>,
-    /// Its private arrays, in parameter order: the launch allocates their copies and passes
-    /// each one's base and extents after the globals (jit-ptx's kernel ABI).
-    pub private_arrays: Vec<GpuPrivateArray>,
-    /// Its shared arrays, in parameter order: after the private arrays' values, the launch
-    /// passes each one's device data pointer and extents (jit-ptx's kernel ABI).
-    pub arrays: Vec<GpuArray>,
-    /// A split kernel: its last parameter is how many consecutive blocks share each gang
-    /// (jit-ptx's `Kernel::split`; 1 is a gang per block).
-    pub split: bool,
-}
-
-impl GpuKernel {
-    /// The dynamic shared memory of a block of `workers` rows of `vector` threads.
-    pub fn shared_bytes(&self, workers: u32, vector: u32) -> u32 {
-        self.shared_per_thread
-            .saturating_mul(workers.saturating_mul(vector).saturating_add(workers))
-    }
+    /// Its shared memory, grid and the parameters after the globals (jit-ptx's kernel ABI).
+    pub launch: KernelLaunch,
 }
 
 /// The text of device output records (jit-ptx's kernel ABI: a record is a print statement's
@@ -123,26 +106,6 @@ pub trait DevicePrints: Send + Sync + std::fmt::Debug {
     /// The output of print statement `id` with these slot values; `None` when there is no
     /// such statement or it takes another number of slots.
     fn text(&self, id: u32, slots: &[u64]) -> Option<String>;
-}
-
-/// A private array of a GPU kernel (jit-ptx's `PrivateArray`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GpuPrivateArray {
-    /// The region parameter.
-    pub param: usize,
-    /// Its rank: the kernel takes that many extents after the copies' base.
-    pub rank: u32,
-    /// How many blocks, rows or threads share a copy.
-    pub level: CopyLevel,
-}
-
-/// A shared array parameter of a GPU kernel (jit-ptx's `ArrayParam`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GpuArray {
-    /// The region parameter.
-    pub param: usize,
-    /// Its rank: the kernel takes that many extents after the data pointer.
-    pub rank: u32,
 }
 
 /// What the engine made for running a region on a GPU: its kernel, or why there is none.
@@ -164,8 +127,6 @@ pub struct RegionDesc {
     pub reductions: Vec<ReductionDesc>,
     /// The region's GPU kernel (set by the engine when it emits PTX).
     pub gpu: GpuCode,
-    /// The region's outermost gang loop, where its trip count is a formula of the arguments.
-    pub gang_loop: Option<crate::gang_loop::GangLoop>,
 }
 
 impl RegionDesc {
@@ -182,7 +143,6 @@ impl RegionDesc {
             params,
             reductions,
             gpu: GpuCode::default(),
-            gang_loop: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! binary with `--ignored`); docs/GPU-RESULTS.md records the runs. Without a GPU each test
 //! fails with a message, never passes silently.
 
+use acc_abi::kernel::KernelLaunch;
 use acc_runtime::abi::{ArrayHeader, ELEM_F32, ELEM_F64, STATUS_OK};
 use acc_runtime::array::{elements, elements_mut, new_array, release};
 use acc_runtime::device::ops::{DataOpArg, DataPhase, ACTION_COPY, ACTION_COPYIN};
@@ -190,14 +191,10 @@ fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) ->
     let kernel = GpuKernel {
         ptx: PTX.into(),
         name: name.into(),
-        shared_per_thread: 0,
-        one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),
         prints: None,
-        private_arrays: Vec::new(),
-        arrays: Vec::new(),
-        split: false,
+        launch: KernelLaunch::default(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     desc
@@ -526,14 +523,10 @@ fn print_records_become_output_at_synchronization() {
     let kernel = GpuKernel {
         ptx: PTX.into(),
         name: "acc_region_3".into(),
-        shared_per_thread: 0,
-        one_gang: false,
         strings: Vec::new().into(),
         globals: Vec::new(),
         prints: Some(std::sync::Arc::new(BlockPrint)),
-        private_arrays: Vec::new(),
-        arrays: Vec::new(),
-        split: false,
+        launch: KernelLaunch::default(),
     };
     desc.gpu.kernel.set(Ok(kernel)).unwrap();
     unsafe {

@@ -11,7 +11,6 @@ mod bounds;
 mod builtin;
 mod directive;
 mod expr;
-mod gang_loop;
 mod hoist;
 mod inline;
 mod region;
@@ -34,8 +33,6 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Linkage, Module};
-
-pub(crate) use inline::candidates as inline_candidates;
 
 use crate::externs::{self, A};
 use crate::{GlobalSlots, JitError};

@@ -356,9 +356,7 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
             param: red.param,
         })
         .collect();
-    let mut desc = RegionDesc::new(kind, r.construct.name(), params, reductions);
-    desc.gang_loop = super::gang_loop::gang_loop(r);
-    desc
+    RegionDesc::new(kind, r.construct.name(), params, reductions)
 }
 
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.

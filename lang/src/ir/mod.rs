@@ -49,8 +49,11 @@
 
 pub mod atomic;
 pub mod bounds;
+pub mod gang_loop;
+pub mod inline;
 mod print;
 mod reduction;
+pub mod uses;
 pub mod verify;
 pub mod visit;
 

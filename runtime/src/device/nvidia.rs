@@ -47,6 +47,7 @@ use acc_abi::{KernelErrorRecord, KernelFailure};
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
+use crate::gang_loop::LaunchArgs;
 use crate::launch::{ComputeKind, GpuKernel, ParamPass, RegionDesc};
 use crate::profile::{EventKind, Profiler};
 use crate::queue::QueueId;
@@ -367,24 +368,19 @@ impl Nvidia {
         let sms = self.multiprocessors;
         let loaded = self.function(kernel).map_err(at)?;
         let f = loaded.f;
+        let launch = &kernel.launch;
         // SAFETY: the launch's array slots hold live headers.
-        let trip = desc
-            .gang_loop
-            .as_ref()
-            .and_then(|g| unsafe { g.trip_count(args, &desc.params) });
+        let arguments = unsafe { LaunchArgs::new(args, &desc.params) };
+        let trip = (launch.gang_loop.as_ref()).and_then(|g| g.trip_count(&arguments));
         // A split kernel's vector loop (every gang's), for sharing each gang among blocks.
-        // SAFETY: as `trip`.
-        let inner = (desc.gang_loop.as_ref())
-            .and_then(|g| g.inner.as_ref().filter(|_| kernel.split))
-            .and_then(|c| unsafe { c.trip_count(args, &desc.params) });
+        let inner = (launch.gang_loop.as_ref())
+            .and_then(|g| g.inner.as_ref().filter(|_| launch.split))
+            .and_then(|c| c.trip_count(&arguments));
         let mut parts = 1;
         let (grid, block) = Self::shape(desc, sizes, |workers, vector| {
-            let shared = kernel.shared_bytes(workers, vector);
+            let shared = launch.shared_bytes(workers, vector);
             let wave = sms * loaded.resident_blocks(workers * vector, shared);
-            let per_gang = desc
-                .gang_loop
-                .as_ref()
-                .map_or(1, |g| g.per_gang(workers, vector));
+            let per_gang = (launch.gang_loop.as_ref()).map_or(1, |g| g.per_gang(workers, vector));
             // Each block of a reduction leaves a partial result that the host combines, and
             // a block with shared memory starts by setting it up behind a block barrier: no
             // more blocks than a wave for either (SpMV with a row per warp and shared
@@ -495,10 +491,10 @@ impl Nvidia {
         };
         let view_stream = self.data.memory.stream(q).map_err(at)?;
         let mut values = Vec::with_capacity(desc.params.len() + 3);
-        // The data pointers and extents of `kernel.arrays`, passed after the private arrays.
+        // The data pointers and extents of `kernel.launch.arrays`, passed after the private arrays.
         let mut array_values = Vec::new();
-        // `kernel.arrays` is in parameter order: one pass over both.
-        let mut arrays = kernel.arrays.iter().peekable();
+        // `kernel.launch.arrays` is in parameter order: one pass over both.
+        let mut arrays = kernel.launch.arrays.iter().peekable();
         for (i, p) in desc.params.iter().enumerate() {
             values.push(match p.pass {
                 ParamPass::Array | ParamPass::FirstPrivateArray | ParamPass::PrivateArray => {
@@ -536,14 +532,14 @@ impl Nvidia {
                 _ => args[i],
             });
         }
-        if kernel.one_gang {
+        if kernel.launch.one_gang {
             grid = (1, 1, 1);
         }
         let stream = self.data.memory.stream(q).map_err(at)?;
         let private = private_layout(kernel, args, block);
         if private.per_block > 0 {
             let free = result::mem_get_info().map_or(0, |(free, _)| free as u64);
-            let explicit = sizes[0] != super::SECTION_ABSENT && !kernel.one_gang;
+            let explicit = sizes[0] != super::SECTION_ABSENT && !kernel.launch.one_gang;
             grid.0 = fit_grid(private.per_block, grid.0, explicit, free).map_err(at)?;
         }
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
@@ -567,7 +563,7 @@ impl Nvidia {
         };
         private.values(copies.unwrap_or(0), grid.0, &mut values);
         values.append(&mut array_values);
-        if kernel.split {
+        if kernel.launch.split {
             values.push(u64::from(parts));
         }
         let mut params: Vec<*mut c_void> = values
@@ -575,7 +571,7 @@ impl Nvidia {
             .map(|v| v as *mut u64 as *mut c_void)
             .collect();
         let start = Instant::now();
-        let shared = kernel.shared_bytes(block.1, block.0);
+        let shared = kernel.launch.shared_bytes(block.1, block.0);
         let launched = result::launch_kernel(f, grid, block, shared, stream, &mut params);
         if let Some(base) = copies {
             // Stream-ordered: the memory goes once the kernel is done.

@@ -2,6 +2,7 @@
 //! shares a gang among blocks, and where private arrays' copies go (and how many blocks they
 //! leave room for).
 
+use acc_abi::kernel::private_copy_stride;
 use cudarc::driver::sys;
 
 use crate::abi::{ArrayHeader, MAX_RANK};
@@ -55,7 +56,7 @@ pub(super) fn split_grid(trip: u64, inner: u64, threads: u32) -> Option<(u32, u3
 const PRIVATE_DEFAULT_LIMIT: u64 = 1 << 30;
 
 /// Where a launch's private arrays' copies go (jit-ptx's kernel ABI): array `j` of
-/// `kernel.private_arrays` has `per_block[j]` bytes per block (its copies per block times
+/// `kernel.launch.private_arrays` has `per_block[j]` bytes per block (its copies per block times
 /// its copy stride), the arrays one after another in one allocation of `per_block * grid`.
 pub(super) struct PrivateLayout {
     /// Bytes per block of all the arrays.
@@ -77,12 +78,6 @@ impl PrivateLayout {
     }
 }
 
-/// The copy stride of a private array: its bytes rounded up to 16 (jit-ptx's
-/// `private_copy_stride`).
-pub(super) fn private_stride(len: u64, elem_bytes: u64) -> u64 {
-    len.saturating_mul(elem_bytes).saturating_add(15) & !15
-}
-
 /// # Safety
 /// The private arrays' slots of `args` hold live headers.
 pub(super) unsafe fn private_layout(
@@ -92,12 +87,12 @@ pub(super) unsafe fn private_layout(
 ) -> PrivateLayout {
     let mut layout = PrivateLayout {
         per_block: 0,
-        arrays: Vec::with_capacity(kernel.private_arrays.len()),
+        arrays: Vec::with_capacity(kernel.launch.private_arrays.len()),
     };
-    for p in &kernel.private_arrays {
+    for p in &kernel.launch.private_arrays {
         let host = args[p.param] as usize as *const ArrayHeader;
         let size = array::elem_size((*host).elem).unwrap_or(1) as u64;
-        let stride = private_stride((*host).len.max(0) as u64, size);
+        let stride = private_copy_stride((*host).len.max(0) as u64, size);
         let bytes = stride.saturating_mul(p.level.per_block(block.0, block.1));
         let all = (*host).dims;
         let dims = all[..(p.rank as usize).min(MAX_RANK)]
@@ -149,7 +144,7 @@ pub(super) fn fit_grid(
 
 #[cfg(test)]
 mod grid_tests {
-    use super::{default_gangs, fit_grid, private_stride, split_grid, MAX_GRID};
+    use super::{default_gangs, fit_grid, split_grid, MAX_GRID};
 
     #[test]
     fn private_arrays_shrink_the_default_grid_and_refuse_what_cannot_fit() {
@@ -166,11 +161,6 @@ mod grid_tests {
         // One block's copies larger than half the free memory: an error.
         assert!(fit_grid(gib, 1, false, gib).is_err());
         assert!(fit_grid(gib, 1, false, 3 * gib).is_ok());
-        // The copy stride: bytes rounded up to 16.
-        assert_eq!(private_stride(3, 8), 32);
-        assert_eq!(private_stride(4, 4), 16);
-        assert_eq!(private_stride(0, 8), 0);
-        assert_eq!(private_stride(5, 1), 16);
     }
 
     #[test]

@@ -1,18 +1,19 @@
 //! A region's outermost gang loop as a formula of the region's parameters
-//! (`acc_runtime::gang_loop`), for the GPU device to size its grid by the loop's trip count.
+//! (`acc_abi::gang_loop`), for the GPU device to size its grid by the loop's trip count.
 
 use std::collections::HashSet;
 
-use acc_lang::builtins::Builtin;
-use acc_lang::hir::Const;
-use acc_lang::ir::{bounds, BinOp, Expr, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
-use acc_runtime::gang_loop::{Counted, GangLoop, TripExpr};
+use acc_abi::gang_loop::{Counted, GangLoop, TripExpr};
+
+use super::{bounds, BinOp, Expr, ExprKind, ForLoop, LocalId, Pass, Region, Stmt};
+use crate::builtins::Builtin;
+use crate::hir::Const;
 
 /// The first gang loop at the top of the region's body, when its step is a positive constant
 /// and its bounds are formulas of parameters that the code before it leaves alone; with the
 /// vector loop that is its whole body, when that loop's bounds are such formulas too and
 /// nothing in the gang loop assigns them.
-pub(super) fn gang_loop(r: &Region) -> Option<GangLoop> {
+pub fn gang_loop(r: &Region) -> Option<GangLoop> {
     let (at, f) = r.body.iter().enumerate().find_map(|(i, s)| match s {
         Stmt::For(f) if f.schedule.gang => Some((i, f)),
         _ => None,
@@ -113,10 +114,10 @@ impl Formula<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acc_lang::span::SourceFile;
+    use crate::span::SourceFile;
 
     fn first_region_loop(text: &str) -> Option<GangLoop> {
-        let m = acc_lang::lower_source(&SourceFile::new("t.acc", text)).expect("valid source");
+        let m = crate::lower_source(&SourceFile::new("t.acc", text)).expect("valid source");
         gang_loop(&m.regions[0])
     }
 
