@@ -11,6 +11,7 @@ pub mod abi;
 pub mod array;
 pub mod context;
 pub mod device;
+pub mod entry;
 pub mod error;
 pub mod gang_loop;
 pub mod host;
@@ -27,10 +28,10 @@ pub use error::{RunError, RunErrorKind};
 pub use host::{HostState, SharedBuffer};
 pub use picture::Picture;
 
-/// The runtime's entry points by name, for jit-host's symbol table: the ABI's own (`abi`) and
-/// the devices' (`device::entry`). Here, so that `abi` need not know the devices.
+/// The runtime's entry points by name, for jit-host's symbol table: its own (`entry`) and the
+/// devices' (`device::entry`).
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    let mut all = abi::entry_points();
+    let mut all = entry::entry_points();
     all.extend(device::entry::symbols());
     all
 }

@@ -41,7 +41,7 @@ use super::discrete::Discrete;
 use super::ops::{DataOpArg, DataPhase, QueueArg};
 use super::peer::Endpoint;
 use super::Launch;
-use acc_abi::{KernelErrorRecord, KernelFailure};
+use acc_abi::{KernelErrorRecord, KernelFailure, LaunchSizes, ABSENT};
 
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
@@ -330,7 +330,7 @@ impl Nvidia {
         }
     }
 
-    /// A compute construct on this GPU.
+    /// A compute construct on this GPU, with the region's `kernel`.
     ///
     /// # Safety
     /// As `Devices::launch`.
@@ -339,6 +339,7 @@ impl Nvidia {
         ctx: *mut Ctx,
         l: &mut Launch<'_>,
         q: QueueArg,
+        kernel: &GpuKernel,
     ) -> Result<(), RunError> {
         let Launch {
             desc,
@@ -353,17 +354,6 @@ impl Nvidia {
             site: Some(site),
         };
         self.settle(ctx).map_err(at)?;
-        let kernel = match desc.gpu.kernel.get() {
-            Some(Ok(k)) => k,
-            Some(Err(why)) => {
-                let message = format!("this `{}` cannot run on a GPU yet: {why}", desc.name);
-                return Err(at(RunErrorKind::Device { message }));
-            }
-            None => {
-                let message = format!("no GPU code was made for this `{}`", desc.name);
-                return Err(at(RunErrorKind::Device { message }));
-            }
-        };
         let sms = self.multiprocessors;
         let loaded = self.function(kernel).map_err(at)?;
         let f = loaded.f;
@@ -543,7 +533,7 @@ impl Nvidia {
         let private = private_layout(kernel, args, block);
         if private.per_block > 0 {
             let free = result::mem_get_info().map_or(0, |(free, _)| free as u64);
-            let explicit = sizes[0] != super::SECTION_ABSENT && !kernel.one_gang;
+            let explicit = sizes.nvidia.num_gangs != ABSENT && !kernel.one_gang;
             grid.0 = fit_grid(private.per_block, grid.0, explicit, free).map_err(at)?;
         }
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
@@ -595,18 +585,17 @@ impl Nvidia {
     /// blocks (kernels loop over their iterations, so any grid is correct).
     fn shape(
         desc: &RegionDesc,
-        sizes: &[i64; 9],
+        sizes: &LaunchSizes,
         default_gangs: impl FnOnce(u32, u32) -> u32,
     ) -> ((u32, u32, u32), (u32, u32, u32)) {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
         }
-        let given = |v: i64, max: u32| {
-            (v != super::SECTION_ABSENT).then(|| v.clamp(1, i64::from(max)) as u32)
-        };
-        let workers = given(sizes[1], 32).unwrap_or(1);
-        let vector = given(sizes[2], 1024 / workers).unwrap_or(128);
-        let gangs = given(sizes[0], i32::MAX as u32)
+        let given = |v: i64, max: u32| (v != ABSENT).then(|| v.clamp(1, i64::from(max)) as u32);
+        let sizes = &sizes.nvidia;
+        let workers = given(sizes.num_workers, 32).unwrap_or(1);
+        let vector = given(sizes.vector_length, 1024 / workers).unwrap_or(128);
+        let gangs = given(sizes.num_gangs, i32::MAX as u32)
             .unwrap_or_else(|| default_gangs(workers, vector).max(1));
         ((gangs, 1, 1), (vector, workers, 1))
     }
@@ -633,7 +622,7 @@ impl Nvidia {
                 rank: record.dim,
             },
             Some(KernelFailure::ZeroStep) => RunErrorKind::ZeroStep,
-            Some(KernelFailure::Stopped) => crate::abi::stop_error(
+            Some(KernelFailure::Stopped) => crate::host::stop_error(
                 (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed),
             ),
             Some(KernelFailure::Bounds) | None => RunErrorKind::Bounds {

@@ -47,7 +47,7 @@ impl Nvidia {
             let word = (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed);
             if word != crate::abi::INTERRUPT_NONE {
                 if self.abandoned {
-                    return Err(crate::abi::stop_error(word));
+                    return Err(crate::host::stop_error(word));
                 }
                 let since = match self.stop_sent {
                     Some(since) => since,
@@ -58,7 +58,7 @@ impl Nvidia {
                 };
                 if since.elapsed() >= STOP_GRACE {
                     self.abandon();
-                    return Err(crate::abi::stop_error(word));
+                    return Err(crate::host::stop_error(word));
                 }
             }
             polls = polls.saturating_add(1);
