@@ -61,6 +61,7 @@ pub struct ArrayHeader {
 pub const ARRAY_DATA_OFFSET: i32 = 0;
 pub const ARRAY_LEN_OFFSET: i32 = 8;
 pub const ARRAY_DIMS_OFFSET: i32 = 16;
+pub const ARRAY_RANK_OFFSET: i32 = 64;
 
 /// `Ctx::status` values.
 pub const STATUS_OK: u32 = 0;
@@ -163,7 +164,7 @@ mod tests {
         assert_eq!(offset_of!(ArrayHeader, data), ARRAY_DATA_OFFSET as usize);
         assert_eq!(offset_of!(ArrayHeader, len), ARRAY_LEN_OFFSET as usize);
         assert_eq!(offset_of!(ArrayHeader, dims), ARRAY_DIMS_OFFSET as usize);
-        assert_eq!(offset_of!(ArrayHeader, rank), 64);
+        assert_eq!(offset_of!(ArrayHeader, rank), ARRAY_RANK_OFFSET as usize);
         assert_eq!(offset_of!(ArrayHeader, elem), 68);
         assert_eq!(offset_of!(ArrayHeader, refcount), 72);
         assert_eq!(offset_of!(ArrayHeader, id), 80);

@@ -606,7 +606,7 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        let record = self.error.error_record();
+        let record: KernelErrorRecord = self.error.read();
         if record.status == 0 {
             return;
         }
@@ -634,7 +634,7 @@ impl Nvidia {
         let site = record.site;
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
-        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.error.write(KernelErrorRecord::default());
     }
 
     /// A host array holding the device copy of `host` (all of it), for running a region on

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use cudarc::driver::{result, sys};
 
-use super::{driver_error, Nvidia, ERROR_RECORD};
+use super::{driver_error, Nvidia};
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
 
@@ -148,7 +148,7 @@ impl Nvidia {
         for s in streams {
             self.await_stream(ctx, s)?;
         }
-        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.error.write(acc_abi::KernelErrorRecord::default());
         self.output.discard();
         self.set_stop_words(crate::abi::INTERRUPT_NONE);
         self.unsettled = false;
