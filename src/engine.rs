@@ -204,29 +204,29 @@ impl Engine {
     /// `--trace`, and the `ACC_*` environment variables through `DeviceOptions::from_env`).
     /// Devices made before are waited for and dropped.
     pub fn set_devices(&mut self, opts: DeviceOptions) {
-        self.context.host().configure_devices(opts);
+        self.context.configure_devices(opts);
     }
 
     /// A notice about device selection (the requested device is not available), once.
     pub fn device_notice(&mut self) -> Option<String> {
-        self.context.host().devices().notice.take()
+        self.context.devices().notice.take()
     }
 
     /// The `--profile` report: per construct and line, what ran where and what moved.
     pub fn profile_report(&mut self) -> String {
-        let profiler = self.context.host().devices().profiler().clone();
+        let profiler = self.context.devices().profiler().clone();
         profiler.report(&self.site_resolver())
     }
 
     /// The `--trace` output: Chrome trace JSON of every launch, transfer and wait.
     pub fn chrome_trace(&mut self) -> String {
-        let profiler = self.context.host().devices().profiler().clone();
+        let profiler = self.context.devices().profiler().clone();
         profiler.chrome_trace(&self.site_resolver())
     }
 
     /// The profile's counts over all constructs (with `profile` on in the device options).
     pub fn profile_totals(&mut self) -> SiteStats {
-        self.context.host().devices().profiler().totals()
+        self.context.devices().profiler().totals()
     }
 
     /// How many compiles' code is alive: the functions names refer to, what they call, and the
@@ -243,7 +243,6 @@ impl Engine {
     /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&mut self) -> usize {
         self.context
-            .host()
             .devices_if_made()
             .map_or(0, |d| d.present_arrays())
     }
@@ -307,7 +306,7 @@ impl Engine {
         self.arm_limits();
         let ctx = self.context.ctx_ptr();
         let resolver = self.site_resolver();
-        let devices = self.context.host().devices();
+        let devices = self.context.devices();
         if devices.options().profile.notify != 0 {
             devices.profiler().set_resolver(Box::new(resolver));
         }
@@ -317,7 +316,7 @@ impl Engine {
     /// Ends what compiled code started on `ctx`: queued device work finishes (its output and
     /// errors are reported now), the output is flushed, and the run's error, if any, is given.
     pub(crate) fn end_run(&mut self, ctx: *mut Ctx) -> Result<(), Error> {
-        if let Some(devices) = self.context.host().devices_if_made() {
+        if let Some(devices) = self.context.devices_if_made() {
             // SAFETY: `ctx` is the context's.
             unsafe { devices.finish(ctx) };
         }
@@ -398,7 +397,7 @@ impl Engine {
         if !self.code_changed && self.held.iter().all(|h| h.strong_count() > 0) {
             return;
         }
-        let devices = self.context.host().devices_if_made();
+        let devices = self.context.devices_if_made();
         if devices
             .as_ref()
             .is_some_and(|d| d.options().profile.is_on())
@@ -614,7 +613,7 @@ impl Engine {
         });
         prints.extend(ptx.prints);
         let prints: Arc<dyn DevicePrints> = prints.clone();
-        let profiler = self.context.host().devices().profiler().clone();
+        let profiler = self.context.devices().profiler().clone();
         profiler.note_startup("PTX generation", start.elapsed());
         let text: Arc<str> = ptx.text.into();
         let strings: Arc<[String]> = module.strings.clone().into();

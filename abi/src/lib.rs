@@ -182,6 +182,164 @@ impl KernelFailure {
     }
 }
 
+/// An array's element type: what compiled code passes for it and `ArrayHeader::elem` holds
+/// (lang's `ScalarType`, in its order).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    Bool = 0,
+    I32 = 1,
+    I64 = 2,
+    F32 = 3,
+    F64 = 4,
+}
+
+impl ElemType {
+    /// Every element type, in code order.
+    pub const ALL: [ElemType; 5] = [
+        ElemType::Bool,
+        ElemType::I32,
+        ElemType::I64,
+        ElemType::F32,
+        ElemType::F64,
+    ];
+
+    /// What compiled code passes for it.
+    pub const fn code(self) -> u32 {
+        self as u32
+    }
+
+    pub fn from_code(code: u32) -> Option<ElemType> {
+        ElemType::ALL.get(code as usize).copied()
+    }
+
+    /// Bytes of one element (a `bool` is one byte, 0 or 1).
+    pub const fn size(self) -> usize {
+        match self {
+            ElemType::Bool => 1,
+            ElemType::I32 | ElemType::F32 => 4,
+            ElemType::I64 | ElemType::F64 => 8,
+        }
+    }
+}
+
+/// A device type: the `acc_device_*` constants of a program, what `acc_get_device_type`
+/// returns and `acc_on_device` and the `device_type` clauses take (OpenACC 3.3, 3.1).
+/// `none`, `default`, `host`, `not_host` and `nvidia` have NVHPC's `openacc.h` values.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceType {
+    None = 0,
+    Default = 1,
+    Host = 2,
+    NotHost = 3,
+    Nvidia = 4,
+    Multicore = 8,
+    Emulated = 100,
+}
+
+impl DeviceType {
+    /// Every device type.
+    pub const ALL: [DeviceType; 7] = [
+        DeviceType::None,
+        DeviceType::Default,
+        DeviceType::Host,
+        DeviceType::NotHost,
+        DeviceType::Nvidia,
+        DeviceType::Multicore,
+        DeviceType::Emulated,
+    ];
+
+    /// Its `acc_device_t` value.
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    pub fn from_code(code: i32) -> Option<DeviceType> {
+        DeviceType::ALL.into_iter().find(|t| t.code() == code)
+    }
+}
+
+/// A launch size, section bound or section length that the program did not give.
+pub const ABSENT: i64 = i64::MIN;
+
+/// The largest `num_gangs` (and `num_workers`, `vector_length`) any device runs: a CUDA grid's
+/// limit, the same on every device so that a program behaves alike everywhere.
+pub const MAX_GANGS: i64 = i32::MAX as i64;
+
+/// The sizes a compute construct gives one device type: its `num_gangs`, `num_workers` and
+/// `vector_length` clauses' values, `ABSENT` where not given.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceSizes {
+    pub num_gangs: i64,
+    pub num_workers: i64,
+    pub vector_length: i64,
+}
+
+impl DeviceSizes {
+    /// No size given.
+    pub const ABSENT: DeviceSizes = DeviceSizes {
+        num_gangs: ABSENT,
+        num_workers: ABSENT,
+        vector_length: ABSENT,
+    };
+
+    /// The three sizes, in field order.
+    pub fn values(&self) -> [i64; 3] {
+        [self.num_gangs, self.num_workers, self.vector_length]
+    }
+}
+
+/// The launch sizes compiled code passes `acc_rt_launch`: each device type's clauses (a
+/// `device_type(…)` clause chooses among them). The emulated device follows `nvidia`'s.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchSizes {
+    pub nvidia: DeviceSizes,
+    pub host: DeviceSizes,
+    pub multicore: DeviceSizes,
+}
+
+impl LaunchSizes {
+    /// Every size given, in layout order.
+    pub fn values(&self) -> impl Iterator<Item = i64> {
+        [self.nvidia, self.host, self.multicore]
+            .into_iter()
+            .flat_map(|d| d.values())
+    }
+}
+
+/// The header of a GPU output buffer (page-locked host memory mapped into the GPU), before
+/// its records: kernels' `print` and `printf` statements reserve records with an atomic add on
+/// `cursor`, count those that do not fit in `lost`, and never write past `end`. jit-ptx
+/// writes it at these offsets (`offset_of!`); the runtime reads it after the kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputHeader {
+    /// Bytes of records reserved so far (may run past `end`).
+    pub cursor: u64,
+    /// Records that did not fit.
+    pub lost: u64,
+    /// Bytes of records the buffer holds.
+    pub capacity: u64,
+    /// Where the records that fit end: `capacity` while all fit, else where the first record
+    /// that did not would have started (kernels lower it with an atomic min).
+    pub end: u64,
+}
+
+impl OutputHeader {
+    /// The header of an empty buffer of `capacity` bytes of records.
+    pub const fn empty(capacity: u64) -> OutputHeader {
+        OutputHeader {
+            cursor: 0,
+            lost: 0,
+            capacity,
+            end: capacity,
+        }
+    }
+}
+
 /// The module global (`.u32`, device memory) that kernels' `while` loops poll and the host
 /// sets to stop them.
 pub const STOP_WORD: &str = "acc_stop";
@@ -211,6 +369,41 @@ mod tests {
             assert_eq!(KernelFailure::from_code(code).map(|k| k as u32), Some(code));
         }
         assert_eq!(KernelFailure::from_code(0), None);
+    }
+
+    #[test]
+    fn elem_and_device_codes_round_trip() {
+        for e in ElemType::ALL {
+            assert_eq!(ElemType::from_code(e.code()), Some(e));
+        }
+        assert_eq!(ElemType::from_code(5), None);
+        for t in DeviceType::ALL {
+            assert_eq!(DeviceType::from_code(t.code()), Some(t));
+        }
+        assert_eq!(DeviceType::from_code(5), None);
+    }
+
+    #[test]
+    fn launch_sizes_layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<DeviceSizes>(), 24);
+        assert_eq!(offset_of!(DeviceSizes, num_gangs), 0);
+        assert_eq!(offset_of!(DeviceSizes, num_workers), 8);
+        assert_eq!(offset_of!(DeviceSizes, vector_length), 16);
+        assert_eq!(size_of::<LaunchSizes>(), 72);
+        assert_eq!(offset_of!(LaunchSizes, nvidia), 0);
+        assert_eq!(offset_of!(LaunchSizes, host), 24);
+        assert_eq!(offset_of!(LaunchSizes, multicore), 48);
+    }
+
+    #[test]
+    fn output_header_layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<OutputHeader>(), 32);
+        assert_eq!(offset_of!(OutputHeader, cursor), 0);
+        assert_eq!(offset_of!(OutputHeader, lost), 8);
+        assert_eq!(offset_of!(OutputHeader, capacity), 16);
+        assert_eq!(offset_of!(OutputHeader, end), 24);
     }
 
     #[test]

@@ -222,6 +222,7 @@ fn context(globals: &mut Vec<u64>) -> Ctx {
         stack_limit: 0,
         interrupt: &acc_runtime::abi::NO_INTERRUPT,
         max_depth: u64::MAX,
+        devices: std::ptr::null_mut(),
     }
 }
 

@@ -45,8 +45,8 @@
 //!     the loop a `step_site`).
 //! - `out`: the device address of the output buffer that `print` and `printf` append records
 //!   to (0 is allowed for a kernel without [`Kernel::prints`]), in page-locked host memory
-//!   mapped into the GPU: a 32-byte header `{ cursor: u64 @0, lost: u64 @8, capacity: u64 @16,
-//!   end: u64 @24 }`, then `capacity` bytes of records from byte 32. The runtime sets `cursor`
+//!   mapped into the GPU: a 32-byte header (`acc_abi::OutputHeader`) `{ cursor: u64 @0,
+//!   lost: u64 @8, capacity: u64 @16, end: u64 @24 }`, then `capacity` bytes of records from byte 32. The runtime sets `cursor`
 //!   and `lost` to 0 and `capacity` and `end` to the capacity before the kernels that use it
 //!   run, and reads the records once their stream is synchronized (so records need no
 //!   publishing order). A record is 8-byte slots: a header slot, `id | n << 32` (`id` the print

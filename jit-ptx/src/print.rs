@@ -16,6 +16,9 @@
 //!
 //! `print` of an array is not compiled (the region runs on the host).
 
+use std::mem::{offset_of, size_of};
+
+use acc_abi::OutputHeader;
 use acc_lang::builtins::FormatPiece;
 use acc_lang::ir::{Expr, FormatId, PrintArg, ScalarType, Ty};
 
@@ -23,8 +26,13 @@ use crate::fx::Fx;
 use crate::ptx::{Class, Reg};
 use crate::{unsupported, DevicePrint, PrintPiece, Result};
 
-/// Bytes of the output buffer's header (cursor, lost, capacity, end) before its records.
-const OUT_HEADER: u32 = 32;
+/// Bytes of the output buffer's header (`acc_abi::OutputHeader`) before its records.
+const OUT_HEADER: usize = size_of::<OutputHeader>();
+/// Where the header's fields are; the cursor is the buffer's first word.
+const LOST: usize = offset_of!(OutputHeader, lost);
+const CAPACITY: usize = offset_of!(OutputHeader, capacity);
+const END: usize = offset_of!(OutputHeader, end);
+const _: () = assert!(offset_of!(OutputHeader, cursor) == 0);
 
 /// Appends `text` to `print`'s pieces, joining it with a text piece before it.
 fn push_text(pieces: &mut Vec<PrintPiece>, text: &str) {
@@ -132,7 +140,7 @@ impl Fx<'_, '_> {
             self.fresh(Class::B64),
         );
         self.ins(format!("atom.global.add.u64 {at}, [{out}], {bytes}"));
-        self.ins(format!("ld.global.u64 {cap}, [{out}+16]"));
+        self.ins(format!("ld.global.u64 {cap}, [{out}+{CAPACITY}]"));
         self.ins(format!("add.u64 {end}, {at}, {bytes}"));
         let full = self.fresh(Class::Pred);
         self.ins(format!("setp.gt.u64 {full}, {end}, {cap}"));
@@ -141,13 +149,13 @@ impl Fx<'_, '_> {
         self.ins(format!("add.u64 {rec}, {out}, {at}"));
         self.ins(format!("st.global.u64 [{rec}+{OUT_HEADER}], {header}"));
         for (i, r) in slots.iter().enumerate() {
-            let at = OUT_HEADER + 8 * (1 + i as u32);
+            let at = OUT_HEADER + 8 * (1 + i);
             self.ins(format!("st.global.u64 [{rec}+{at}], {r}"));
         }
         self.ins(format!("bra {skip}"));
         self.place(&lost);
-        self.ins(format!("red.global.add.u64 [{out}+8], 1"));
-        self.ins(format!("red.global.min.u64 [{out}+24], {at}"));
+        self.ins(format!("red.global.add.u64 [{out}+{LOST}], 1"));
+        self.ins(format!("red.global.min.u64 [{out}+{END}], {at}"));
         self.place(&skip);
     }
 }

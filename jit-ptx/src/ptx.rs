@@ -160,11 +160,7 @@ pub(crate) fn mem(s: ScalarType) -> &'static str {
 
 /// Bytes per element of an array of `s`.
 pub(crate) fn elem_size(s: ScalarType) -> u64 {
-    match s {
-        ScalarType::Bool => 1,
-        ScalarType::I32 | ScalarType::F32 => 4,
-        ScalarType::I64 | ScalarType::F64 => 8,
-    }
+    s.elem_type().size() as u64
 }
 
 /// An `f32` constant, exactly (`0f3F800000`).

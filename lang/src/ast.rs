@@ -114,6 +114,18 @@ impl ScalarType {
         ScalarType::F64,
     ];
 
+    /// The element type code of arrays of it (`ArrayHeader::elem`), and of its values where
+    /// compiled code passes a type.
+    pub fn elem_type(self) -> acc_abi::ElemType {
+        match self {
+            ScalarType::Bool => acc_abi::ElemType::Bool,
+            ScalarType::I32 => acc_abi::ElemType::I32,
+            ScalarType::I64 => acc_abi::ElemType::I64,
+            ScalarType::F32 => acc_abi::ElemType::F32,
+            ScalarType::F64 => acc_abi::ElemType::F64,
+        }
+    }
+
     pub fn from_name(s: &str) -> Option<ScalarType> {
         Some(match s {
             "bool" => ScalarType::Bool,

@@ -284,17 +284,18 @@ impl BuiltinConst {
         }
     }
 
-    /// Its value (the checker replaces the name by this `i32` constant; the runtime must use the
-    /// same numbers). none/default/host/not_host/nvidia follow NVHPC's `openacc.h`.
+    /// Its value (the checker replaces the name by this `i32` constant): a device type's
+    /// `acc_abi::DeviceType` code, which the runtime uses too.
     pub fn value(self) -> i32 {
+        use acc_abi::DeviceType;
         match self {
-            BuiltinConst::DeviceNone => 0,
-            BuiltinConst::DeviceDefault => 1,
-            BuiltinConst::DeviceHost => 2,
-            BuiltinConst::DeviceNotHost => 3,
-            BuiltinConst::DeviceNvidia => 4,
-            BuiltinConst::DeviceMulticore => 8,
-            BuiltinConst::DeviceEmulated => 100,
+            BuiltinConst::DeviceNone => DeviceType::None.code(),
+            BuiltinConst::DeviceDefault => DeviceType::Default.code(),
+            BuiltinConst::DeviceHost => DeviceType::Host.code(),
+            BuiltinConst::DeviceNotHost => DeviceType::NotHost.code(),
+            BuiltinConst::DeviceNvidia => DeviceType::Nvidia.code(),
+            BuiltinConst::DeviceMulticore => DeviceType::Multicore.code(),
+            BuiltinConst::DeviceEmulated => DeviceType::Emulated.code(),
             BuiltinConst::PropertyMemory => 1,
             BuiltinConst::PropertyFreeMemory => 2,
         }

@@ -16,7 +16,9 @@ use std::any::Any;
 use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use crate::abi::{ArrayHeader, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, MAX_RANK};
+use crate::abi::{
+    ArrayHeader, ElemType, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, MAX_RANK,
+};
 use crate::error::RunErrorKind;
 
 /// Alignment of every array's data.
@@ -39,12 +41,7 @@ pub fn live_buffers() -> usize {
 
 /// Bytes per element of an `ELEM_*` code (bool is one byte, 0 or 1).
 pub fn elem_size(elem: u32) -> Option<usize> {
-    match elem {
-        ELEM_BOOL => Some(1),
-        ELEM_I32 | ELEM_F32 => Some(4),
-        ELEM_I64 | ELEM_F64 => Some(8),
-        _ => None,
-    }
+    ElemType::from_code(elem).map(ElemType::size)
 }
 
 /// A Rust type that is the in-memory representation of an element type.

@@ -1,4 +1,4 @@
-//! `Context`: the safe owner of a `Ctx`, its `HostState` and its globals' storage, which the
+//! `Context`: the safe owner of a `Ctx`, its `HostState`, its devices and its globals' storage, which the
 //! engine creates once per run (or per REPL session) and whose `ctx_ptr()` it passes to
 //! compiled code.
 
@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::abi::{ArrayHeader, Ctx, INTERRUPT_NONE, STATUS_ERROR, STATUS_EXIT, STATUS_OK};
 use crate::array;
+use crate::device::{DeviceOptions, Devices, RunDevices};
 use crate::error::RunError;
 use crate::host::HostState;
 
@@ -22,12 +23,13 @@ pub enum Outcome {
     Error(RunError),
 }
 
-/// Owns the `Ctx` compiled code runs with. The `Ctx`, the host state and the globals live in
-/// allocations of their own, reached only through raw pointers, so their addresses stay put
+/// Owns the `Ctx` compiled code runs with. The `Ctx`, the host state, the devices and the
+/// globals live in allocations of their own, reached only through raw pointers, so their addresses stay put
 /// and compiled code may hold them while the `Context` is not borrowed.
 pub struct Context {
     ctx: *mut Ctx,
     host: *mut HostState,
+    devices: *mut RunDevices,
     /// `globals_len` zero-initialized slots (a boxed slice), `(*ctx).globals`.
     globals_len: usize,
     /// Where `ctx` lives, with the interrupt word it points at: shared with `RunStop`s, which
@@ -76,12 +78,15 @@ impl std::fmt::Debug for RunStop {
     }
 }
 
-// SAFETY: the context exclusively owns everything its pointers reach, and `HostState` is Send.
+// SAFETY: the context exclusively owns everything its pointers reach (its host state, devices
+// and globals), which only the thread holding it uses; a GPU's context is made current on the
+// using thread before each use.
 unsafe impl Send for Context {}
 
 impl Context {
     pub fn new(host: HostState) -> Context {
         let host = Box::into_raw(Box::new(host));
+        let devices = Box::into_raw(Box::<RunDevices>::default());
         let globals = Box::into_raw(Vec::<u64>::new().into_boxed_slice()) as *mut u64;
         let cell = Arc::new(CtxCell {
             ctx: UnsafeCell::new(Ctx {
@@ -92,6 +97,7 @@ impl Context {
                 stack_limit: 0,
                 interrupt: std::ptr::null(),
                 max_depth: u64::MAX,
+                devices: devices.cast(),
             }),
             word: AtomicU32::new(INTERRUPT_NONE),
         });
@@ -101,6 +107,7 @@ impl Context {
         Context {
             ctx,
             host,
+            devices,
             globals_len: 0,
             cell,
             max_depth: u64::MAX,
@@ -144,6 +151,26 @@ impl Context {
     pub fn host(&mut self) -> &mut HostState {
         // SAFETY: owned by `self`; compiled code does not run while `self` is borrowed.
         unsafe { &mut *self.host }
+    }
+
+    fn run_devices(&mut self) -> &mut RunDevices {
+        // SAFETY: owned by `self`; compiled code does not run while `self` is borrowed.
+        unsafe { &mut *self.devices }
+    }
+
+    /// The devices of the run (made on first use).
+    pub fn devices(&mut self) -> &mut Devices {
+        self.run_devices().get()
+    }
+
+    /// The devices if they were made.
+    pub fn devices_if_made(&mut self) -> Option<&mut Devices> {
+        self.run_devices().if_made()
+    }
+
+    /// Sets up the devices anew (waiting for and dropping the old ones).
+    pub fn configure_devices(&mut self, options: DeviceOptions) {
+        self.run_devices().configure(options);
     }
 
     /// Grows the globals' storage to at least `n` slots (new slots are zero: a null array
@@ -236,9 +263,11 @@ impl Context {
 impl Drop for Context {
     fn drop(&mut self) {
         let _ = self.flush();
-        // SAFETY: both came from `Box::into_raw` and are owned by `self` (the `Ctx` goes with
-        // the last of the context and its `RunStop`s).
+        // SAFETY: all came from `Box::into_raw` and are owned by `self` (the `Ctx` goes with
+        // the last of the context and its `RunStop`s). The devices go first: they wait for
+        // their queues' work, which may use the rest.
         unsafe {
+            drop(Box::from_raw(self.devices));
             drop(Box::from_raw(self.globals_slice_ptr()));
             drop(Box::from_raw(self.host));
         }
@@ -248,7 +277,8 @@ impl Drop for Context {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{acc_rt_exit, ELEM_F64};
+    use crate::abi::ELEM_F64;
+    use crate::entry::acc_rt_exit;
     use crate::error::RunErrorKind;
     use crate::host::{fail, host_state, SharedBuffer};
 

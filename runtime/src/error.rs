@@ -58,7 +58,7 @@ pub enum RunErrorKind {
     /// `update` (without `if_present`) of data not on the device.
     UpdateAbsent { section: String, device: String },
     /// A data clause's section outside its array (`a[5:10]` of a 12-element array).
-    BadSection(crate::presence::SectionError),
+    BadSection(SectionError),
     /// A data clause's section of a `reshape` view that is not a section (a box) of the
     /// shape of the storage the view shares (`storage`), which presence is kept in.
     ViewSection { section: String, storage: Vec<i64> },
@@ -212,7 +212,7 @@ impl RunErrorKind {
             }
             RunErrorKind::BadLaunchSize { clause, .. } => Some(format!(
                 "`{clause}` takes a count from 1 to {}",
-                crate::launch::MAX_GANGS
+                acc_abi::MAX_GANGS
             )),
             RunErrorKind::ZeroStep => {
                 Some("a loop's step must not be 0: it would never reach its end".into())
@@ -273,7 +273,7 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::BadLaunchSize { clause, value } => write!(
                 f,
                 "`{clause}({value})`: above {}, the largest count a device runs",
-                crate::launch::MAX_GANGS
+                acc_abi::MAX_GANGS
             ),
             RunErrorKind::ZeroStep => f.write_str("a `for` loop with a step of 0"),
             RunErrorKind::StackOverflow => {
@@ -290,6 +290,98 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),
         }
+    }
+}
+
+/// One range of a section as written: `start:count`, either part optional (`a[:n]`, `a[i:]`).
+pub type SectionRange = (Option<i64>, Option<i64>);
+
+/// A section that does not fit its array, from `presence::Section::from_ranges`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SectionError {
+    /// The ranges as written, and the array's extents.
+    pub ranges: Vec<SectionRange>,
+    pub dims: Vec<i64>,
+    pub kind: SectionErrorKind,
+}
+
+/// What is wrong with a section. Dimensions are numbered from 0, as in `size(a, d)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectionErrorKind {
+    /// More ranges than the array has dimensions.
+    TooManyRanges,
+    NegativeStart {
+        dim: usize,
+        start: i64,
+    },
+    NegativeCount {
+        dim: usize,
+        count: i64,
+    },
+    /// The start is past the end of the dimension (a start equal to the extent is allowed: it
+    /// gives an empty section).
+    StartPastEnd {
+        dim: usize,
+        start: i64,
+    },
+    /// `start + count` is past the end of the dimension.
+    PastEnd {
+        dim: usize,
+    },
+}
+
+impl SectionError {
+    /// The error as a run-time error message, for the array called `name`.
+    pub fn message(&self, name: &str) -> String {
+        let written = self.written(name);
+        let rank = self.dims.len();
+        // Rank-1 arrays have a length, like in index errors; higher ranks name the dimension.
+        let end_of = |dim: usize| {
+            let extent = self.dims.get(dim).copied().unwrap_or(0);
+            if rank == 1 {
+                format!("the end of `{name}` (length {extent})")
+            } else {
+                format!("the end of dimension {dim} of `{name}` (extent {extent})")
+            }
+        };
+        let in_dim = |dim: usize| {
+            if rank == 1 {
+                String::new()
+            } else {
+                format!(" in dimension {dim}")
+            }
+        };
+        match self.kind {
+            SectionErrorKind::TooManyRanges => format!(
+                "section `{written}` has {} ranges but `{name}` has rank {rank}",
+                self.ranges.len()
+            ),
+            SectionErrorKind::NegativeStart { dim, start } => format!(
+                "section `{written}` has a negative start ({start}){}",
+                in_dim(dim)
+            ),
+            SectionErrorKind::NegativeCount { dim, count } => format!(
+                "section `{written}` has a negative count ({count}){}",
+                in_dim(dim)
+            ),
+            SectionErrorKind::StartPastEnd { dim, .. } => {
+                format!("section `{written}` starts past {}", end_of(dim))
+            }
+            SectionErrorKind::PastEnd { dim } => {
+                format!("section `{written}` runs past {}", end_of(dim))
+            }
+        }
+    }
+
+    /// The section as the program wrote it: `a[5:10]`, `a[:n]`, `a[2:]`.
+    fn written(&self, name: &str) -> String {
+        let part = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let ranges: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|&(start, count)| format!("{}:{}", part(start), part(count)))
+            .collect();
+        format!("{name}[{}]", ranges.join(", "))
     }
 }
 

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use crate::abi::{Ctx, STATUS_ERROR, STATUS_OK};
-use crate::device::{DeviceOptions, Devices, DEVICE_HOST};
+use acc_abi::DeviceType;
+
+use crate::abi::{Ctx, INTERRUPT_TIME_LIMIT, STATUS_ERROR, STATUS_OK};
 use crate::error::{RunError, RunErrorKind};
 use crate::picture::Pictures;
 use crate::rng::Rng;
@@ -28,9 +29,6 @@ pub struct HostState {
     params: HashMap<String, String>,
     rng: Rng,
     default_async: i32,
-    /// The devices, made on first use with `device_options` (gang contexts never make them).
-    devices: Option<Box<Devices>>,
-    device_options: DeviceOptions,
     /// The device type code of the code running with this state: `acc_device_host` for host
     /// code, the device's for a gang of a region on a threaded device (`acc_on_device`).
     on_device: i32,
@@ -59,9 +57,7 @@ impl HostState {
             params: HashMap::new(),
             rng: Rng::default(),
             default_async: INITIAL_DEFAULT_ASYNC,
-            devices: None,
-            device_options: DeviceOptions::default(),
-            on_device: DEVICE_HOST,
+            on_device: DeviceType::Host.code(),
             host_fns: Vec::new(),
             pictures: Pictures::default(),
         }
@@ -95,24 +91,6 @@ impl HostState {
                 name: name.clone(),
                 message,
             })
-    }
-
-    /// Sets up the devices anew (waiting for and dropping the old ones).
-    pub fn configure_devices(&mut self, opts: DeviceOptions) {
-        self.devices = None;
-        self.device_options = opts;
-    }
-
-    /// The devices of the run (made on first use).
-    pub fn devices(&mut self) -> &mut Devices {
-        let opts = &self.device_options;
-        self.devices
-            .get_or_insert_with(|| Box::new(Devices::new(opts.clone())))
-    }
-
-    /// The devices if they were made.
-    pub fn devices_if_made(&mut self) -> Option<&mut Devices> {
-        self.devices.as_deref_mut()
     }
 
     pub fn on_device(&self) -> i32 {
@@ -242,6 +220,15 @@ pub unsafe fn fail(ctx: *mut Ctx, kind: RunErrorKind, site: Option<u32>) {
     let site = site.filter(|&s| s != u32::MAX);
     host_state(ctx).error = Some(RunError { kind, site });
     (*ctx).status = STATUS_ERROR;
+}
+
+/// The error of a run stopped by interrupt word `word` (not `INTERRUPT_NONE`).
+pub fn stop_error(word: u32) -> RunErrorKind {
+    if word == INTERRUPT_TIME_LIMIT {
+        RunErrorKind::TimeLimit
+    } else {
+        RunErrorKind::Interrupted
+    }
 }
 
 /// Runs the body of an entry point that compiled code calls, turning a panic (a bug in the

@@ -19,6 +19,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use acc_abi::kernel::KernelLaunch;
+use acc_abi::{DeviceSizes, LaunchSizes, ABSENT, MAX_GANGS};
 
 use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
 use crate::error::{RunError, RunErrorKind};
@@ -344,6 +345,7 @@ pub unsafe fn run_gangs_threaded(
             stack_limit: crate::abi::stack_limit_here(),
             interrupt: interrupt as *const std::sync::atomic::AtomicU32,
             max_depth,
+            devices: std::ptr::null_mut(),
         };
         // SAFETY: the caller's contract; `ctx` and `host` outlive the call.
         unsafe { func(&mut ctx, slots.as_mut_ptr(), g, gangs) };
@@ -382,19 +384,24 @@ pub unsafe fn run_gangs_threaded(
     }
 }
 
-/// The largest `num_gangs` (and `num_workers`, `vector_length`) any device runs: a CUDA grid's
-/// limit, the same on every device so that a program behaves alike everywhere.
-pub const MAX_GANGS: i64 = i32::MAX as i64;
-
-/// Checks a launch's `num_gangs`, `num_workers` and `vector_length` values (`sizes` as
-/// `acc_rt_launch` takes them), for every device type alike: each given one is 1 to
-/// `MAX_GANGS`.
-pub fn check_sizes(sizes: &[i64; 9]) -> Result<(), RunErrorKind> {
-    const CLAUSES: [&str; 3] = ["num_gangs", "num_workers", "vector_length"];
-    for (i, &value) in sizes.iter().enumerate() {
-        if value != crate::device::SECTION_ABSENT && !(1..=MAX_GANGS).contains(&value) {
-            let clause = CLAUSES[i % 3];
-            return Err(RunErrorKind::BadLaunchSize { clause, value });
+/// Checks a launch's `num_gangs`, `num_workers` and `vector_length` values, for every device
+/// type alike: each given one is 1 to `MAX_GANGS`.
+pub fn check_sizes(sizes: &LaunchSizes) -> Result<(), RunErrorKind> {
+    for d in [sizes.nvidia, sizes.host, sizes.multicore] {
+        let DeviceSizes {
+            num_gangs,
+            num_workers,
+            vector_length,
+        } = d;
+        let clauses = [
+            ("num_gangs", num_gangs),
+            ("num_workers", num_workers),
+            ("vector_length", vector_length),
+        ];
+        for (clause, value) in clauses {
+            if value != ABSENT && !(1..=MAX_GANGS).contains(&value) {
+                return Err(RunErrorKind::BadLaunchSize { clause, value });
+            }
         }
     }
     Ok(())

@@ -11,6 +11,7 @@ pub mod abi;
 pub mod array;
 pub mod context;
 pub mod device;
+pub mod entry;
 pub mod error;
 pub mod gang_loop;
 pub mod host;
@@ -27,10 +28,38 @@ pub use error::{RunError, RunErrorKind};
 pub use host::{HostState, SharedBuffer};
 pub use picture::Picture;
 
-/// The runtime's entry points by name, for jit-host's symbol table: the ABI's own (`abi`) and
-/// the devices' (`device::entry`). Here, so that `abi` need not know the devices.
+/// The runtime's entry points by name, for jit-host's symbol table: its own (`entry`) and the
+/// devices' (`device::entry`).
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    let mut all = abi::entry_points();
+    let mut all = entry::entry_points();
     all.extend(device::entry::symbols());
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The entry points named in the first column of docs/ABI.md's tables.
+    fn documented() -> BTreeSet<String> {
+        let doc = include_str!("../../docs/ABI.md");
+        let rows = doc.lines().filter(|l| l.starts_with("| `"));
+        let first_cells = rows.filter_map(|l| l.split(" | ").next());
+        first_cells
+            .flat_map(|cell| cell.split('`').skip(1).step_by(2))
+            .filter_map(|code| {
+                let name = code.split('(').next()?;
+                name.starts_with("acc_rt_").then(|| name.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn abi_md_lists_every_entry_point() {
+        let symbols: BTreeSet<String> = crate::symbols()
+            .into_iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        assert_eq!(documented(), symbols);
+    }
 }

@@ -52,6 +52,7 @@
 //! ([`Section::reshaped`]): all sections of one id must have one shape.
 
 use crate::abi::MAX_RANK;
+use crate::error::{SectionError, SectionErrorKind, SectionRange};
 use std::collections::btree_map::{BTreeMap, Entry};
 use std::convert::Infallible;
 
@@ -66,9 +67,6 @@ pub struct Section {
     pub lo: [i64; MAX_RANK],
     pub hi: [i64; MAX_RANK],
 }
-
-/// One range of a section as written: `start:count`, either part optional (`a[:n]`, `a[i:]`).
-pub type SectionRange = (Option<i64>, Option<i64>);
 
 impl Section {
     /// The whole array of extents `dims` (rank 0, a scalar, has one element).
@@ -311,95 +309,6 @@ impl Iterator for Runs {
             self.at[d] = self.lo[d];
         }
         Some((offset, self.len))
-    }
-}
-
-/// A section that does not fit its array, from [`Section::from_ranges`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SectionError {
-    /// The ranges as written, and the array's extents.
-    pub ranges: Vec<SectionRange>,
-    pub dims: Vec<i64>,
-    pub kind: SectionErrorKind,
-}
-
-/// What is wrong with a section. Dimensions are numbered from 0, as in `size(a, d)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SectionErrorKind {
-    /// More ranges than the array has dimensions.
-    TooManyRanges,
-    NegativeStart {
-        dim: usize,
-        start: i64,
-    },
-    NegativeCount {
-        dim: usize,
-        count: i64,
-    },
-    /// The start is past the end of the dimension (a start equal to the extent is allowed: it
-    /// gives an empty section).
-    StartPastEnd {
-        dim: usize,
-        start: i64,
-    },
-    /// `start + count` is past the end of the dimension.
-    PastEnd {
-        dim: usize,
-    },
-}
-
-impl SectionError {
-    /// The error as a run-time error message, for the array called `name`.
-    pub fn message(&self, name: &str) -> String {
-        let written = self.written(name);
-        let rank = self.dims.len();
-        // Rank-1 arrays have a length, like in index errors; higher ranks name the dimension.
-        let end_of = |dim: usize| {
-            let extent = self.dims.get(dim).copied().unwrap_or(0);
-            if rank == 1 {
-                format!("the end of `{name}` (length {extent})")
-            } else {
-                format!("the end of dimension {dim} of `{name}` (extent {extent})")
-            }
-        };
-        let in_dim = |dim: usize| {
-            if rank == 1 {
-                String::new()
-            } else {
-                format!(" in dimension {dim}")
-            }
-        };
-        match self.kind {
-            SectionErrorKind::TooManyRanges => format!(
-                "section `{written}` has {} ranges but `{name}` has rank {rank}",
-                self.ranges.len()
-            ),
-            SectionErrorKind::NegativeStart { dim, start } => format!(
-                "section `{written}` has a negative start ({start}){}",
-                in_dim(dim)
-            ),
-            SectionErrorKind::NegativeCount { dim, count } => format!(
-                "section `{written}` has a negative count ({count}){}",
-                in_dim(dim)
-            ),
-            SectionErrorKind::StartPastEnd { dim, .. } => {
-                format!("section `{written}` starts past {}", end_of(dim))
-            }
-            SectionErrorKind::PastEnd { dim } => {
-                format!("section `{written}` runs past {}", end_of(dim))
-            }
-        }
-    }
-
-    /// The section as the program wrote it: `a[5:10]`, `a[:n]`, `a[2:]`.
-    fn written(&self, name: &str) -> String {
-        let part = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let ranges: Vec<String> = self
-            .ranges
-            .iter()
-            .map(|&(start, count)| format!("{}:{}", part(start), part(count)))
-            .collect();
-        format!("{name}[{}]", ranges.join(", "))
     }
 }
 

@@ -1,8 +1,9 @@
 //! Reference counting frees everything: the process-wide live counters return to zero. This
 //! is its own test binary so that no other test allocates arrays concurrently.
 
-use acc_runtime::abi::{acc_rt_array_new, acc_rt_release, acc_rt_retain, ELEM_F32, ELEM_I64};
+use acc_runtime::abi::{ELEM_F32, ELEM_I64};
 use acc_runtime::array::new_view;
+use acc_runtime::entry::{acc_rt_array_new, acc_rt_release, acc_rt_retain};
 use acc_runtime::{live_arrays, live_buffers, Context, HostState};
 
 #[test]

@@ -7,12 +7,11 @@
 //! fails with a message, never passes silently.
 
 use acc_abi::kernel::KernelLaunch;
+use acc_abi::{DeviceSizes, LaunchSizes};
 use acc_runtime::abi::{ArrayHeader, ELEM_F32, ELEM_F64, STATUS_OK};
 use acc_runtime::array::{elements, elements_mut, new_array, release};
 use acc_runtime::device::ops::{DataOpArg, DataPhase, ACTION_COPY, ACTION_COPYIN};
-use acc_runtime::device::{
-    gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC, SECTION_ABSENT,
-};
+use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC};
 use acc_runtime::launch::{
     ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReductionDesc, ReductionOp,
     RegionDesc,
@@ -181,8 +180,7 @@ fn gpu_context() -> (Context, SharedBuffer) {
     );
     let out = SharedBuffer::new();
     let mut c = Context::new(HostState::new(Box::new(out.clone())));
-    c.host()
-        .configure_devices(DeviceOptions::new().device(DeviceKind::Nvidia, 0));
+    c.configure_devices(DeviceOptions::new().device(DeviceKind::Nvidia, 0));
     (c, out)
 }
 
@@ -221,7 +219,11 @@ fn op(a: *mut ArrayHeader, action: u32) -> DataOpArg {
     DataOpArg::whole(a, action, 1)
 }
 
-const NO_SIZES: [i64; 9] = [SECTION_ABSENT; 9];
+const NO_SIZES: LaunchSizes = LaunchSizes {
+    nvidia: DeviceSizes::ABSENT,
+    host: DeviceSizes::ABSENT,
+    multicore: DeviceSizes::ABSENT,
+};
 
 fn launch<'a>(
     desc: &'a RegionDesc,
@@ -257,14 +259,14 @@ fn saxpy_with_copyin_and_copy() {
         let mut args = [x as u64, y as u64, u64::from(2.0f32.to_bits())];
         let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
         let ctx = c.ctx_ptr();
-        let devices = c.host().devices();
+        let devices = c.devices();
         devices.launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
         assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
         let ys = elements::<f32>(y);
         assert_eq!(ys[0], 1.0);
         assert_eq!(ys[10], 21.0);
         assert_eq!(ys[(n - 1) as usize], 2.0 * (n - 1) as f32 + 1.0);
-        assert_eq!(c.host().devices().present_arrays(), 0);
+        assert_eq!(c.devices().present_arrays(), 0);
         release(x);
         release(y);
     }
@@ -281,7 +283,7 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
         elements_mut::<f32>(x).fill(1.0);
         let ctx = c.ctx_ptr();
         let enter = [op(x, ACTION_COPYIN), op(y, ACTION_COPYIN)];
-        let d = c.host().devices();
+        let d = c.devices();
         d.data(
             ctx,
             DataPhase::Enter,
@@ -347,8 +349,7 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         let ctx = c.ctx_ptr();
         let mut args = [a as u64];
         let ops = [op(a, ACTION_COPY)];
-        c.host()
-            .devices()
+        c.devices()
             .launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
         match c.finish() {
             Outcome::Error(e) => {
@@ -370,8 +371,7 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         elements_mut::<f32>(a).fill(2.0);
         let mut args = [a as u64, y as u64, u64::from(3.0f32.to_bits())];
         let ops = [op(a, ACTION_COPYIN), op(y, ACTION_COPY)];
-        c.host()
-            .devices()
+        c.devices()
             .launch(ctx, launch(&saxpy, &mut args, &ops, ASYNC_SYNC), true);
         assert_eq!(c.finish(), Outcome::Finished);
         assert_eq!(elements::<f32>(y)[9], 6.0);
@@ -408,8 +408,7 @@ fn reduction_partials_are_combined_in_block_order() {
         for _ in 0..3 {
             let mut args = [x as u64, 10.0f64.to_bits()];
             let ops = [op(x, ACTION_COPYIN)];
-            c.host()
-                .devices()
+            c.devices()
                 .launch(ctx, launch(&desc, &mut args, &ops, ASYNC_SYNC), true);
             results.push(f64::from_bits(args[1]));
         }
@@ -425,10 +424,10 @@ fn reduction_partials_are_combined_in_block_order() {
 #[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
 fn gpu_memory_properties() {
     let (mut c, _) = gpu_context();
-    let (total, free) = c.host().devices().gpu_memory(0).expect("GPU 0");
+    let (total, free) = c.devices().gpu_memory(0).expect("GPU 0");
     assert!(total > 1 << 30, "{total}");
     assert!(free > 0 && free <= total, "{free} of {total}");
-    assert_eq!(c.host().devices().gpu_memory(gpu_count()), None);
+    assert_eq!(c.devices().gpu_memory(gpu_count()), None);
 }
 
 #[test]
@@ -442,7 +441,7 @@ fn large_transfers_and_sections_round_trip() {
         let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
         elements_mut::<f64>(x).copy_from_slice(&values);
         let ctx = c.ctx_ptr();
-        let d = c.host().devices();
+        let d = c.devices();
         let enter = [op(x, ACTION_COPYIN)];
         d.data(
             ctx,
@@ -517,7 +516,7 @@ fn print_records_become_output_at_synchronization() {
     let desc = RegionDesc::new(ComputeKind::Parallel, "parallel", vec![], vec![]);
     let sizes = {
         let mut s = NO_SIZES;
-        s[0] = 3;
+        s.nvidia.num_gangs = 3;
         s
     };
     let kernel = GpuKernel {
@@ -534,7 +533,7 @@ fn print_records_become_output_at_synchronization() {
         let mut args: [u64; 0] = [];
         let mut l = launch(&desc, &mut args, &[], ASYNC_SYNC);
         l.sizes = &sizes;
-        c.host().devices().launch(ctx, l, true);
+        c.devices().launch(ctx, l, true);
         assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
         let mut lines: Vec<String> = out.contents().lines().map(String::from).collect();
         lines.sort();
@@ -542,8 +541,8 @@ fn print_records_become_output_at_synchronization() {
         // On an async queue, the output waits for the queue.
         let mut l = launch(&desc, &mut args, &[], 1);
         l.sizes = &sizes;
-        c.host().devices().launch(ctx, l, true);
-        c.host().devices().wait(ctx, &[1], false, ASYNC_SYNC, 4);
+        c.devices().launch(ctx, l, true);
+        c.devices().wait(ctx, &[1], false, ASYNC_SYNC, 4);
         assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
         assert_eq!(out.contents().lines().count(), 6, "{}", out.contents());
     }

@@ -93,7 +93,7 @@ impl Engine {
     /// # Ok::<(), acc::Error>(())
     /// ```
     pub fn profile_sites(&mut self) -> Vec<ProfileSite> {
-        let profiler = self.context.host().devices().profiler().clone();
+        let profiler = self.context.devices().profiler().clone();
         let resolve = self.site_resolver();
         let mut sites: Vec<ProfileSite> = profiler
             .sites()
@@ -163,7 +163,7 @@ impl Engine {
                 // SAFETY: an array global's slot holds a live array (or null, filtered out).
                 Some(a) => unsafe {
                     let shape = acc_runtime::array::shape(a);
-                    let present_on = match self.context.host().devices_if_made() {
+                    let present_on = match self.context.devices_if_made() {
                         Some(devices) => devices.present_on(a),
                         None => Vec::new(),
                     };
@@ -215,7 +215,7 @@ impl Engine {
     /// # Ok::<(), acc::Error>(())
     /// ```
     pub fn devices_info(&mut self) -> Vec<DeviceInfo> {
-        let devices = self.context.host().devices();
+        let devices = self.context.devices();
         let (kind, num) = devices.current();
         let mut out = Vec::new();
         for k in [
@@ -248,7 +248,7 @@ impl Engine {
     /// # Ok::<(), acc::Error>(())
     /// ```
     pub fn current_device(&mut self) -> String {
-        let (kind, num) = self.context.host().devices().current();
+        let (kind, num) = self.context.devices().current();
         format!("{}:{num}", kind.name())
     }
 
@@ -283,7 +283,7 @@ impl Engine {
                 )))
             }
         };
-        let devices = self.context.host().devices();
+        let devices = self.context.devices();
         devices
             .select(kind, num)
             .map_err(|e| Error::Usage(e.message("")))
@@ -307,7 +307,7 @@ impl Engine {
     /// # Ok::<(), acc::Error>(())
     /// ```
     pub fn set_profiling(&mut self, on: bool) {
-        self.context.host().devices().set_profile(on);
+        self.context.devices().set_profile(on);
     }
 
     /// Forgets what the profile collected so far (the REPL's `:profile off` after showing
@@ -324,11 +324,11 @@ impl Engine {
     /// # Ok::<(), acc::Error>(())
     /// ```
     pub fn clear_profile(&mut self) {
-        self.context.host().devices().profiler().reset();
+        self.context.devices().profiler().reset();
     }
 
     /// Whether the profile is being collected ([`Engine::set_profiling`], `--profile`).
     pub fn profiling(&mut self) -> bool {
-        self.context.host().devices().options().profile.profile
+        self.context.devices().options().profile.profile
     }
 }

@@ -5,7 +5,7 @@
 use acc_runtime::abi::{ArrayHeader, Ctx};
 use acc_runtime::device::ops::DataOpArg;
 use acc_runtime::device::{
-    DeviceKind, ASYNC_SYNC, DEVICE_DEFAULT, DEVICE_HOST, DEVICE_MULTICORE, DEVICE_NOT_HOST,
+    devices, DeviceKind, ASYNC_SYNC, DEVICE_DEFAULT, DEVICE_HOST, DEVICE_MULTICORE, DEVICE_NOT_HOST,
 };
 use acc_runtime::error::RunErrorKind;
 use acc_runtime::host::{fail, guarded, host_state};
@@ -18,18 +18,18 @@ const PROPERTY_FREE_MEMORY: i32 = 2;
 /// # Safety
 /// `ctx` is a live context (for every function of this module; arrays as each says).
 pub unsafe extern "C" fn acc_get_num_devices(ctx: *mut Ctx, t: i32) -> i32 {
-    guarded(ctx, None, || host_state(ctx).devices().count(t) as i32)
+    guarded(ctx, None, || devices(ctx).count(t) as i32)
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_device_type(ctx: *mut Ctx) -> i32 {
-    guarded(ctx, None, || host_state(ctx).devices().current().0.code())
+    guarded(ctx, None, || devices(ctx).current().0.code())
 }
 
 /// Makes device `n` of type `t` current; a type or number with no device is an error.
 unsafe fn set_device(ctx: *mut Ctx, n: i32, t: i32) {
-    let devices = host_state(ctx).devices();
+    let devices = devices(ctx);
     let Some(kind) = devices.resolve(t) else {
         let message = format!("`{t}` is not a device type");
         return fail(ctx, RunErrorKind::NoSuchDevice { message }, None);
@@ -62,7 +62,7 @@ pub unsafe extern "C" fn acc_set_device_num(ctx: *mut Ctx, n: i32, t: i32) {
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_device_num(ctx: *mut Ctx, t: i32) -> i32 {
     guarded(ctx, None, || {
-        let devices = host_state(ctx).devices();
+        let devices = devices(ctx);
         let (kind, num) = devices.current();
         match devices.resolve(t) {
             Some(k) if k == kind => num as i32,
@@ -92,9 +92,7 @@ pub unsafe extern "C" fn acc_on_device(ctx: *mut Ctx, t: i32) -> u8 {
 /// # Safety
 /// As `acc_get_num_devices`; `op` is a record of a live array.
 pub unsafe extern "C" fn acc_is_present(ctx: *mut Ctx, op: *const DataOpArg) -> u8 {
-    guarded(ctx, None, || {
-        u8::from(host_state(ctx).devices().is_present(ctx, &*op))
-    })
+    guarded(ctx, None, || u8::from(devices(ctx).is_present(ctx, &*op)))
 }
 
 macro_rules! data_routines {
@@ -107,7 +105,7 @@ macro_rules! data_routines {
             guarded(ctx, None, || {
                 use acc_runtime::device::ops::*;
                 let op = DataOpArg { action: $action, ..*op };
-                host_state(ctx).devices().routine(ctx, DataPhase::$phase, &op);
+                devices(ctx).routine(ctx, DataPhase::$phase, &op);
 
             })
         }
@@ -127,9 +125,7 @@ data_routines! {
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait(ctx: *mut Ctx, q: i32) {
     guarded(ctx, None, || {
-        host_state(ctx)
-            .devices()
-            .wait(ctx, &[i64::from(q)], false, ASYNC_SYNC, NO_SITE);
+        devices(ctx).wait(ctx, &[i64::from(q)], false, ASYNC_SYNC, NO_SITE);
     })
 }
 
@@ -137,9 +133,7 @@ pub unsafe extern "C" fn acc_wait(ctx: *mut Ctx, q: i32) {
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait_all(ctx: *mut Ctx) {
     guarded(ctx, None, || {
-        host_state(ctx)
-            .devices()
-            .wait(ctx, &[], true, ASYNC_SYNC, NO_SITE);
+        devices(ctx).wait(ctx, &[], true, ASYNC_SYNC, NO_SITE);
     })
 }
 
@@ -149,9 +143,7 @@ pub unsafe extern "C" fn acc_wait_all(ctx: *mut Ctx) {
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_wait_async(ctx: *mut Ctx, q: i32, r: i32) {
     guarded(ctx, None, || {
-        host_state(ctx)
-            .devices()
-            .wait(ctx, &[i64::from(q)], false, i64::from(r), NO_SITE);
+        devices(ctx).wait(ctx, &[i64::from(q)], false, i64::from(r), NO_SITE);
     })
 }
 
@@ -171,16 +163,14 @@ pub unsafe extern "C" fn acc_async_test(ctx: *mut Ctx, q: i32) -> u8 {
                 return 0;
             }
         };
-        u8::from(host_state(ctx).devices().async_test(Some(id)))
+        u8::from(devices(ctx).async_test(Some(id)))
     })
 }
 
 /// # Safety
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
-    guarded(ctx, None, || {
-        u8::from(host_state(ctx).devices().async_test(None))
-    })
+    guarded(ctx, None, || u8::from(devices(ctx).async_test(None)))
 }
 
 /// `acc_property_memory`: total memory; `acc_property_free_memory`: available memory (bytes):
@@ -192,7 +182,7 @@ pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
 /// As `acc_get_num_devices`.
 pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
     guarded(ctx, None, || {
-        let devices = host_state(ctx).devices();
+        let devices = devices(ctx);
         let Ok(num) = usize::try_from(n) else {
             return 0;
         };
@@ -262,10 +252,7 @@ pub unsafe extern "C" fn acc_memcpy_d2d(
     src_num: i32,
 ) {
     guarded(ctx, None, || {
-        if let Err(e) = host_state(ctx)
-            .devices()
-            .memcpy_d2d(dst, src, dst_num, src_num)
-        {
+        if let Err(e) = devices(ctx).memcpy_d2d(dst, src, dst_num, src_num) {
             fail(ctx, e, None);
         }
     })
@@ -312,7 +299,7 @@ mod tests {
     fn on(kind: DeviceKind) -> TestCtx {
         let mut t = TestCtx::new();
         let opts = acc_runtime::device::DeviceOptions::new().device(kind, 0);
-        t.context.host().configure_devices(opts);
+        t.context.configure_devices(opts);
         t
     }
 

@@ -1,7 +1,7 @@
 //! Array element addresses, with the bounds checks of LANGUAGE.md section 9.
 
 use acc_lang::ir::{Expr, ScalarType, SiteId, Ty};
-use acc_runtime::abi::{ARRAY_DATA_OFFSET, ARRAY_DIMS_OFFSET, ARRAY_LEN_OFFSET};
+use acc_runtime::abi::{ARRAY_DATA_OFFSET, ARRAY_DIMS_OFFSET, ARRAY_LEN_OFFSET, ARRAY_RANK_OFFSET};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
@@ -16,16 +16,9 @@ pub(super) struct Element {
     pub elem: ScalarType,
 }
 
-/// Offset of `ArrayHeader::rank`.
-pub(super) const ARRAY_RANK_OFFSET: i32 = 64;
-
 /// Bytes per element (bool elements are one byte).
 pub(super) fn elem_size(t: ScalarType) -> i64 {
-    match t {
-        ScalarType::Bool => 1,
-        ScalarType::I32 | ScalarType::F32 => 4,
-        ScalarType::I64 | ScalarType::F64 => 8,
-    }
+    t.elem_type().size() as i64
 }
 
 /// Header fields never change once an array exists (its shape is fixed; `reshape` makes a new

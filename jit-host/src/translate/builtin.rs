@@ -10,15 +10,9 @@ use super::expr::scalar_of;
 use super::{is_float, scalar_type, Tx, PTR};
 use crate::JitError;
 
-/// The `ELEM_*` code of an element type (the order of `ScalarType`).
+/// The element type code of `s` (`acc_abi::ElemType`), as an immediate.
 pub(super) fn elem_code(s: ScalarType) -> i64 {
-    match s {
-        ScalarType::Bool => 0,
-        ScalarType::I32 => 1,
-        ScalarType::I64 => 2,
-        ScalarType::F32 => 3,
-        ScalarType::F64 => 4,
-    }
+    i64::from(s.elem_type().code())
 }
 
 fn array_elem(t: Ty, what: &str) -> Result<ScalarType, JitError> {

@@ -3,6 +3,7 @@
 //! `acc_rt_wait`, `acc_rt_launch`; docs/ABI.md), which owns every rule of presence, transfers
 //! and queues.
 
+use acc_abi::ABSENT;
 use acc_lang::ir::{
     DataAction, DataClause, DataDirective, DataOp, Expr, ExprKind, Queue, SectionRange, SiteId,
     UpdateDir,
@@ -12,7 +13,7 @@ use acc_runtime::device::ops::{
     ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE, ACTION_DELETE, ACTION_NO_CREATE,
     ACTION_PRESENT, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST, DATA_OP_SIZE, NO_SECTION,
 };
-use acc_runtime::device::{ASYNC_NOVAL, ASYNC_SYNC, SECTION_ABSENT};
+use acc_runtime::device::{ASYNC_NOVAL, ASYNC_SYNC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 use super::expr::scalar_of;
@@ -139,7 +140,7 @@ impl Tx<'_, '_> {
     fn i64_or_absent(&mut self, e: Option<&Expr>) -> Result<Value, JitError> {
         match e {
             Some(e) => self.expr_i64(e),
-            None => Ok(self.iconst(types::I64, SECTION_ABSENT)),
+            None => Ok(self.iconst(types::I64, ABSENT)),
         }
     }
 

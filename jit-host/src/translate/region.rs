@@ -15,10 +15,10 @@
 //! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
 //! (see `atomic`), since gangs may run on several threads at once.
 
+use acc_abi::{DeviceSizes, LaunchSizes, ABSENT};
 use acc_lang::ir::visit::{walk_expr, Visitor};
-use acc_lang::ir::{Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
+use acc_lang::ir::{DeviceExprs, Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
-use acc_runtime::device::SECTION_ABSENT;
 use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReductionDesc, RegionDesc};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
@@ -292,24 +292,29 @@ impl Tx<'_, '_> {
         Ok(())
     }
 
-    /// The 9 launch sizes `acc_rt_launch` takes: `num_gangs`, `num_workers`,
-    /// `vector_length` for `nvidia`, `host`, `multicore`, `SECTION_ABSENT` where not given.
+    /// The launch sizes `acc_rt_launch` takes (`acc_abi::LaunchSizes`): each device type's
+    /// `num_gangs`, `num_workers` and `vector_length`, `ABSENT` where not given.
     fn launch_sizes(&mut self, l: &Launch) -> Result<Value, JitError> {
-        let buf = self.stack_buffer(9);
-        let per_type =
-            |d: &acc_lang::ir::DeviceExprs| [d.nvidia.clone(), d.host.clone(), d.multicore.clone()];
-        let all = [
-            per_type(&l.num_gangs),
-            per_type(&l.num_workers),
-            per_type(&l.vector_length),
+        use std::mem::{offset_of, size_of};
+        type Pick = fn(&DeviceExprs) -> &Option<Expr>;
+        let buf = self.stack_buffer(size_of::<LaunchSizes>() / 8);
+        let sizes = [
+            (offset_of!(DeviceSizes, num_gangs), &l.num_gangs),
+            (offset_of!(DeviceSizes, num_workers), &l.num_workers),
+            (offset_of!(DeviceSizes, vector_length), &l.vector_length),
         ];
-        for (size, exprs) in all.iter().enumerate() {
-            for (device, e) in exprs.iter().enumerate() {
-                let v = match e {
+        let devices: [(usize, Pick); 3] = [
+            (offset_of!(LaunchSizes, nvidia), |d| &d.nvidia),
+            (offset_of!(LaunchSizes, host), |d| &d.host),
+            (offset_of!(LaunchSizes, multicore), |d| &d.multicore),
+        ];
+        for (size, exprs) in sizes {
+            for (device, pick) in devices {
+                let v = match pick(exprs) {
                     Some(e) => self.expr_i64(e)?,
-                    None => self.iconst(types::I64, SECTION_ABSENT),
+                    None => self.iconst(types::I64, ABSENT),
                 };
-                let at = slot(device * 3 + size);
+                let at = (device + size) as i32;
                 self.b.ins().store(MemFlagsData::trusted(), v, buf, at);
             }
         }

@@ -5,12 +5,12 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::{Cell, RefCell};
 
+use acc_abi::{LaunchSizes, ABSENT};
 use acc_jit_host::{GlobalSlots, Jit};
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::{Const, FnId};
 use acc_lang::ir::*;
 use acc_runtime::abi::{ArrayHeader, Ctx, MAX_RANK, STATUS_ERROR, STATUS_EXIT};
-use acc_runtime::device::SECTION_ABSENT;
 use acc_runtime::launch::{run_gangs_inline, ComputeKind, RegionDesc};
 
 thread_local! {
@@ -241,7 +241,7 @@ unsafe extern "C" fn launch(
     args: *mut u64,
     _ops: *const u8,
     _nops: u32,
-    sizes: *const i64,
+    sizes: *const LaunchSizes,
     _cond: u8,
     _queue: i64,
     _waits: *const i64,
@@ -250,9 +250,9 @@ unsafe extern "C" fn launch(
 ) {
     let desc = &*desc;
     let args = std::slice::from_raw_parts_mut(args, desc.params.len());
-    let given = *sizes.add(3);
+    let given = (*sizes).host.num_gangs;
     let gangs = match desc.kind {
-        ComputeKind::Parallel if given != SECTION_ABSENT => given.max(1),
+        ComputeKind::Parallel if given != ABSENT => given.max(1),
         _ => 1,
     };
     let out = run_gangs_inline(ctx, desc, desc.func().unwrap(), args, gangs);
@@ -354,6 +354,7 @@ impl Session {
             stack_limit: 0,
             interrupt: &acc_runtime::abi::NO_INTERRUPT,
             max_depth: u64::MAX,
+            devices: std::ptr::null_mut(),
         };
         unsafe { (compiled.main)(&mut ctx) };
         Run {

@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::ops::{DataOpArg, QueueArg};
-use super::{emulated, internal, report, Current, DeviceKind, Devices, SECTION_ABSENT};
+use acc_abi::{LaunchSizes, ABSENT};
+
+use super::{emulated, report, Current, DeviceKind, Devices};
 use super::{DEVICE_EMULATED, DEVICE_MULTICORE, DEVICE_NVIDIA};
 use crate::abi::{ArrayHeader, Ctx};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::host_state;
-use crate::launch::{self, ComputeKind, RegionDesc};
+use crate::launch::{self, ComputeKind, GpuKernel, RegionDesc, RegionFn};
 use crate::profile::EventKind;
 
 /// One launch of a compute construct, as compiled code describes it (`acc_rt_launch`).
@@ -22,14 +24,37 @@ pub struct Launch<'a> {
     pub args: &'a mut [u64],
     /// The construct's data clauses.
     pub ops: &'a [DataOpArg],
-    /// `num_gangs`, `num_workers`, `vector_length` for `nvidia`, `host`, `multicore`
-    /// (`SECTION_ABSENT` where not given).
-    pub sizes: &'a [i64; 9],
+    /// `num_gangs`, `num_workers`, `vector_length` per device type.
+    pub sizes: &'a LaunchSizes,
     /// The `async` value (`ASYNC_SYNC` without the clause).
     pub queue: i64,
     /// The `wait` clause's queues (`None` without it).
     pub waits: Option<&'a [i64]>,
     pub site: u32,
+}
+
+impl<'a> Launch<'a> {
+    /// An error at the construct.
+    fn error(&self, kind: RunErrorKind) -> RunError {
+        RunError {
+            kind,
+            site: Some(self.site),
+        }
+    }
+
+    /// The region's host code (every device but a GPU with a kernel for it runs that).
+    fn host_code(&self) -> Result<RegionFn, RunError> {
+        self.desc.func().ok_or_else(|| {
+            self.error(RunErrorKind::Internal {
+                message: "a region launched before its code was finalized".into(),
+            })
+        })
+    }
+
+    /// The region's GPU kernel, if the engine made one.
+    fn kernel(&self) -> Option<&'a GpuKernel> {
+        self.desc.gpu.kernel.get()?.as_ref().ok()
+    }
 }
 
 /// A pointer that a queued job carries to another thread.
@@ -43,16 +68,18 @@ impl Devices {
     /// The gang count of a launch on the current device: `num_gangs` for its type (the
     /// `nvidia` one on `emulated`, which stands in for a GPU), else one per pool thread on
     /// the threaded devices and 1 on `host`; always 1 for `serial` and `kernels`.
-    pub(super) fn gangs(&self, desc: &RegionDesc, sizes: &[i64; 9], kind: DeviceKind) -> i64 {
+    pub(super) fn gangs(&self, desc: &RegionDesc, sizes: &LaunchSizes, kind: DeviceKind) -> i64 {
         if desc.kind != ComputeKind::Parallel {
             return 1;
         }
         let (given, default) = match kind {
-            DeviceKind::Host => (sizes[3], 1),
-            DeviceKind::Multicore => (sizes[6], self.opts.threads as i64),
-            DeviceKind::Emulated | DeviceKind::Nvidia => (sizes[0], self.opts.threads as i64),
+            DeviceKind::Host => (sizes.host.num_gangs, 1),
+            DeviceKind::Multicore => (sizes.multicore.num_gangs, self.opts.threads as i64),
+            DeviceKind::Emulated | DeviceKind::Nvidia => {
+                (sizes.nvidia.num_gangs, self.opts.threads as i64)
+            }
         };
-        if given == SECTION_ABSENT {
+        if given == ABSENT {
             default
         } else {
             given.max(1)
@@ -64,6 +91,10 @@ impl Devices {
     /// # Safety
     /// As `entry::acc_rt_launch`.
     unsafe fn launch_shared_memory(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>, kind: DeviceKind) {
+        let func = match l.host_code() {
+            Ok(f) => f,
+            Err(e) => return report(ctx, e),
+        };
         let Launch {
             desc,
             ref mut args,
@@ -71,9 +102,6 @@ impl Devices {
             site,
             ..
         } = *l;
-        let Some(func) = desc.func() else {
-            return internal(ctx, "a region launched before its code was finalized");
-        };
         let gangs = self.gangs(desc, sizes, kind);
         let start = std::time::Instant::now();
         if kind == DeviceKind::Host || gangs == 1 {
@@ -144,24 +172,21 @@ impl Devices {
     }
 
     unsafe fn launch_emulated(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {
+        let func = match l.host_code() {
+            Ok(f) => f,
+            Err(e) => return report(ctx, e),
+        };
+        let Some(q) = self.launch_queue(ctx, l) else {
+            return;
+        };
         let Launch {
             desc,
             ref mut args,
             ops,
             sizes,
-            queue,
-            waits,
             site,
+            ..
         } = *l;
-        let Some(func) = desc.func() else {
-            return internal(ctx, "a region launched before its code was finalized");
-        };
-        let Some(q) = self.queue_arg(ctx, queue, site) else {
-            return;
-        };
-        if !self.wait_clause(ctx, waits, q, site) {
-            return;
-        }
         let gangs = self.gangs(desc, sizes, DeviceKind::Emulated);
         let pool = self.pool();
         let num = self.num;
@@ -260,30 +285,32 @@ impl Devices {
         }
     }
 
+    /// What a launch on a discrete device does first: decodes its `async` queue and waits
+    /// for its `wait` clause's queues. `None` after recording an error.
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    unsafe fn launch_queue(&mut self, ctx: *mut Ctx, l: &Launch<'_>) -> Option<QueueArg> {
+        let q = self.queue_arg(ctx, l.queue, l.site)?;
+        self.wait_clause(ctx, l.waits, q, l.site).then_some(q)
+    }
+
     /// A compute construct on the current GPU.
     unsafe fn launch_nvidia(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {
-        let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
+        let Some(q) = self.launch_queue(ctx, l) else {
             return;
         };
-        if !self.wait_clause(ctx, l.waits, q, l.site) {
-            return;
-        }
-        let (desc, site) = (l.desc, l.site);
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
-        let native = matches!(desc.gpu.kernel.get(), Some(Ok(_)));
-        let done = match self.current_device() {
+        let done = match (self.current_device(), l.kernel()) {
             // `no_create` of absent data: the region uses the host's data, so it runs on the
             // host (on mirrors of whatever else is on the GPU), as the emulated device does.
-            Ok(Current::Nvidia(gpu)) if native && !gpu.uses_host_data(l.ops) => {
-                gpu.launch(ctx, l, q)
+            (Ok(Current::Nvidia(gpu)), Some(kernel)) if !gpu.uses_host_data(l.ops) => {
+                gpu.launch(ctx, l, q, kernel)
             }
-            Ok(Current::Nvidia(_)) => self.launch_for_gpu_on_host(ctx, l, q),
-            Ok(_) => Ok(()),
-            Err(e) => Err(RunError {
-                kind: e,
-                site: Some(site),
-            }),
+            (Ok(Current::Nvidia(_)), _) => self.launch_for_gpu_on_host(ctx, l, q),
+            (Ok(_), _) => Ok(()),
+            (Err(e), _) => Err(l.error(e)),
         };
         if let Err(e) = done {
             report(ctx, e);
@@ -303,6 +330,7 @@ impl Devices {
         l: &mut Launch<'_>,
         q: QueueArg,
     ) -> Result<(), RunError> {
+        let func = l.host_code()?;
         let Launch {
             desc,
             ref mut args,
@@ -314,11 +342,6 @@ impl Devices {
         let at = |kind| RunError {
             kind,
             site: Some(site),
-        };
-        let Some(func) = desc.func() else {
-            return Err(at(RunErrorKind::Internal {
-                message: "a region launched before its code was finalized".into(),
-            }));
         };
         if let QueueArg::Async(id) = q {
             self.wait_on(ctx, &[id], false, QueueArg::Sync, site);

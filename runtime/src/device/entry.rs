@@ -2,10 +2,13 @@
 //! a data directive, a `wait`. Each decodes its raw arguments and hands them to the current
 //! run's `Devices`.
 
+use acc_abi::LaunchSizes;
+
+use super::devices;
 use super::ops::{DataOpArg, DataPhase};
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
-use crate::host::{fail, guard, host_state};
+use crate::host::{fail, guard};
 use crate::launch::RegionDesc;
 use acc_abi::DataModifiers;
 
@@ -24,14 +27,13 @@ unsafe fn wait_list<'a>(p: *const i64, n: i32) -> Option<&'a [i64]> {
 }
 
 /// A compute construct: `args` holds one slot per region parameter (the `InOut` ones are
-/// updated on return), `ops` the data clauses, `sizes` the launch sizes per device type
-/// (`nvidia`, `host`, `multicore`, each `num_gangs`, `num_workers`, `vector_length`;
-/// `SECTION_ABSENT` where not given), `cond` the `if` clause, `queue` the `async` value
+/// updated on return), `ops` the data clauses, `sizes` the launch sizes per device type,
+/// `cond` the `if` clause, `queue` the `async` value
 /// (`ASYNC_SYNC` without the clause), `waits`/`nwaits` the `wait` clause.
 ///
 /// # Safety
 /// `ctx` is a live context; `desc` a live region descriptor whose parameters `args` matches;
-/// `ops` points at `nops` records of live arrays; `sizes` at 9 values; `waits` at `nwaits`.
+/// `ops` points at `nops` records of live arrays; `sizes` at a `LaunchSizes`; `waits` at `nwaits`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn acc_rt_launch(
     ctx: *mut Ctx,
@@ -39,7 +41,7 @@ pub unsafe extern "C" fn acc_rt_launch(
     args: *mut u64,
     ops: *const DataOpArg,
     nops: u32,
-    sizes: *const i64,
+    sizes: *const LaunchSizes,
     cond: u8,
     queue: i64,
     waits: *const i64,
@@ -49,7 +51,7 @@ pub unsafe extern "C" fn acc_rt_launch(
     guard(ctx, Some(site), || {
         let desc = &*desc;
         let args = std::slice::from_raw_parts_mut(args, desc.params.len());
-        let sizes = &*(sizes as *const [i64; 9]);
+        let sizes = &*sizes;
         if let Err(kind) = crate::launch::check_sizes(sizes) {
             return fail(ctx, kind, Some(site));
         }
@@ -64,7 +66,7 @@ pub unsafe extern "C" fn acc_rt_launch(
             waits,
             site,
         };
-        host_state(ctx).devices().launch(ctx, launch, cond != 0);
+        devices(ctx).launch(ctx, launch, cond != 0);
     })
 }
 
@@ -94,7 +96,7 @@ pub unsafe extern "C" fn acc_rt_data(
         return fail(ctx, RunErrorKind::Internal { message }, Some(site));
     };
     guard(ctx, Some(site), || {
-        host_state(ctx).devices().data(
+        devices(ctx).data(
             ctx,
             phase,
             records(ops, nops),
@@ -120,9 +122,7 @@ pub unsafe extern "C" fn acc_rt_wait(
 ) {
     let qs = records(queues, n);
     guard(ctx, Some(site), || {
-        host_state(ctx)
-            .devices()
-            .wait(ctx, qs, all != 0, queue, site)
+        devices(ctx).wait(ctx, qs, all != 0, queue, site)
     });
 }
 

@@ -12,7 +12,8 @@
 //! work synchronously (OpenACC allows it: an `async` operation may complete before the
 //! directive returns); their queues are always drained.
 //!
-//! `Devices` lives in the run's `HostState`: this file selects the device; `compute.rs` runs
+//! `Devices` belongs to the run's `Context` (`RunDevices`, which `Ctx::devices` points at):
+//! this file selects the device; `compute.rs` runs
 //! compute constructs, `directives.rs` data directives and waits; the `extern "C"` entry
 //! points compiled code calls are in `entry.rs`.
 
@@ -33,17 +34,20 @@ use crate::profile::{DeviceRef, Place, ProfileOptions, Profiler};
 pub use compute::Launch;
 pub use emulated::Emulated;
 pub use nvidia::{gpu_count, Nvidia};
-pub use ops::{DataOpArg, DataPhase, QueueArg, ASYNC_NOVAL, ASYNC_SYNC, SECTION_ABSENT};
+pub use ops::{DataOpArg, DataPhase, QueueArg, ASYNC_NOVAL, ASYNC_SYNC};
 
-/// Device type codes: `acc_device_*` values (`acc_lang::builtins::BuiltinConst`).
-pub const DEVICE_NONE: i32 = 0;
-pub const DEVICE_DEFAULT: i32 = 1;
-pub const DEVICE_HOST: i32 = 2;
-pub const DEVICE_NOT_HOST: i32 = 3;
-pub const DEVICE_NVIDIA: i32 = 4;
-pub const DEVICE_MULTICORE: i32 = 8;
-pub const DEVICE_EMULATED: i32 = 100;
+pub use acc_abi::DeviceType;
 
+/// Device type codes (`DeviceType`'s), as the runtime and the standard library match on them.
+pub const DEVICE_NONE: i32 = DeviceType::None.code();
+pub const DEVICE_DEFAULT: i32 = DeviceType::Default.code();
+pub const DEVICE_HOST: i32 = DeviceType::Host.code();
+pub const DEVICE_NOT_HOST: i32 = DeviceType::NotHost.code();
+pub const DEVICE_NVIDIA: i32 = DeviceType::Nvidia.code();
+pub const DEVICE_MULTICORE: i32 = DeviceType::Multicore.code();
+pub const DEVICE_EMULATED: i32 = DeviceType::Emulated.code();
+
+/// A device the runtime runs code on: the device types that name one kind of device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
     Host,
@@ -53,22 +57,29 @@ pub enum DeviceKind {
 }
 
 impl DeviceKind {
-    pub fn code(self) -> i32 {
+    pub fn device_type(self) -> DeviceType {
         match self {
-            DeviceKind::Host => DEVICE_HOST,
-            DeviceKind::Multicore => DEVICE_MULTICORE,
-            DeviceKind::Emulated => DEVICE_EMULATED,
-            DeviceKind::Nvidia => DEVICE_NVIDIA,
+            DeviceKind::Host => DeviceType::Host,
+            DeviceKind::Multicore => DeviceType::Multicore,
+            DeviceKind::Emulated => DeviceType::Emulated,
+            DeviceKind::Nvidia => DeviceType::Nvidia,
         }
     }
 
+    /// Its `acc_device_t` value.
+    pub fn code(self) -> i32 {
+        self.device_type().code()
+    }
+
+    /// The kind a device type code names (`None` for `none`, `default`, `not_host` and
+    /// unknown codes).
     pub fn from_code(code: i32) -> Option<DeviceKind> {
-        Some(match code {
-            DEVICE_HOST => DeviceKind::Host,
-            DEVICE_MULTICORE => DeviceKind::Multicore,
-            DEVICE_EMULATED => DeviceKind::Emulated,
-            DEVICE_NVIDIA => DeviceKind::Nvidia,
-            _ => return None,
+        Some(match DeviceType::from_code(code)? {
+            DeviceType::Host => DeviceKind::Host,
+            DeviceType::Multicore => DeviceKind::Multicore,
+            DeviceType::Emulated => DeviceKind::Emulated,
+            DeviceType::Nvidia => DeviceKind::Nvidia,
+            DeviceType::None | DeviceType::Default | DeviceType::NotHost => return None,
         })
     }
 
@@ -548,22 +559,52 @@ impl Drop for Devices {
     }
 }
 
+/// The devices of a run, made on first use (a run that uses none starts no GPU driver): what
+/// `Ctx::devices` points at. A `Context` owns it.
+#[derive(Default)]
+pub struct RunDevices {
+    devices: Option<Box<Devices>>,
+    options: DeviceOptions,
+}
+
+impl RunDevices {
+    /// Sets up the devices anew (waiting for and dropping the old ones).
+    pub fn configure(&mut self, options: DeviceOptions) {
+        self.devices = None;
+        self.options = options;
+    }
+
+    /// The devices (made on first use).
+    pub fn get(&mut self) -> &mut Devices {
+        let options = &self.options;
+        self.devices
+            .get_or_insert_with(|| Box::new(Devices::new(options.clone())))
+    }
+
+    /// The devices if they were made.
+    pub fn if_made(&mut self) -> Option<&mut Devices> {
+        self.devices.as_deref_mut()
+    }
+}
+
+/// The devices of the run of `ctx` (made on first use). Panics in a gang's context, whose
+/// code uses no device (the checker allows no device routine in a region).
+///
+/// # Safety
+/// `ctx` is a live context whose `devices` is null or a live `RunDevices`, not otherwise
+/// borrowed while the reference is used.
+pub unsafe fn devices<'a>(ctx: *mut Ctx) -> &'a mut Devices {
+    let run = (*ctx).devices as *mut RunDevices;
+    assert!(!run.is_null(), "a device used from a gang's context");
+    (*run).get()
+}
+
 /// Records an error from device code (with its own site) in the host context.
 ///
 /// # Safety
 /// `ctx` is a live context.
 pub(crate) unsafe fn report(ctx: *mut Ctx, e: RunError) {
     crate::host::fail(ctx, e.kind, e.site);
-}
-
-pub(super) unsafe fn internal(ctx: *mut Ctx, message: &str) {
-    crate::host::fail(
-        ctx,
-        RunErrorKind::Internal {
-            message: message.into(),
-        },
-        None,
-    );
 }
 
 /// A `data` construct that was entered and not yet exited (`Devices::data`).

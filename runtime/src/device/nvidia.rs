@@ -42,7 +42,7 @@ use super::discrete::Discrete;
 use super::ops::{DataOpArg, DataPhase, QueueArg};
 use super::peer::Endpoint;
 use super::Launch;
-use acc_abi::{KernelErrorRecord, KernelFailure};
+use acc_abi::{KernelErrorRecord, KernelFailure, LaunchSizes, ABSENT};
 
 use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
@@ -331,7 +331,7 @@ impl Nvidia {
         }
     }
 
-    /// A compute construct on this GPU.
+    /// A compute construct on this GPU, with the region's `kernel`.
     ///
     /// # Safety
     /// As `Devices::launch`.
@@ -340,6 +340,7 @@ impl Nvidia {
         ctx: *mut Ctx,
         l: &mut Launch<'_>,
         q: QueueArg,
+        kernel: &GpuKernel,
     ) -> Result<(), RunError> {
         let Launch {
             desc,
@@ -354,17 +355,6 @@ impl Nvidia {
             site: Some(site),
         };
         self.settle(ctx).map_err(at)?;
-        let kernel = match desc.gpu.kernel.get() {
-            Some(Ok(k)) => k,
-            Some(Err(why)) => {
-                let message = format!("this `{}` cannot run on a GPU yet: {why}", desc.name);
-                return Err(at(RunErrorKind::Device { message }));
-            }
-            None => {
-                let message = format!("no GPU code was made for this `{}`", desc.name);
-                return Err(at(RunErrorKind::Device { message }));
-            }
-        };
         let sms = self.multiprocessors;
         let loaded = self.function(kernel).map_err(at)?;
         let f = loaded.f;
@@ -539,7 +529,7 @@ impl Nvidia {
         let private = private_layout(kernel, args, block);
         if private.per_block > 0 {
             let free = result::mem_get_info().map_or(0, |(free, _)| free as u64);
-            let explicit = sizes[0] != super::SECTION_ABSENT && !kernel.launch.one_gang;
+            let explicit = sizes.nvidia.num_gangs != ABSENT && !kernel.launch.one_gang;
             grid.0 = fit_grid(private.per_block, grid.0, explicit, free).map_err(at)?;
         }
         let scratch = Scratch::new(desc, args, grid.0, &mut self.scratch).map_err(at)?;
@@ -591,18 +581,17 @@ impl Nvidia {
     /// blocks (kernels loop over their iterations, so any grid is correct).
     fn shape(
         desc: &RegionDesc,
-        sizes: &[i64; 9],
+        sizes: &LaunchSizes,
         default_gangs: impl FnOnce(u32, u32) -> u32,
     ) -> ((u32, u32, u32), (u32, u32, u32)) {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
         }
-        let given = |v: i64, max: u32| {
-            (v != super::SECTION_ABSENT).then(|| v.clamp(1, i64::from(max)) as u32)
-        };
-        let workers = given(sizes[1], 32).unwrap_or(1);
-        let vector = given(sizes[2], 1024 / workers).unwrap_or(128);
-        let gangs = given(sizes[0], i32::MAX as u32)
+        let given = |v: i64, max: u32| (v != ABSENT).then(|| v.clamp(1, i64::from(max)) as u32);
+        let sizes = &sizes.nvidia;
+        let workers = given(sizes.num_workers, 32).unwrap_or(1);
+        let vector = given(sizes.vector_length, 1024 / workers).unwrap_or(128);
+        let gangs = given(sizes.num_gangs, i32::MAX as u32)
             .unwrap_or_else(|| default_gangs(workers, vector).max(1));
         ((gangs, 1, 1), (vector, workers, 1))
     }
@@ -613,7 +602,7 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        let record = self.error.error_record();
+        let record: KernelErrorRecord = self.error.read();
         if record.status == 0 {
             return;
         }
@@ -629,7 +618,7 @@ impl Nvidia {
                 rank: record.dim,
             },
             Some(KernelFailure::ZeroStep) => RunErrorKind::ZeroStep,
-            Some(KernelFailure::Stopped) => crate::abi::stop_error(
+            Some(KernelFailure::Stopped) => crate::host::stop_error(
                 (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed),
             ),
             Some(KernelFailure::Bounds) | None => RunErrorKind::Bounds {
@@ -641,7 +630,7 @@ impl Nvidia {
         let site = record.site;
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
-        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.error.write(KernelErrorRecord::default());
     }
 
     /// A host array holding the device copy of `host` (all of it), for running a region on

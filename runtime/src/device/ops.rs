@@ -1,13 +1,12 @@
 //! The records compiled code passes for data clauses and queues, and their decoding.
 
+use acc_abi::ABSENT;
+
 use crate::abi::{ArrayHeader, MAX_RANK};
 use crate::array;
 use crate::error::RunErrorKind;
 use crate::presence::Section;
 use crate::queue::QueueId;
-
-/// A section bound compiled code did not give (`a[:n]`'s start, `a[2:]`'s count).
-pub const SECTION_ABSENT: i64 = i64::MIN;
 
 /// `DataOpArg::nranges` of a whole array named without a section.
 pub const NO_SECTION: u32 = u32::MAX;
@@ -24,7 +23,7 @@ pub struct DataOpArg {
     /// Ranges given, or `NO_SECTION`.
     pub nranges: u32,
     pub pad: u32,
-    /// `(start, count)` per dimension; `SECTION_ABSENT` where not written.
+    /// `(start, count)` per dimension; `ABSENT` where not written.
     pub ranges: [[i64; 2]; MAX_RANK],
 }
 
@@ -52,7 +51,7 @@ impl DataOpArg {
             site,
             nranges: NO_SECTION,
             pad: 0,
-            ranges: [[SECTION_ABSENT; 2]; MAX_RANK],
+            ranges: [[ABSENT; 2]; MAX_RANK],
         }
     }
 
@@ -66,7 +65,7 @@ impl DataOpArg {
             return Ok(Section::whole(dims));
         }
         let n = (self.nranges as usize).min(MAX_RANK);
-        let opt = |v: i64| (v != SECTION_ABSENT).then_some(v);
+        let opt = |v: i64| (v != ABSENT).then_some(v);
         let ranges: Vec<(Option<i64>, Option<i64>)> = self.ranges[..n]
             .iter()
             .map(|&[s, c]| (opt(s), opt(c)))

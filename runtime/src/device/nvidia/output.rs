@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use acc_abi::OutputHeader;
 use cudarc::driver::sys;
 
 use super::Pinned;
@@ -25,8 +26,8 @@ use crate::error::RunErrorKind;
 use crate::host::{fail, host_state};
 use crate::launch::DevicePrints;
 
-/// Bytes of a buffer's header: `cursor`, `lost`, `capacity`, `end` (see jit-ptx's ABI).
-const HEADER: usize = 32;
+/// Bytes of a buffer's header (`acc_abi::OutputHeader`), before its records.
+const HEADER: usize = std::mem::size_of::<OutputHeader>();
 /// Bytes of records a new buffer holds.
 const FIRST_CAPACITY: usize = 1 << 20;
 /// The most a buffer grows to after losing records.
@@ -44,11 +45,11 @@ pub(crate) struct Decoded {
     pub bad: Option<String>,
 }
 
-/// The records of a buffer: `header` its four header words, `records` its words from byte
-/// `HEADER` (at least up to `records_end(header)`).
-pub(crate) fn decode(header: [u64; 4], records: &[u64], prints: &dyn DevicePrints) -> Decoded {
+/// The records of a buffer: `header` its header, `records` its words from byte `HEADER` (at
+/// least up to `records_end(header)`).
+pub(crate) fn decode(header: OutputHeader, records: &[u64], prints: &dyn DevicePrints) -> Decoded {
     let mut d = Decoded {
-        lost: header[1],
+        lost: header.lost,
         ..Decoded::default()
     };
     let words = (records_end(header) / 8).min(records.len());
@@ -77,9 +78,8 @@ pub(crate) fn decode(header: [u64; 4], records: &[u64], prints: &dyn DevicePrint
 
 /// Bytes of records that fit: up to the cursor, or to where the first record that did not fit
 /// would have started.
-fn records_end(header: [u64; 4]) -> usize {
-    let [cursor, _, capacity, end] = header;
-    cursor.min(end).min(capacity) as usize
+fn records_end(header: OutputHeader) -> usize {
+    header.cursor.min(header.end).min(header.capacity) as usize
 }
 
 /// "1 MiB".
@@ -122,8 +122,8 @@ impl DeviceOutput {
     /// stopped and abandoned them. Call once every stream is done.
     pub(super) fn discard(&mut self) {
         for b in self.buffers.values_mut() {
-            let capacity = b.slots(2, 1)[0];
-            b.set_slots(0, &[0, 0, capacity, capacity]);
+            let capacity = b.read::<OutputHeader>().capacity;
+            b.write(OutputHeader::empty(capacity));
         }
     }
 
@@ -136,18 +136,17 @@ impl DeviceOutput {
         let Some(b) = self.buffers.get_mut(&(stream as usize)) else {
             return;
         };
-        let h = b.slots(0, HEADER / 8);
-        let header = [h[0], h[1], h[2], h[3]];
-        if header[0] == 0 && header[1] == 0 {
+        let header: OutputHeader = b.read();
+        if header.cursor == 0 && header.lost == 0 {
             return;
         }
-        let capacity = header[2] as usize;
+        let capacity = header.capacity as usize;
         let records = b.slots(HEADER / 8, records_end(header) / 8);
         let decoded = match &self.prints {
             Some(p) => decode(header, &records, p.as_ref()),
             None => Decoded::default(),
         };
-        b.set_slots(0, &[0, 0, capacity as u64, capacity as u64]);
+        b.write(OutputHeader::empty(capacity as u64));
         host_state(ctx).write_str(&decoded.text);
         if let Some(message) = decoded.bad {
             fail(ctx, RunErrorKind::Internal { message }, None);
@@ -175,7 +174,7 @@ impl DeviceOutput {
 /// A buffer with room for `capacity` bytes of records, empty.
 fn new_buffer(capacity: usize) -> Result<Pinned, RunErrorKind> {
     let mut b = Pinned::new(HEADER + capacity)?;
-    b.set_slots(0, &[0, 0, capacity as u64, capacity as u64]);
+    b.write(OutputHeader::empty(capacity as u64));
     Ok(b)
 }
 
@@ -203,8 +202,13 @@ mod tests {
         r
     }
 
-    fn header(cursor: usize, lost: u64, capacity: usize, end: usize) -> [u64; 4] {
-        [cursor as u64, lost, capacity as u64, end as u64]
+    fn header(cursor: usize, lost: u64, capacity: usize, end: usize) -> OutputHeader {
+        OutputHeader {
+            cursor: cursor as u64,
+            lost,
+            capacity: capacity as u64,
+            end: end as u64,
+        }
     }
 
     #[test]

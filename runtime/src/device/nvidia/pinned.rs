@@ -61,13 +61,20 @@ impl Pinned {
         unsafe { std::slice::from_raw_parts((self.host as *const u64).add(at), n) }
     }
 
-    /// The kernels' error record at the start of the buffer, as the GPU left it. Call after
-    /// synchronizing.
-    pub(super) fn error_record(&self) -> acc_abi::KernelErrorRecord {
-        debug_assert!(self.bytes >= std::mem::size_of::<acc_abi::KernelErrorRecord>());
-        // SAFETY: the buffer holds a record (the error buffer is allocated with its size)
-        // and is page aligned; volatile because the GPU wrote it behind the compiler's back.
-        unsafe { std::ptr::read_volatile(self.host as *const acc_abi::KernelErrorRecord) }
+    /// The record at the start of the buffer (the kernels' error record, an output buffer's
+    /// header: `#[repr(C)]` types of `acc_abi`), as the GPU left it. Call after synchronizing.
+    pub(super) fn read<T: Copy>(&self) -> T {
+        debug_assert!(self.bytes >= std::mem::size_of::<T>());
+        // SAFETY: the buffer holds a `T` (the callers allocate it with room for one) and is
+        // page aligned; volatile because the GPU wrote it behind the compiler's back.
+        unsafe { std::ptr::read_volatile(self.host as *const T) }
+    }
+
+    /// Writes `value` at the start of the buffer, as `read` reads it.
+    pub(super) fn write<T: Copy>(&mut self, value: T) {
+        debug_assert!(self.bytes >= std::mem::size_of::<T>());
+        // SAFETY: as `read`.
+        unsafe { std::ptr::write_volatile(self.host as *mut T, value) }
     }
 
     pub(super) fn set_slots(&mut self, at: usize, values: &[u64]) {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use cudarc::driver::{result, sys};
 
-use super::{driver_error, Nvidia, ERROR_RECORD};
+use super::{driver_error, Nvidia};
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
 
@@ -47,7 +47,7 @@ impl Nvidia {
             let word = (*(*ctx).interrupt).load(std::sync::atomic::Ordering::Relaxed);
             if word != crate::abi::INTERRUPT_NONE {
                 if self.abandoned {
-                    return Err(crate::abi::stop_error(word));
+                    return Err(crate::host::stop_error(word));
                 }
                 let since = match self.stop_sent {
                     Some(since) => since,
@@ -58,7 +58,7 @@ impl Nvidia {
                 };
                 if since.elapsed() >= STOP_GRACE {
                     self.abandon();
-                    return Err(crate::abi::stop_error(word));
+                    return Err(crate::host::stop_error(word));
                 }
             }
             polls = polls.saturating_add(1);
@@ -148,7 +148,7 @@ impl Nvidia {
         for s in streams {
             self.await_stream(ctx, s)?;
         }
-        self.error.set_slots(0, &[0; ERROR_RECORD / 8]);
+        self.error.write(acc_abi::KernelErrorRecord::default());
         self.output.discard();
         self.set_stop_words(crate::abi::INTERRUPT_NONE);
         self.unsettled = false;
