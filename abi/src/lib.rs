@@ -260,6 +260,30 @@ impl DeviceType {
     }
 }
 
+/// An `acc_device_property_t` value (`acc_get_property`): the built-in constants
+/// `acc_property_memory` and `acc_property_free_memory` have these codes, and the library
+/// answers by them.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceProperty {
+    /// The device's memory, in bytes.
+    Memory = 1,
+    /// The memory still free, in bytes.
+    FreeMemory = 2,
+}
+
+impl DeviceProperty {
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+
+    pub fn from_code(code: i32) -> Option<DeviceProperty> {
+        [DeviceProperty::Memory, DeviceProperty::FreeMemory]
+            .into_iter()
+            .find(|p| p.code() == code)
+    }
+}
+
 /// A launch size, section bound or section length that the program did not give.
 pub const ABSENT: i64 = i64::MIN;
 

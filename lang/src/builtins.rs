@@ -287,7 +287,7 @@ impl BuiltinConst {
     /// Its value (the checker replaces the name by this `i32` constant): a device type's
     /// `acc_abi::DeviceType` code, which the runtime uses too.
     pub fn value(self) -> i32 {
-        use acc_abi::DeviceType;
+        use acc_abi::{DeviceProperty, DeviceType};
         match self {
             BuiltinConst::DeviceNone => DeviceType::None.code(),
             BuiltinConst::DeviceDefault => DeviceType::Default.code(),
@@ -296,8 +296,8 @@ impl BuiltinConst {
             BuiltinConst::DeviceNvidia => DeviceType::Nvidia.code(),
             BuiltinConst::DeviceMulticore => DeviceType::Multicore.code(),
             BuiltinConst::DeviceEmulated => DeviceType::Emulated.code(),
-            BuiltinConst::PropertyMemory => 1,
-            BuiltinConst::PropertyFreeMemory => 2,
+            BuiltinConst::PropertyMemory => DeviceProperty::Memory.code(),
+            BuiltinConst::PropertyFreeMemory => DeviceProperty::FreeMemory.code(),
         }
     }
 

@@ -11,9 +11,7 @@ use acc_runtime::error::RunErrorKind;
 use acc_runtime::host::{fail, guarded, host_state};
 
 use crate::arrays::symbol_list;
-
-const PROPERTY_MEMORY: i32 = 1;
-const PROPERTY_FREE_MEMORY: i32 = 2;
+use acc_abi::DeviceProperty;
 
 /// # Safety
 /// `ctx` is a live context (for every function of this module; arrays as each says).
@@ -183,7 +181,7 @@ pub unsafe extern "C" fn acc_async_test_all(ctx: *mut Ctx) -> u8 {
 pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32) -> i64 {
     guarded(ctx, None, || {
         let devices = devices(ctx);
-        let Ok(num) = usize::try_from(n) else {
+        let (Ok(num), Some(property)) = (usize::try_from(n), DeviceProperty::from_code(p)) else {
             return 0;
         };
         match devices.resolve(t) {
@@ -191,19 +189,17 @@ pub unsafe extern "C" fn acc_get_property(ctx: *mut Ctx, n: i32, t: i32, p: i32)
                 let Some((total, free)) = devices.gpu_memory(num) else {
                     return 0;
                 };
-                return match p {
-                    PROPERTY_MEMORY => total as i64,
-                    PROPERTY_FREE_MEMORY => free as i64,
-                    _ => 0,
+                return match property {
+                    DeviceProperty::Memory => total as i64,
+                    DeviceProperty::FreeMemory => free as i64,
                 };
             }
             Some(k) if num < devices.count(k.code()) => {}
             _ => return 0,
         }
-        let key = match p {
-            PROPERTY_MEMORY => "MemTotal:",
-            PROPERTY_FREE_MEMORY => "MemAvailable:",
-            _ => return 0,
+        let key = match property {
+            DeviceProperty::Memory => "MemTotal:",
+            DeviceProperty::FreeMemory => "MemAvailable:",
         };
         std::fs::read_to_string("/proc/meminfo")
             .ok()
@@ -273,6 +269,9 @@ mod tests {
     use super::*;
     use crate::testing::TestCtx;
     use acc_lang::builtins::BuiltinConst;
+
+    const PROPERTY_MEMORY: i32 = DeviceProperty::Memory.code();
+    const PROPERTY_FREE_MEMORY: i32 = DeviceProperty::FreeMemory.code();
 
     fn value(c: BuiltinConst) -> i32 {
         c.value()
