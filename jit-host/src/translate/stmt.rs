@@ -2,7 +2,8 @@
 
 use acc_lang::hir::Const;
 use acc_lang::ir::{
-    Block as IrBlock, Expr, ExprKind, ForLoop, PrintArg, ReductionOp, ScalarType, SiteId, Stmt, Ty,
+    visit, Block as IrBlock, Expr, ExprKind, ForLoop, PrintArg, ReductionOp, ScalarType, SiteId,
+    Stmt, Ty,
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
@@ -15,24 +16,6 @@ use crate::JitError;
 /// How many iterations of an innermost counted loop run between two interrupt checks (a few
 /// microseconds of the tightest loop).
 const INTERRUPT_CHUNK: i64 = 1 << 14;
-
-/// Whether a loop body has a loop of its own (anywhere in it: in an `if`, a block, a data
-/// region).
-fn has_loop(body: &IrBlock) -> bool {
-    struct Finder(bool);
-    impl<'a> acc_lang::ir::visit::Visitor<'a> for Finder {
-        fn stmt(&mut self, s: &'a Stmt) {
-            if matches!(s, Stmt::For(_) | Stmt::While { .. }) {
-                self.0 = true;
-            } else if !self.0 {
-                acc_lang::ir::visit::walk_stmt(self, s);
-            }
-        }
-    }
-    let mut f = Finder(false);
-    acc_lang::ir::visit::Visitor::block(&mut f, body);
-    f.0
-}
 
 impl Tx<'_, '_> {
     pub(super) fn block(&mut self, stmts: &IrBlock) -> Result<(), JitError> {
@@ -331,7 +314,7 @@ impl Tx<'_, '_> {
         // iterations: the latch compares the iteration with the chunk's end (a block
         // parameter) instead of the last one, so iterations cost nothing more. A loop with
         // loops in it checks at every back edge (its inner loops run between the checks).
-        let chunked = !has_loop(&f.body);
+        let chunked = !visit::has_loop(&f.body);
         let body = self.b.create_block();
         let k = self.b.append_block_param(body, t);
         let v = self.b.append_block_param(body, t);

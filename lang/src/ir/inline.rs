@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use super::visit::{has_loop, walk_expr, walk_stmt, Visitor};
 use super::{Block, Expr, ExprKind, Function, Module, PrintArg, Stmt};
 use crate::hir::{FnId, RoutineLevel};
 
@@ -39,80 +40,58 @@ pub fn candidates(module: &Module) -> HashMap<FnId, &Function> {
         .iter()
         .filter(|f| f.device != Some(RoutineLevel::Gang))
         .filter_map(|f| Some((f.id?, f)))
+        // Functions with loops are not inlined: their call costs little next to the loop, and
+        // inlining them would copy their loops (twice over where the bounds checks are
+        // versioned) into every caller.
         .filter(|(_, f)| block_size(&f.body) <= MAX_SIZE && !has_loop(&f.body))
         .collect()
 }
 
-/// Whether a block holds a loop. Functions with loops are not inlined: their call costs
-/// little next to the loop, and inlining them would copy their loops (twice over where the
-/// bounds checks are versioned) into every caller.
-fn has_loop(b: &[Stmt]) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::For(_) | Stmt::While { .. } => true,
-        Stmt::If { then, els, .. } => has_loop(then) || has_loop(els),
-        Stmt::DataRegion { body, .. } | Stmt::Block(body) => has_loop(body),
-        Stmt::Atomic(_, s) => has_loop(std::slice::from_ref(s.as_ref())),
-        _ => false,
-    })
-}
-
 /// The size of a block in statements and expressions; statements that move data or launch
-/// regions count as too large, so that functions holding them are never inlined.
+/// regions, and array sections, count as too large, so that functions holding them are never
+/// inlined.
 pub fn block_size(b: &Block) -> usize {
-    b.iter().map(stmt_size).fold(0, usize::saturating_add)
+    let mut size = Size::default();
+    size.block(b);
+    if size.too_large {
+        usize::MAX
+    } else {
+        size.nodes
+    }
 }
 
-fn stmt_size(s: &Stmt) -> usize {
-    let exprs = |es: &[Expr]| es.iter().map(expr_size).fold(0, usize::saturating_add);
-    let own = match s {
-        Stmt::Set(_, e)
-        | Stmt::SetGlobal(_, e)
-        | Stmt::Eval(e)
-        | Stmt::Retain(e)
-        | Stmt::Release(e)
-        | Stmt::Return(Some(e))
-        | Stmt::Assert { cond: e, .. } => expr_size(e),
-        Stmt::Store {
-            array,
-            indices,
-            value,
-            ..
-        } => expr_size(array) + exprs(indices) + expr_size(value),
-        Stmt::If { cond, then, els } => expr_size(cond) + block_size(then) + block_size(els),
-        Stmt::While { cond, body, .. } => expr_size(cond) + block_size(body),
-        Stmt::For(f) => {
-            expr_size(&f.start) + expr_size(&f.end) + expr_size(&f.step) + block_size(&f.body)
+/// Counts the statements and expressions a walk meets (and a `print`'s text pieces).
+#[derive(Default)]
+struct Size {
+    nodes: usize,
+    too_large: bool,
+}
+
+impl<'a> Visitor<'a> for Size {
+    fn stmt(&mut self, s: &'a Stmt) {
+        self.nodes += 1;
+        match s {
+            Stmt::Launch(_) | Stmt::Data(_) | Stmt::DataRegion { .. } | Stmt::Wait { .. } => {
+                self.too_large = true
+            }
+            Stmt::Print(args, _) => {
+                self.nodes += args
+                    .iter()
+                    .filter(|a| matches!(a, PrintArg::Str(_)))
+                    .count();
+                walk_stmt(self, s);
+            }
+            _ => walk_stmt(self, s),
         }
-        Stmt::Break | Stmt::Continue | Stmt::Return(None) => 0,
-        Stmt::Print(args, _) => args
-            .iter()
-            .map(|a| match a {
-                PrintArg::Value(e) => expr_size(e),
-                PrintArg::Str(_) => 1,
-            })
-            .sum(),
-        Stmt::Printf(_, args, _) => exprs(args),
-        Stmt::Atomic(_, s) => stmt_size(s),
-        Stmt::Block(b) => block_size(b),
-        Stmt::Launch(_) | Stmt::Data(_) | Stmt::DataRegion { .. } | Stmt::Wait { .. } => usize::MAX,
-    };
-    own.saturating_add(1)
-}
+    }
 
-fn expr_size(e: &Expr) -> usize {
-    let exprs = |es: &[Expr]| es.iter().map(expr_size).fold(0, usize::saturating_add);
-    let own = match &e.kind {
-        ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) => 0,
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => expr_size(x),
-        ExprKind::Binary(_, l, r, _) => expr_size(l) + expr_size(r),
-        ExprKind::Load { array, indices, .. } => expr_size(array) + exprs(indices),
-        ExprKind::Call(_, args)
-        | ExprKind::Builtin(_, args)
-        | ExprKind::CheckedBuiltin(_, args, _)
-        | ExprKind::ArrayLit(args, _) => exprs(args),
-        ExprKind::Section { .. } => usize::MAX,
-    };
-    own.saturating_add(1)
+    fn expr(&mut self, e: &'a Expr) {
+        self.nodes += 1;
+        match e.kind {
+            ExprKind::Section { .. } => self.too_large = true,
+            _ => walk_expr(self, e),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -100,3 +100,20 @@ pub fn walk_expr<'a, V: Visitor<'a> + ?Sized>(v: &mut V, e: &'a Expr) {
         ExprKind::Const(_) | ExprKind::Global(_) | ExprKind::Local(_) => {}
     }
 }
+
+/// Whether a block holds a loop anywhere (in an `if`, a block, a data region, …).
+pub fn has_loop(b: &Block) -> bool {
+    struct Finder(bool);
+    impl<'a> Visitor<'a> for Finder {
+        fn stmt(&mut self, s: &'a Stmt) {
+            if matches!(s, Stmt::For(_) | Stmt::While { .. }) {
+                self.0 = true;
+            } else if !self.0 {
+                walk_stmt(self, s);
+            }
+        }
+    }
+    let mut finder = Finder(false);
+    finder.block(b);
+    finder.0
+}
