@@ -15,6 +15,7 @@
 //! `kernels` loops without a level are `auto`, `serial` loops `seq`, and a routine's loops default
 //! as in a region, below the routine's own level.
 
+use super::dependence::{self, Verdict};
 use super::visit::{self, Visitor};
 use super::{Cx, Levels, LoopInfo, ReductionInfo, Schedule, Size};
 use crate::diag::Diagnostic;
@@ -89,16 +90,35 @@ struct Node {
     explicit: Levels,
     seq: bool,
     auto: bool,
+    /// The dependence test's verdict, for a loop whose schedule the compiler chooses.
+    verdict: Option<Verdict>,
 }
 
 impl Node {
+    /// Whether the compiler chooses the schedule: `auto`, and in `kernels` regions every loop
+    /// that names no level, `seq` or `independent`.
+    fn compiler_chooses(&self, context: LoopContext) -> bool {
+        let open = self.explicit.is_empty() && !self.seq;
+        match context {
+            LoopContext::Kernels => open && (self.auto || !self.info.independent),
+            LoopContext::Serial => false,
+            LoopContext::Parallel | LoopContext::Routine(_) => open && self.auto,
+        }
+    }
+
+    /// The dependence test found the iterations independent.
+    fn proven(&self) -> bool {
+        matches!(self.verdict, Some(Verdict::Parallel { .. }))
+    }
+
     /// A loop whose level the defaulting rules pick.
     fn takes_default(&self, context: LoopContext) -> bool {
         let unmarked =
             self.info.has_directive && self.explicit.is_empty() && !self.seq && !self.auto;
         match context {
+            LoopContext::Parallel | LoopContext::Routine(_) if self.proven() => true,
             LoopContext::Parallel => unmarked,
-            LoopContext::Kernels => unmarked && self.info.independent,
+            LoopContext::Kernels => (unmarked && self.info.independent) || self.proven(),
             LoopContext::Serial | LoopContext::Routine(RoutineLevel::Seq) => false,
             LoopContext::Routine(_) => unmarked,
         }
@@ -232,6 +252,7 @@ impl Scan<'_, '_> {
             explicit: Levels::default(),
             seq: false,
             auto: false,
+            verdict: None,
         };
         if let Some(d) = directive {
             self.read_clauses(d, &mut node);
@@ -263,6 +284,36 @@ impl Scan<'_, '_> {
         self.block(&innermost.body, Some(index));
         for _ in 0..associated {
             self.targets.pop();
+        }
+        self.test_dependences(index, f, &innermost.body);
+    }
+
+    /// The dependence test of a loop whose schedule the compiler chooses; in `kernels` regions,
+    /// also the accumulations of loops the program partitions, which become reductions there
+    /// (LANGUAGE.md 7.6) as the compiler would generate them for an `auto` loop.
+    fn test_dependences(&mut self, index: usize, outer: &ForLoop, body: &Block) {
+        let node = &self.nodes[index];
+        let chooses = node.compiler_chooses(self.context);
+        if !chooses && (self.context != LoopContext::Kernels || node.seq) {
+            return;
+        }
+        let nest = dependence::LoopNest {
+            vars: &node.info.vars,
+            outer,
+            body,
+            has_break: node.info.has_break,
+        };
+        let verdict = dependence::test(self.cx, &nest);
+        let node = &mut self.nodes[index];
+        if let Verdict::Parallel { reductions } = &verdict {
+            for r in reductions {
+                if !node.info.reductions.iter().any(|x| x.var == r.var) {
+                    node.info.reductions.push(r.clone());
+                }
+            }
+        }
+        if chooses {
+            node.verdict = Some(verdict);
         }
     }
 
@@ -379,18 +430,26 @@ impl Scan<'_, '_> {
         if !node.explicit.is_empty() {
             return (Schedule::Parallel(node.explicit), "explicit".into());
         }
-        if node.auto {
-            return (Schedule::Auto, "explicit `auto`".into());
+        if let Some(Verdict::Sequential(why)) = &node.verdict {
+            return (Schedule::Seq, format!("not parallelized: {why}"));
         }
         if !node.takes_default(self.context) {
-            return match self.context {
-                LoopContext::Kernels if node.info.has_break => {
-                    (Schedule::Seq, "contains a `break`".into())
-                }
-                LoopContext::Kernels => (Schedule::Auto, "in a kernels region".into()),
-                _ => (Schedule::Seq, "in an `acc routine seq` function".into()),
-            };
+            return (Schedule::Seq, "in an `acc routine seq` function".into());
         }
+        let (schedule, reason) = self.default_schedule(enclosing, nested_min, nested_default);
+        match node.proven() {
+            true => (schedule, format!("no loop-carried dependence; {reason}")),
+            false => (schedule, reason),
+        }
+    }
+
+    /// 7.2's defaulting rules, given the levels around and inside a loop.
+    fn default_schedule(
+        &self,
+        enclosing: Option<Level>,
+        nested_min: Option<Level>,
+        nested_default: bool,
+    ) -> (Schedule, String) {
         let only = |gang, worker, vector| {
             Schedule::Parallel(Levels {
                 gang,

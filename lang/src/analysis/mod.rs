@@ -17,12 +17,15 @@
 //! Modules: `functions` (per-function summaries, the call graph), `regions` (compute constructs
 //! and their data), `loops` (loop nests and schedules), `device` (what device code may contain).
 
+mod dependence;
 mod device;
 mod functions;
 mod loops;
 mod regions;
 mod visit;
 
+#[cfg(test)]
+mod dependence_tests;
 #[cfg(test)]
 mod tests;
 
@@ -317,9 +320,11 @@ pub fn analyze(program: &hir::Program) -> (Analysis, Vec<Diagnostic>) {
     let mut cx = Cx {
         program,
         summaries: functions::Summaries::build(program),
+        aliases: dependence::Aliases::default(),
         device_calls: Vec::new(),
         diags: Vec::new(),
     };
+    cx.aliases = dependence::Aliases::build(&cx);
     let regions = regions::collect(&mut cx);
     let routines = device::routines(&mut cx);
     (Analysis { regions, routines }, cx.diags)
@@ -329,6 +334,8 @@ pub fn analyze(program: &hir::Program) -> (Analysis, Vec<Diagnostic>) {
 pub(crate) struct Cx<'a> {
     program: &'a hir::Program,
     summaries: functions::Summaries,
+    /// Which array variables may share storage (for the dependence test).
+    aliases: dependence::Aliases,
     /// Calls of user functions made directly by compute regions, in source order.
     device_calls: Vec<(FnId, Span)>,
     diags: Vec<Diagnostic>,

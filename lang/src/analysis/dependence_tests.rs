@@ -1,0 +1,242 @@
+//! The dependence test (LANGUAGE.md 7.6) on small `kernels` programs: which loops it
+//! parallelizes, the reductions it finds, and the reasons it gives for the loops it keeps
+//! sequential. Expected verdicts are worked out by hand from the subscripts.
+
+use super::*;
+use crate::span::SourceFile;
+
+const PRE: &str = "let n = 100\nlet a = zeros(n)\nlet b = zeros(n)\nlet g = zeros(n, n)\nlet h = zeros(n, n)\nlet idx = zeros(i64, n)\nlet s = 0.0\nlet k = 3\n";
+
+/// The loops of the one region of `PRE` followed by `src`.
+#[track_caller]
+fn loops(src: &str) -> Vec<LoopInfo> {
+    let text = format!("{PRE}{src}");
+    let compiled = match crate::check_source(&SourceFile::new("t.acc", text.as_str())) {
+        Ok(c) => c,
+        Err(d) => panic!(
+            "{:#?}\n{text}",
+            d.iter().map(|d| &d.message).collect::<Vec<_>>()
+        ),
+    };
+    let regions = compiled.analysis.regions;
+    assert_eq!(regions.len(), 1, "one region expected");
+    regions
+        .into_iter()
+        .next()
+        .map(|r| r.loops)
+        .unwrap_or_default()
+}
+
+#[track_caller]
+fn parallel(l: &LoopInfo) {
+    assert!(
+        matches!(l.schedule, Schedule::Parallel(_)),
+        "expected a parallel loop, got {} ({})",
+        l.schedule,
+        l.reason
+    );
+}
+
+#[track_caller]
+fn sequential(l: &LoopInfo, why: &str) {
+    assert_eq!(
+        l.schedule,
+        Schedule::Seq,
+        "expected a sequential loop ({})",
+        l.reason
+    );
+    assert!(
+        l.reason.contains(why),
+        "reason {:?} lacks {why:?}",
+        l.reason
+    );
+}
+
+/// The operators of the loop's reductions.
+fn reduced(l: &LoopInfo) -> Vec<&'static str> {
+    l.reductions.iter().map(|r| r.op.as_str()).collect()
+}
+
+#[test]
+fn independent_elements_are_parallel() {
+    let l = loops("acc kernels {\n  for i in 0..n { a[i] = b[i] * 2.0 }\n}\n");
+    parallel(&l[0]);
+    assert_eq!(l[0].schedule.to_string(), "gang, vector");
+    // Reads of other elements of an array the loop does not write are fine.
+    let l = loops("acc kernels {\n  for i in 1..n-1 { a[i] = b[i-1] + b[i+1] + b[idx[i]] }\n}\n");
+    parallel(&l[0]);
+}
+
+#[test]
+fn a_nest_maps_gang_outside_and_vector_inside() {
+    let l = loops(
+        "acc kernels {\n  for j in 1..n-1 {\n    for i in 1..n-1 {\n      g[j, i] = 0.25 * (h[j, i+1] + h[j, i-1] + h[j-1, i] + h[j+1, i])\n    }\n  }\n}\n",
+    );
+    assert_eq!(l[0].schedule.to_string(), "gang");
+    assert_eq!(l[1].schedule.to_string(), "vector");
+    assert!(
+        l[0].reason.contains("no loop-carried dependence"),
+        "{}",
+        l[0].reason
+    );
+}
+
+#[test]
+fn a_carried_dependence_keeps_the_loop_sequential_and_names_both_accesses() {
+    let l = loops("acc kernels {\n  for i in 1..n { a[i] = a[i] + a[i - 1] }\n}\n");
+    sequential(
+        &l[0],
+        "`a[i]` is written and `a[i - 1]` read by another iteration",
+    );
+    // Column j+1 of row j is read by the iteration that writes row j... of the inner loop only.
+    let l = loops(
+        "acc kernels {\n  for j in 0..n-1 {\n    for i in 1..n { g[j, i] = g[j, i - 1] + h[j, i] }\n  }\n}\n",
+    );
+    parallel(&l[0]);
+    sequential(&l[1], "`g[j, i]` is written and `g[j, i - 1]` read");
+    // Rows: the outer loop carries it, the inner one does not.
+    let l = loops(
+        "acc kernels {\n  for j in 1..n {\n    for i in 0..n { g[j, i] = g[j - 1, i] * 0.5 }\n  }\n}\n",
+    );
+    sequential(&l[0], "`g[j, i]` is written and `g[j - 1, i]` read");
+    parallel(&l[1]);
+}
+
+#[test]
+fn writes_to_one_element_from_every_iteration_are_a_dependence() {
+    let l = loops("acc kernels {\n  for i in 0..n { a[0] = b[i] }\n}\n");
+    sequential(&l[0], "`a[0]` is written by more than one iteration");
+    let l = loops("acc kernels {\n  for i in 0..n { a[idx[i]] = b[i] }\n}\n");
+    sequential(&l[0], "`a[idx[i]]` is written by more than one iteration");
+}
+
+#[test]
+fn gcd_and_distance_prove_disjoint_elements() {
+    // Even elements written, odd ones read: 2i = 2i' + 1 has no integer solution.
+    let l = loops("acc kernels {\n  for i in 0..n/2-1 { a[2 * i] = a[2 * i + 1] }\n}\n");
+    parallel(&l[0]);
+    // a[i] and a[i + 50] over 50 iterations never meet.
+    let l = loops("acc kernels {\n  for i in 0..50 { a[i] = a[i + 50] }\n}\n");
+    parallel(&l[0]);
+    // … over 51 they do.
+    let l = loops("acc kernels {\n  for i in 0..51 { a[i] = a[i + 50] }\n}\n");
+    sequential(&l[0], "`a[i]` is written and `a[i + 50]` read");
+    // A loop-invariant offset cancels: a[i + k] against a[i + k].
+    let l = loops("acc kernels {\n  for i in 0..n-k { a[i + k] = a[i + k] * 2.0 }\n}\n");
+    parallel(&l[0]);
+}
+
+#[test]
+fn accumulations_become_reductions_with_their_operator() {
+    for (stmt, op) in [
+        ("s += a[i]", "+"),
+        ("s = s + a[i]", "+"),
+        ("s = a[i] + s", "+"),
+        ("s -= a[i]", "+"),
+        ("s *= a[i]", "*"),
+        ("s = max(s, a[i])", "max"),
+        ("s = min(a[i], s)", "min"),
+        ("s = fmax(s, a[i])", "max"),
+    ] {
+        let l = loops(&format!(
+            "acc kernels {{\n  for i in 0..n {{ {stmt} }}\n}}\n"
+        ));
+        parallel(&l[0]);
+        assert_eq!(reduced(&l[0]), [op], "{stmt}");
+    }
+    let l = loops(
+        "let m = 0\nlet any = false\nacc kernels {\n  for i in 0..n { m = m ^ idx[i]; any = any || a[i] > 1.0 }\n}\n",
+    );
+    parallel(&l[0]);
+    assert_eq!(reduced(&l[0]), ["^", "||"]);
+}
+
+#[test]
+fn a_reduction_in_a_nest_is_generated_on_every_loop_that_accumulates() {
+    let l = loops(
+        "acc kernels {\n  for j in 0..n {\n    for i in 0..n { s = max(s, abs(g[j, i] - h[j, i])) }\n  }\n}\n",
+    );
+    assert_eq!(reduced(&l[0]), ["max"]);
+    assert_eq!(reduced(&l[1]), ["max"]);
+    parallel(&l[0]);
+    parallel(&l[1]);
+}
+
+#[test]
+fn scalars_that_are_not_accumulations_keep_the_loop_sequential() {
+    let l = loops("acc kernels {\n  for i in 0..n { s = a[i]; b[i] = s }\n}\n");
+    sequential(
+        &l[0],
+        "scalar `s` is assigned in one iteration and read in another",
+    );
+    let l = loops("acc kernels {\n  for i in 0..n { s = a[i] }\n}\n");
+    sequential(&l[0], "declare it inside the loop, `let s = …`");
+    let l = loops("acc kernels {\n  for i in 0..n { s += a[i]; b[i] = s }\n}\n");
+    sequential(&l[0], "scalar `s` is accumulated and also read in the loop");
+    let l = loops("acc kernels {\n  for i in 0..n { s += a[i]; s *= 2.0 }\n}\n");
+    sequential(&l[0], "accumulated with both `+` and `*`");
+    // Declared inside the loop: private to each iteration.
+    let l = loops("acc kernels {\n  for i in 0..n { let t = a[i] * 2.0; b[i] = t + t }\n}\n");
+    parallel(&l[0]);
+}
+
+#[test]
+fn breaks_calls_and_output_keep_the_loop_sequential() {
+    let l = loops("acc kernels {\n  for i in 0..n { if a[i] > 1.0 { break }\n b[i] = 1.0 }\n}\n");
+    sequential(&l[0], "contains a `break`");
+    let l = loops("acc kernels {\n  for i in 0..n { print(a[i]) }\n}\n");
+    sequential(&l[0], "calls `print`");
+    let l = loops(
+        "fn put(x: f64[], i: i64) { x[i] = 1.0 }\nacc kernels {\n  for i in 0..n { put(a, i) }\n}\n",
+    );
+    sequential(&l[0], "calls `put`, which writes its argument `a`");
+    // A function that writes nothing is known: the loop stays parallel.
+    let l = loops(
+        "fn twice(x: f64) -> f64 { return 2.0 * x }\nacc kernels {\n  for i in 0..n { a[i] = twice(b[i]) }\n}\n",
+    );
+    parallel(&l[0]);
+    // … unless it reads the array the loop writes, anywhere.
+    let l = loops(
+        "fn first(x: f64[]) -> f64 { return x[0] }\nacc kernels {\n  for i in 0..n { a[i] = first(a) }\n}\n",
+    );
+    sequential(&l[0], "`a[i]` is written and `a` (passed to `first`) read");
+}
+
+#[test]
+fn arrays_that_may_share_storage_are_a_dependence() {
+    let l = loops("let c = a\nacc kernels {\n  for i in 1..n { c[i] = a[i - 1] }\n}\n");
+    sequential(&l[0], "`c` is written and `a` may be the same array");
+    let l = loops(
+        "let r = reshape(g, n * n)\nacc kernels {\n  for i in 0..n { g[0, i] = r[i + 1] }\n}\n",
+    );
+    sequential(&l[0], "may be the same array");
+    // A copy is new storage.
+    let l = loops("let c = copy(a)\nacc kernels {\n  for i in 1..n { c[i] = a[i - 1] }\n}\n");
+    parallel(&l[0]);
+    // Array parameters may be the same array, unless the loop says `independent`.
+    let text = "fn f(x: f64[], y: f64[]) {\n  acc kernels {\n    for i in 1..len(x) { x[i] = y[i - 1] }\n  }\n}\n";
+    let l = loops(text);
+    sequential(&l[0], "`x` is a parameter");
+}
+
+#[test]
+fn atomic_updates_do_not_conflict_with_each_other() {
+    let l = loops(
+        "let hist = zeros(i64, 10)\nacc kernels {\n  for i in 0..n {\n    acc atomic update\n    hist[idx[i] % 10] += 1\n  }\n}\n",
+    );
+    parallel(&l[0]);
+}
+
+#[test]
+fn explicit_clauses_are_obeyed() {
+    let l = loops("acc kernels {\n  acc loop seq\n  for i in 0..n { a[i] = b[i] }\n}\n");
+    sequential(&l[0], "explicit `seq`");
+    let l =
+        loops("acc kernels {\n  acc loop independent\n  for i in 1..n { a[i] = a[i - 1] }\n}\n");
+    parallel(&l[0]);
+    // `auto` in a parallel region is tested too.
+    let l = loops("acc parallel {\n  acc loop auto\n  for i in 1..n { a[i] = a[i - 1] }\n}\n");
+    sequential(&l[0], "`a[i]` is written and `a[i - 1]` read");
+    let l = loops("acc parallel {\n  acc loop auto\n  for i in 0..n { a[i] = b[i] }\n}\n");
+    parallel(&l[0]);
+}
