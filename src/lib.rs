@@ -35,6 +35,14 @@ pub fn check(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     acc_lang::check_source(source).map(|compiled| compiled.warnings)
 }
 
+/// `--info`'s compile-time feedback for `source` (LANGUAGE.md 8): every compute construct's
+/// data clauses and every loop's schedule with its reason, one `file:line:col` line each.
+/// `Err` carries the diagnostics of a source that does not compile.
+pub fn feedback(source: &SourceFile) -> Result<String, Vec<Diagnostic>> {
+    acc_lang::check_source(source)
+        .map(|compiled| acc_lang::analysis::feedback(source, &compiled.hir, &compiled.analysis))
+}
+
 #[doc(hidden)]
 /// `check` for a process that exits right after it (`acc check`): what the compile built is
 /// never freed, which for a large program saves as much time as a pass over it

@@ -33,6 +33,10 @@ enum Command {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Also print the compiler's feedback: each compute construct's data clauses and each
+        /// loop's schedule, with the reason (as `acc --info FILE` does before running).
+        #[arg(long)]
+        info: bool,
     },
     /// Run test scripts: each passes when it exits 0 and prints its sibling `.out` file, or, when
     /// its first line is `// expect-error: TEXT`, fails with an error containing TEXT.
@@ -147,7 +151,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run(args)) => run(&args),
-        Some(Command::Check { files }) => check(&files),
+        Some(Command::Check { files, info }) => check(&files, info),
         Some(Command::Test { paths, device }) => test_runner::run_tests(&paths, device.as_deref()),
         Some(Command::Jupyter(command)) => jupyter::main(command),
         None if cli.run.file.is_some() => run(&cli.run),
@@ -225,6 +229,9 @@ fn run(args: &RunArgs) -> i32 {
         };
     }
     args.devices.start(&mut engine);
+    if args.devices.info() {
+        print_feedback(file);
+    }
     let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {
@@ -236,16 +243,30 @@ fn run(args: &RunArgs) -> i32 {
     status
 }
 
-fn check(files: &[PathBuf]) -> i32 {
+fn check(files: &[PathBuf], info: bool) -> i32 {
     grow_heap_in_large_steps();
     let mut ok = true;
     for (i, file) in files.iter().enumerate() {
-        ok &= check_file(file, i + 1 == files.len());
+        ok &= check_file(file, i + 1 == files.len() && !info);
+        if ok && info {
+            print_feedback(file);
+        }
     }
     if ok {
         0
     } else {
         acc::EXIT_COMPILE_ERROR
+    }
+}
+
+/// `--info`: the compiler's feedback for a script, on standard error (a script that does not
+/// compile prints nothing here: its run or check reports the errors).
+fn print_feedback(path: &Path) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    if let Ok(info) = acc::feedback(&acc::SourceFile::new(path.display().to_string(), text)) {
+        eprint!("{info}");
     }
 }
 

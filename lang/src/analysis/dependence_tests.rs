@@ -240,3 +240,19 @@ fn explicit_clauses_are_obeyed() {
     let l = loops("acc parallel {\n  acc loop auto\n  for i in 0..n { a[i] = b[i] }\n}\n");
     parallel(&l[0]);
 }
+
+#[test]
+fn feedback_names_each_decision_with_its_place() {
+    let text = "let n = 10\nlet a = zeros(n)\nlet s = 0.0\nacc kernels {\n  for i in 1..n {\n    a[i] = a[i - 1] + 1.0\n  }\n  for i in 0..n {\n    s = max(s, a[i])\n  }\n}\n";
+    let source = SourceFile::new("f.acc", text);
+    let compiled = crate::check_source(&source).expect("compiles");
+    let info = feedback(&source, &compiled.hir, &compiled.analysis);
+    assert_eq!(
+        info,
+        "f.acc:4:1: kernels: 2 loop nests\n\
+         f.acc:4:1:   data: implicit copy(n), implicit copy(a), implicit copy(s)\n\
+         f.acc:5:3:   loop `i`: sequential (not parallelized: `a[i]` is written and `a[i - 1]` read by another iteration)\n\
+         f.acc:8:3:   loop `i`: gang, vector(128) [GPU: thread blocks × threads of a block] (no loop-carried dependence; default: outermost loop, nothing inside takes a level)\n\
+         f.acc:8:3:     reduction(max: s)\n"
+    );
+}

@@ -19,6 +19,7 @@
 
 mod dependence;
 mod device;
+mod feedback;
 mod functions;
 mod loops;
 mod regions;
@@ -30,6 +31,8 @@ mod dependence_tests;
 mod tests;
 
 use std::fmt;
+
+pub use feedback::feedback;
 
 use crate::diag::Diagnostic;
 use crate::hir::{
