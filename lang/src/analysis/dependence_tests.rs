@@ -250,6 +250,7 @@ fn feedback_names_each_decision_with_its_place() {
     assert_eq!(
         info,
         "f.acc:4:1: kernels: 2 loop nests\n\
+         f.acc:4:1:   runs as 2 kernels in order: each gang loop nest alone, the statements between them in a single thread\n\
          f.acc:4:1:   data: implicit copy(n), implicit copy(a), implicit copy(s)\n\
          f.acc:5:3:   loop `i`: sequential (not parallelized: `a[i]` is written and `a[i - 1]` read by another iteration)\n\
          f.acc:8:3:   loop `i`: gang, vector(128) [GPU: thread blocks × threads of a block] (no loop-carried dependence; default: outermost loop, nothing inside takes a level)\n\

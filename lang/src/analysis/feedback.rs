@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::{Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule};
-use crate::hir::{Program, VarId};
+use crate::hir::{Construct, Program, VarId};
 use crate::span::{SourceFile, Span};
 
 /// The feedback for every compute construct of a compile, in source order.
@@ -32,6 +32,22 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
         r.construct.name(),
         if nests == 1 { "" } else { "s" }
     );
+    if !r.parts.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}:   runs as {} kernels in order: each gang loop nest alone, the statements between \
+             them in a single thread",
+            at(r.span),
+            r.parts.len()
+        );
+    } else if r.construct == Construct::Kernels && nests > 1 {
+        let _ = writeln!(
+            out,
+            "{}:   runs as one kernel of a single gang: `async`, a construct-level `private`, \
+             `firstprivate` or `reduction`, or a `let` in the block keeps its nests together",
+            at(r.span)
+        );
+    }
     let data: Vec<String> = r
         .vars
         .iter()

@@ -21,6 +21,7 @@ mod dependence;
 mod device;
 mod feedback;
 mod functions;
+mod kernels;
 mod loops;
 mod regions;
 mod visit;
@@ -33,6 +34,7 @@ mod tests;
 use std::fmt;
 
 pub use feedback::feedback;
+pub use kernels::KernelPart;
 
 use crate::diag::Diagnostic;
 use crate::hir::{
@@ -95,6 +97,9 @@ pub struct RegionInfo {
     pub launch: PerDevice<Launch>,
     /// Every user function the region calls, directly or not (compiled as device routines).
     pub calls: Vec<FnId>,
+    /// A `kernels` region that runs as several kernels, one per loop nest (7.6): its parts in
+    /// order; empty when it runs as one kernel.
+    pub parts: Vec<KernelPart>,
 }
 
 impl RegionInfo {

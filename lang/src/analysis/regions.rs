@@ -294,6 +294,8 @@ impl HostWalk<'_, '_> {
             }
         }
 
+        let launch = self.launch(d);
+        let parts = super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
         RegionInfo {
             id: RegionId(0),
             construct: d.construct,
@@ -304,8 +306,9 @@ impl HostWalk<'_, '_> {
             vars,
             reductions,
             loops,
-            launch: self.launch(d),
+            launch,
             calls: callees,
+            parts,
         }
     }
 

@@ -18,12 +18,12 @@
 use super::body::{reduction, Body, Context, ScopeKind};
 use super::expr::{constant, expr};
 use super::{ty, Cx};
-use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionInfo, Size};
+use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionId, RegionInfo, Size};
 use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ScalarType, UnOp};
 use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
 use crate::span::Span;
 
-impl Body<'_, '_> {
+impl<'a> Body<'_, 'a> {
     pub fn compute(&mut self, d: &hir::Directive) {
         let analysis = self.cx.analysis;
         let info = match analysis.region_at(d.span) {
@@ -37,6 +37,85 @@ impl Body<'_, '_> {
             }
         };
 
+        if let Some(parts) = kernel_parts(info, d) {
+            return self.split_kernels(d, info, parts);
+        }
+        let part = Part {
+            id: info.id,
+            span: d.span,
+            stmts: d.body.as_deref().into_iter().collect(),
+            reductions: info.reductions.clone(),
+        };
+        let if_cond = self.launch_if(d);
+        let launch = &info.launch.nvidia;
+        let async_queue = launch.async_queue.as_ref().map(|q| match q {
+            analysis::AsyncQueue::Default => Queue::Default,
+            analysis::AsyncQueue::Queue(e) => Queue::Numbered(self.clause_value(e)),
+        });
+        let wait = launch
+            .wait
+            .as_ref()
+            .map(|qs| qs.iter().map(|q| self.clause_value(q)).collect());
+        let launch = self.launch_part(d, info, part, if_cond, async_queue, wait);
+        self.emit(Stmt::Launch(launch));
+    }
+
+    /// A `kernels` region whose loop nests run as kernels of their own (LANGUAGE.md 7.6): a
+    /// data region holding the construct's data clauses around one launch per part, in order.
+    /// Each part receives what the whole region receives (its arrays are present, so their data
+    /// ops only count references); scalars reach the host after each part and the next part
+    /// reads them from there, as `copy` scalars of consecutive regions do.
+    fn split_kernels(&mut self, d: &hir::Directive, info: &'a RegionInfo, parts: Vec<Part<'_>>) {
+        let if_cond = self.launch_if(d);
+        let wait = info
+            .launch
+            .nvidia
+            .wait
+            .as_ref()
+            .map(|qs| qs.iter().map(|q| self.clause_value(q)).collect());
+        let mut ops = Vec::new();
+        for u in &info.vars {
+            if ty(u.ty).is_array() {
+                self.array_arg(u, d.span, &mut ops);
+            }
+        }
+        let enter = ir::DataDirective {
+            phase: ir::DataPhase::RegionEntry,
+            ops,
+            if_cond: if_cond.clone(),
+            async_queue: None,
+            wait,
+            modifiers: ir::DataModifiers::default(),
+            site: self.cx.site(d.span, d.construct.name()),
+        };
+        let exit = ir::DataDirective {
+            phase: ir::DataPhase::RegionExit,
+            wait: None,
+            ..enter.clone()
+        };
+        let body = self.nested(ScopeKind::Data(exit.clone()), |b| {
+            for (i, mut part) in parts.into_iter().enumerate() {
+                if i > 0 {
+                    part.id = RegionId(b.cx.regions.len() as u32);
+                }
+                let launch = b.launch_part(d, info, part, if_cond.clone(), None, None);
+                b.emit(Stmt::Launch(launch));
+            }
+        });
+        self.emit(Stmt::DataRegion { enter, body, exit });
+    }
+
+    /// The launch of one part of a compute construct (the whole construct, or one kernel of a
+    /// split `kernels` region), its region outlined.
+    fn launch_part(
+        &mut self,
+        d: &hir::Directive,
+        info: &'a RegionInfo,
+        part: Part<'_>,
+        if_cond: Option<ir::Expr>,
+        async_queue: Option<Queue>,
+        wait: Option<Vec<ir::Expr>>,
+    ) -> ir::Launch {
         let mut params = Vec::with_capacity(info.vars.len());
         let mut args = Vec::with_capacity(info.vars.len());
         let mut results = Vec::new();
@@ -79,28 +158,23 @@ impl Body<'_, '_> {
             }
         }
 
-        let if_cond = self.launch_if(d);
         let mut sizes = SizeCache::default();
         let num_gangs = self.device_exprs(&info.launch, |l| &l.num_gangs, &mut sizes);
         let num_workers = self.device_exprs(&info.launch, |l| &l.num_workers, &mut sizes);
         let vector_length = self.device_exprs(&info.launch, |l| &l.vector_length, &mut sizes);
-        let launch = &info.launch.nvidia;
-        let async_queue = launch.async_queue.as_ref().map(|q| match q {
-            analysis::AsyncQueue::Default => Queue::Default,
-            analysis::AsyncQueue::Queue(e) => Queue::Numbered(self.clause_value(e)),
-        });
-        let wait = launch
-            .wait
-            .as_ref()
-            .map(|qs| qs.iter().map(|q| self.clause_value(q)).collect());
-        let site = self.cx.site(d.span, d.construct.name());
+        let site = self.cx.site(part.span, d.construct.name());
 
-        let region = outline(self.cx, info, params, d);
-        if let Some(slot) = self.cx.regions.get_mut(info.id.0 as usize) {
+        let id = part.id;
+        let region = outline(self.cx, info, params, d.construct, part);
+        let slot = id.0 as usize;
+        if slot == self.cx.regions.len() {
+            self.cx.regions.push(None);
+        }
+        if let Some(slot) = self.cx.regions.get_mut(slot) {
             *slot = Some(region);
         }
-        self.emit(Stmt::Launch(ir::Launch {
-            region: info.id,
+        ir::Launch {
+            region: id,
             args,
             results,
             if_cond,
@@ -111,7 +185,7 @@ impl Body<'_, '_> {
             wait,
             data,
             site,
-        }));
+        }
     }
 
     /// The host array a region parameter receives, and its data op.
@@ -270,7 +344,8 @@ fn outline<'a>(
     cx: &mut Cx<'a>,
     info: &'a RegionInfo,
     params: Vec<ir::RegionParam>,
-    d: &hir::Directive,
+    construct: hir::Construct,
+    part: Part<'_>,
 ) -> ir::Region {
     let mut b = Body::new(cx, Context::Region, &info.loops);
     for (i, p) in params.iter().enumerate() {
@@ -283,7 +358,7 @@ fn outline<'a>(
     }
     b.push_scope(ScopeKind::Block);
     let mut reductions: Vec<ir::RegionReduction> = Vec::new();
-    for r in &info.reductions {
+    for r in &part.reductions {
         let Some(param) = params
             .iter()
             .position(|p| p.var == r.var && p.pass == Pass::InOut)
@@ -300,19 +375,67 @@ fn outline<'a>(
         b.emit(Stmt::Set(private, constant(reduction.identity)));
         reductions.push(ir::RegionReduction { reduction, param });
     }
-    if let Some(body) = &d.body {
-        b.stmt(body);
+    for s in part.stmts {
+        b.stmt(s);
     }
     b.pop_scope();
     let (locals, body) = b.finish();
     ir::Region {
-        id: info.id,
-        construct: d.construct,
-        span: d.span,
+        id: part.id,
+        construct,
+        span: part.span,
         params,
         locals,
         body,
         reductions,
         loops: info.loops.clone(),
     }
+}
+
+/// What one launch of a compute construct runs: the whole body, or one part of a split
+/// `kernels` region.
+struct Part<'h> {
+    id: RegionId,
+    /// Where its launches are reported (the directive, or the part's first statement).
+    span: Span,
+    stmts: Vec<&'h hir::Stmt>,
+    /// The region-level reductions of the loops it holds.
+    reductions: Vec<analysis::ReductionInfo>,
+}
+
+/// The parts of a split `kernels` region (`RegionInfo::parts`), with their statements and the
+/// region-level reductions of the loops each one holds.
+fn kernel_parts<'h>(info: &RegionInfo, d: &'h hir::Directive) -> Option<Vec<Part<'h>>> {
+    let stmts = match d.body.as_deref().map(|b| &b.kind) {
+        Some(hir::StmtKind::Block(b)) if !info.parts.is_empty() => &b.stmts,
+        _ => return None,
+    };
+    let parts = info.parts.iter().map(|p| {
+        let reductions = info
+            .reductions
+            .iter()
+            .filter(|r| {
+                info.loops.iter().any(|l| {
+                    within(l.for_span, p.span) && l.reductions.iter().any(|x| x.var == r.var)
+                })
+            })
+            .cloned()
+            .collect();
+        Part {
+            // The first part keeps the construct's id; `split_kernels` numbers the others.
+            id: info.id,
+            span: p.span,
+            stmts: stmts
+                .get(p.stmts.clone())
+                .unwrap_or_default()
+                .iter()
+                .collect(),
+            reductions,
+        }
+    });
+    Some(parts.collect())
+}
+
+fn within(inner: Span, outer: Span) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
 }
