@@ -138,6 +138,7 @@ if want jacobi; then
     [ $have_nvcc -eq 1 ] && run nvcc jacobi "$build/bench" jacobi "$jac_n" "$jac_it" "$jac_reps"
     [ $have_cupy -eq 1 ] && run cupy jacobi "$python" "$here/cupy_bench.py" jacobi "$jac_n" "$jac_it" "$jac_reps"
     [ $have_acc -eq 1 ] && acc_run jacobi --set n="$jac_n" --set iter_max="$jac_it" --set reps="$jac_reps"
+    [ $have_acc -eq 1 ] && acc_run jacobi_kernels --set n="$jac_n" --set iter_max="$jac_it" --set reps="$jac_reps"
 fi
 
 if want spmv; then
@@ -189,7 +190,7 @@ function field(line, key,    i, n, parts, kv) {
     }
     return ""
 }
-function group(name) { return name ~ /^spmv_/ ? "spmv" : name }
+function group(name) { return name ~ /^spmv_/ ? "spmv" : (name ~ /^jacobi/ ? "jacobi" : name) }
 {
     name = field($0, "name"); impl = field($0, "impl")
     key = name SUBSEP impl
@@ -241,6 +242,9 @@ END {
     un = us["launch" SUBSEP "nvcc"]; ua = us["launch" SUBSEP "acc"]
     if (un != "" && ua != "" && un + 0 > 0) line = line sprintf("; acc/nvcc %.2fx (goal <= 2x)", ua / un)
     print line
+    jp = t["jacobi" SUBSEP "acc"]; jk = t["jacobi_kernels" SUBSEP "acc"]
+    if (num(jp) && num(jk) && jp + 0 > 0)
+        printf "acc Jacobi, kernels (no loop clauses) / parallel loop time: %.3fx (goal <= 1.05x)\n", jk / jp
     if ("launch" in bad) print "launch checksums DIFFER"
     for (gr in bad) {
         if (gr == "launch") continue

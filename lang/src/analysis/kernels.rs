@@ -10,8 +10,9 @@
 
 use std::ops::Range;
 
+use super::visit::{self, Visitor};
 use super::{DataAttr, LoopInfo, Schedule, VarUse};
-use crate::hir::{Construct, Directive, Stmt, StmtKind};
+use crate::hir::{Construct, Directive, Place, PlaceKind, Stmt, StmtKind, VarId};
 use crate::span::Span;
 
 /// One kernel of a split `kernels` region.
@@ -23,6 +24,8 @@ pub struct KernelPart {
     pub nest: bool,
     /// From its first statement to its last.
     pub span: Span,
+    /// The scalars it assigns: the others need not come back to the host after it.
+    pub writes: Vec<VarId>,
 }
 
 /// The parts of a `kernels` region, or none when it runs as one kernel.
@@ -59,7 +62,11 @@ pub(super) fn parts(
                 stmts: i..i + 1,
                 nest,
                 span: s.span,
+                writes: Vec::new(),
             }),
+        }
+        if let Some(p) = parts.last_mut() {
+            assigned(s, &mut p.writes);
         }
     }
     if parts.len() < 2 || !parts.iter().any(|p| p.nest) {
@@ -84,4 +91,21 @@ fn gang_nest(s: &Stmt, loops: &[LoopInfo]) -> bool {
             && l.for_span == for_span
             && matches!(l.schedule, Schedule::Parallel(levels) if levels.gang)
     })
+}
+
+/// Adds the variables `s` assigns whole (scalars) to `out`.
+fn assigned(s: &Stmt, out: &mut Vec<VarId>) {
+    struct Assigned<'a>(&'a mut Vec<VarId>);
+    impl Visitor for Assigned<'_> {
+        fn place(&mut self, p: &Place, compound: bool) {
+            if let PlaceKind::Var(v) = p.kind {
+                if !self.0.contains(&v) {
+                    self.0.push(v);
+                }
+            }
+            let _ = compound;
+            visit::walk_place(self, p);
+        }
+    }
+    Assigned(out).stmt(s);
 }

@@ -45,6 +45,12 @@ impl<'a> Body<'_, 'a> {
             span: d.span,
             stmts: d.body.as_deref().into_iter().collect(),
             reductions: info.reductions.clone(),
+            writes: info
+                .vars
+                .iter()
+                .filter(|u| u.written)
+                .map(|u| u.var)
+                .collect(),
         };
         let if_cond = self.launch_if(d);
         let launch = &info.launch.nvidia;
@@ -122,8 +128,8 @@ impl<'a> Body<'_, 'a> {
         let mut data = Vec::new();
         for (i, u) in info.vars.iter().enumerate() {
             let t = ty(u.ty);
-            let reduced = info.reductions.iter().any(|r| r.var == u.var);
-            let pass = pass_of(t, &u.attr, reduced);
+            let reduced = part.reductions.iter().any(|r| r.var == u.var);
+            let pass = pass_of(t, &u.attr, reduced, part.writes.contains(&u.var));
             let arg = if t.is_array() {
                 self.array_arg(u, d.span, &mut data)
             } else {
@@ -315,8 +321,8 @@ fn is_true(e: &ir::Expr) -> bool {
 #[derive(Default)]
 struct SizeCache(Vec<(Span, ir::Expr)>);
 
-/// How a variable reaches the region.
-fn pass_of(t: Ty, attr: &DataAttr, reduced: bool) -> Pass {
+/// How a variable reaches the region (`written`: the region assigns it).
+fn pass_of(t: Ty, attr: &DataAttr, reduced: bool, written: bool) -> Pass {
     if t.is_array() {
         return match attr {
             DataAttr::Private { .. } => Pass::PrivateArray,
@@ -335,6 +341,9 @@ fn pass_of(t: Ty, attr: &DataAttr, reduced: bool) -> Pass {
             ..
         } => Pass::InOut,
         DataAttr::Clause { .. } | DataAttr::Implicit(Implicit::Present) => Pass::Value,
+        // An implicit `copy` scalar the region never assigns comes back unchanged: it goes in
+        // as a value, which spares a device-to-host copy after every launch.
+        DataAttr::Implicit(Implicit::Copy) if !written => Pass::Value,
         DataAttr::Reduction { .. } | DataAttr::Implicit(Implicit::Copy) => Pass::InOut,
     }
 }
@@ -401,6 +410,8 @@ struct Part<'h> {
     stmts: Vec<&'h hir::Stmt>,
     /// The region-level reductions of the loops it holds.
     reductions: Vec<analysis::ReductionInfo>,
+    /// The scalars it assigns (`RegionInfo::vars`' `written` for the whole region).
+    writes: Vec<hir::VarId>,
 }
 
 /// The parts of a split `kernels` region (`RegionInfo::parts`), with their statements and the
@@ -431,6 +442,7 @@ fn kernel_parts<'h>(info: &RegionInfo, d: &'h hir::Directive) -> Option<Vec<Part
                 .iter()
                 .collect(),
             reductions,
+            writes: p.writes.clone(),
         }
     });
     Some(parts.collect())
