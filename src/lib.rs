@@ -36,11 +36,13 @@ pub fn check(source: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
 }
 
 /// `--info`'s compile-time feedback for `source` (LANGUAGE.md 8): every compute construct's
-/// data clauses and every loop's schedule with its reason, one `file:line:col` line each.
-/// `Err` carries the diagnostics of a source that does not compile.
-pub fn feedback(source: &SourceFile) -> Result<String, Vec<Diagnostic>> {
-    acc_lang::check_source(source)
-        .map(|compiled| acc_lang::analysis::feedback(source, &compiled.hir, &compiled.analysis))
+/// data clauses and every loop's schedule with its reason, one `file:line:col` line each, and
+/// the compile's warnings. `Err` carries the diagnostics of a source that does not compile.
+pub fn feedback(source: &SourceFile) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+    acc_lang::check_source(source).map(|compiled| {
+        let text = acc_lang::analysis::feedback(source, &compiled.hir, &compiled.analysis);
+        (text, compiled.warnings)
+    })
 }
 
 #[doc(hidden)]

@@ -230,7 +230,7 @@ fn run(args: &RunArgs) -> i32 {
     }
     args.devices.start(&mut engine);
     if args.devices.info() {
-        print_feedback(file);
+        print_feedback(file, true);
     }
     let status = match engine.run_file(file) {
         Ok(()) => 0,
@@ -249,7 +249,7 @@ fn check(files: &[PathBuf], info: bool) -> i32 {
     for (i, file) in files.iter().enumerate() {
         ok &= check_file(file, i + 1 == files.len() && !info);
         if ok && info {
-            print_feedback(file);
+            print_feedback(file, false);
         }
     }
     if ok {
@@ -259,13 +259,18 @@ fn check(files: &[PathBuf], info: bool) -> i32 {
     }
 }
 
-/// `--info`: the compiler's feedback for a script, on standard error (a script that does not
-/// compile prints nothing here: its run or check reports the errors).
-fn print_feedback(path: &Path) {
+/// `--info`: the compiler's feedback for a script, on standard error, and its warnings when
+/// `warnings` (a run shows them only under `--info`; `acc check` always does). A script that
+/// does not compile prints nothing here: its run or check reports the errors.
+fn print_feedback(path: &Path, warnings: bool) {
     let Ok(text) = std::fs::read_to_string(path) else {
         return;
     };
-    if let Ok(info) = acc::feedback(&acc::SourceFile::new(path.display().to_string(), text)) {
+    let source = acc::SourceFile::new(path.display().to_string(), text);
+    if let Ok((info, found)) = acc::feedback(&source) {
+        if warnings {
+            eprint!("{}", acc::render_diagnostics(&found, &source, colour()));
+        }
         eprint!("{info}");
     }
 }

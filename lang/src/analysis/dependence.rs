@@ -54,17 +54,7 @@ pub(super) fn test(cx: &Cx, nest: &LoopNest) -> Verdict {
     if nest.has_break {
         return Verdict::Sequential("contains a `break`".into());
     }
-    let mut scan = Scan {
-        cx,
-        loop_vars: nest.vars.to_vec(),
-        inner_vars: HashSet::new(),
-        declared: HashSet::new(),
-        accesses: Vec::new(),
-        scalar_writes: Vec::new(),
-        scalar_reads: HashMap::new(),
-        unknown_call: None,
-        atomic_depth: 0,
-    };
+    let mut scan = Scan::new(cx, nest.vars);
     visit::walk_block(&mut scan, nest.body);
     if let Some(why) = scan.unknown_call.take() {
         return Verdict::Sequential(why);
@@ -78,6 +68,29 @@ pub(super) fn test(cx: &Cx, nest: &LoopNest) -> Verdict {
         return Verdict::Sequential(why);
     }
     Verdict::Parallel { reductions }
+}
+
+/// An assignment of a scalar from outside a loop, by every iteration of it (outside `acc
+/// atomic`): `op` when it accumulates with that operator.
+pub(super) struct OutsideWrite {
+    pub var: VarId,
+    pub span: Span,
+    pub op: Option<ReductionOp>,
+}
+
+/// The scalars from outside `nest` that its body assigns (for the race warning of a loop the
+/// program partitions).
+pub(super) fn outside_writes(cx: &Cx, nest: &LoopNest) -> Vec<OutsideWrite> {
+    let mut scan = Scan::new(cx, nest.vars);
+    visit::walk_block(&mut scan, nest.body);
+    scan.scalar_writes
+        .into_iter()
+        .map(|w| OutsideWrite {
+            var: w.var,
+            span: w.span,
+            op: w.accumulates,
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,7 +248,21 @@ struct Scan<'c, 'p> {
     atomic_depth: u32,
 }
 
-impl Scan<'_, '_> {
+impl<'c, 'p> Scan<'c, 'p> {
+    fn new(cx: &'c Cx<'p>, loop_vars: &[VarId]) -> Self {
+        Scan {
+            cx,
+            loop_vars: loop_vars.to_vec(),
+            inner_vars: HashSet::new(),
+            declared: HashSet::new(),
+            accesses: Vec::new(),
+            scalar_writes: Vec::new(),
+            scalar_reads: HashMap::new(),
+            unknown_call: None,
+            atomic_depth: 0,
+        }
+    }
+
     /// A scalar of the enclosing code (not the loop's, not declared inside it).
     fn outside_scalar(&self, v: VarId) -> bool {
         !self.cx.var_ty(v).is_array()

@@ -239,6 +239,12 @@ fn explicit_clauses_are_obeyed() {
     sequential(&l[0], "`a[i]` is written and `a[i - 1]` read");
     let l = loops("acc parallel {\n  acc loop auto\n  for i in 0..n { a[i] = b[i] }\n}\n");
     parallel(&l[0]);
+    // Outside kernels an accumulation needs its clause.
+    let l = loops("acc parallel {\n  acc loop auto\n  for i in 0..n { s += a[i] }\n}\n");
+    sequential(
+        &l[0],
+        "scalar `s` accumulates (add `reduction(+: s)` to share the loop)",
+    );
 }
 
 #[test]
@@ -256,4 +262,53 @@ fn feedback_names_each_decision_with_its_place() {
          f.acc:8:3:   loop `i`: gang, vector(128) [GPU: thread blocks × threads of a block] (no loop-carried dependence; default: outermost loop, nothing inside takes a level)\n\
          f.acc:8:3:     reduction(max: s)\n"
     );
+}
+
+/// The warnings of a program that compiles.
+fn warnings(src: &str) -> Vec<String> {
+    let text = format!("{PRE}{src}");
+    match crate::check_source(&SourceFile::new("t.acc", text.as_str())) {
+        Ok(c) => c.warnings.into_iter().map(|d| d.message).collect(),
+        Err(d) => panic!("{:#?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()),
+    }
+}
+
+#[test]
+fn a_scalar_every_iteration_assigns_is_a_race_until_a_clause_says_otherwise() {
+    assert_eq!(
+        warnings("acc parallel loop\nfor i in 0..n { s = a[i] }\n"),
+        ["`s` is assigned by every iteration of a `gang, vector` loop"]
+    );
+    assert_eq!(
+        warnings("acc parallel loop\nfor i in 0..n { s += a[i] }\n"),
+        ["`s` is accumulated by every iteration of a `gang, vector` loop without a `reduction` clause"]
+    );
+    // Each way of saying what is meant silences it.
+    for quiet in [
+        "acc parallel loop private(s)\nfor i in 0..n { s = a[i]; b[i] = s }\n",
+        "acc parallel loop reduction(+: s)\nfor i in 0..n { s += a[i] }\n",
+        "acc parallel reduction(+: s) {\n  acc loop\n  for i in 0..n { s += a[i] }\n}\n",
+        "acc parallel loop\nfor i in 0..n { let t = a[i]; b[i] = t }\n",
+        "acc parallel loop\nfor i in 0..n {\n  acc atomic update\n  s += a[i]\n}\n",
+        "acc parallel loop seq\nfor i in 0..n { s = a[i] }\n",
+        // In kernels the accumulation becomes a reduction.
+        "acc kernels loop gang vector\nfor i in 0..n { s += a[i] }\n",
+    ] {
+        assert_eq!(warnings(quiet), Vec::<String>::new(), "{quiet}");
+    }
+}
+
+#[test]
+fn an_array_written_but_only_copied_in_is_warned_of() {
+    assert_eq!(
+        warnings("acc parallel loop copyin(a)\nfor i in 0..n { a[i] = 1.0 }\n"),
+        ["`a` is written in the region but only copied in: the host will not see the writes"]
+    );
+    for quiet in [
+        "acc parallel loop copy(a)\nfor i in 0..n { a[i] = 1.0 }\n",
+        "acc parallel loop copyin(a)\nfor i in 0..n { b[i] = a[i] }\n",
+        "acc data copyin(a) {\n  acc parallel loop present(a)\n  for i in 0..n { a[i] = 1.0 }\n}\n",
+    ] {
+        assert_eq!(warnings(quiet), Vec::<String>::new(), "{quiet}");
+    }
 }

@@ -123,7 +123,12 @@ pub(super) fn routines(cx: &mut Cx) -> Vec<RoutineInfo> {
             .as_ref()
             .map_or(RoutineLevel::Seq, |r| r.level);
         let before = cx.diags.len();
-        let loops = loops::collect(cx, LoopContext::Routine(level), Root::Block(&function.body));
+        let loops = loops::collect(
+            cx,
+            LoopContext::Routine(level),
+            Root::Block(&function.body),
+            &[],
+        );
         if checked_before {
             cx.diags.truncate(before);
         }

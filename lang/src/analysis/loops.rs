@@ -21,7 +21,7 @@ use super::{Cx, Levels, LoopInfo, ReductionInfo, Schedule, Size};
 use crate::diag::Diagnostic;
 use crate::hir::{
     Block, ClauseKind, Construct, DataRef, DeviceTypeName, Directive, Expr, ExprKind, FnId,
-    ForLoop, ReductionOp, RoutineLevel, Stmt, StmtKind,
+    ForLoop, ReductionOp, RoutineLevel, Stmt, StmtKind, VarId,
 };
 use crate::span::Span;
 use crate::validate::Level;
@@ -55,11 +55,18 @@ pub(super) enum Root<'a> {
     Block(&'a Block),
 }
 
-/// Collect and resolve the loops under `root`; reports reduction and routine-call errors.
-pub(super) fn collect(cx: &mut Cx, context: LoopContext, root: Root<'_>) -> Vec<LoopInfo> {
+/// Collect and resolve the loops under `root`; reports reduction and routine-call errors, and
+/// races on scalars. `reduced`: the variables a `reduction` clause of the construct covers.
+pub(super) fn collect(
+    cx: &mut Cx,
+    context: LoopContext,
+    root: Root<'_>,
+    reduced: &[VarId],
+) -> Vec<LoopInfo> {
     let mut scan = Scan {
         cx,
         context,
+        reduced: reduced.to_vec(),
         nodes: Vec::new(),
         targets: Vec::new(),
         calls: Vec::new(),
@@ -92,6 +99,11 @@ struct Node {
     auto: bool,
     /// The dependence test's verdict, for a loop whose schedule the compiler chooses.
     verdict: Option<Verdict>,
+    /// For a loop the program partitions: the scalars from outside it that every iteration
+    /// assigns (a race unless a clause makes them private or reduced).
+    writes: Vec<dependence::OutsideWrite>,
+    /// Variables its `reduction` clauses name, valid or not (a rejected one has its error).
+    reduction_named: Vec<VarId>,
 }
 
 impl Node {
@@ -128,6 +140,8 @@ impl Node {
 struct Scan<'c, 'p> {
     cx: &'c mut Cx<'p>,
     context: LoopContext,
+    /// Variables a `reduction` clause of the construct covers.
+    reduced: Vec<VarId>,
     nodes: Vec<Node>,
     targets: Vec<Target>,
     /// Calls of user functions and the loop they are in.
@@ -253,6 +267,8 @@ impl Scan<'_, '_> {
             seq: false,
             auto: false,
             verdict: None,
+            writes: Vec::new(),
+            reduction_named: Vec::new(),
         };
         if let Some(d) = directive {
             self.read_clauses(d, &mut node);
@@ -294,16 +310,36 @@ impl Scan<'_, '_> {
     fn test_dependences(&mut self, index: usize, outer: &ForLoop, body: &Block) {
         let node = &self.nodes[index];
         let chooses = node.compiler_chooses(self.context);
-        if !chooses && (self.context != LoopContext::Kernels || node.seq) {
-            return;
-        }
         let nest = dependence::LoopNest {
             vars: &node.info.vars,
             outer,
             body,
             has_break: node.info.has_break,
         };
-        let verdict = dependence::test(self.cx, &nest);
+        if !chooses && self.context != LoopContext::Kernels {
+            if !node.seq && self.context != LoopContext::Serial {
+                let writes = dependence::outside_writes(self.cx, &nest);
+                self.nodes[index].writes = writes;
+            }
+            return;
+        }
+        if !chooses && node.seq {
+            return;
+        }
+        let mut verdict = dependence::test(self.cx, &nest);
+        // Outside `kernels`, scalars are private to a gang unless a clause says otherwise: an
+        // accumulation there is the program's to declare.
+        if let (LoopContext::Parallel | LoopContext::Routine(_), Verdict::Parallel { reductions }) =
+            (self.context, &verdict)
+        {
+            if let Some(r) = reductions.first() {
+                let name = self.cx.var_name(r.var);
+                verdict = Verdict::Sequential(format!(
+                    "scalar `{name}` accumulates (add `reduction({}: {name})` to share the loop)",
+                    r.op.as_str()
+                ));
+            }
+        }
         let node = &mut self.nodes[index];
         if let Verdict::Parallel { reductions } = &verdict {
             for r in reductions {
@@ -361,6 +397,7 @@ impl Scan<'_, '_> {
             match &c.kind {
                 ClauseKind::Private(refs) => node.info.private.extend(refs.iter().map(|r| r.var)),
                 ClauseKind::Reduction(op, refs) => {
+                    node.reduction_named.extend(refs.iter().map(|r| r.var));
                     let found = reductions(self.cx, *op, refs);
                     node.info.reductions.extend(found);
                 }
@@ -410,6 +447,7 @@ impl Scan<'_, '_> {
             self.nodes[i].info.reason = reason;
         }
         self.check_calls(&around);
+        self.check_races();
         self.nodes.into_iter().map(|node| node.info).collect()
     }
 
@@ -481,6 +519,55 @@ impl Scan<'_, '_> {
             ),
             Some(Level::Worker) => (only(false, false, true), "default: inside a worker loop".into()),
             Some(Level::Vector) | Some(Level::Seq) => (Schedule::Seq, "default: no level left inside a vector loop".into()),
+        }
+    }
+
+    /// Warns of scalars from outside a partitioned loop that every iteration assigns with no
+    /// clause to say how: a race (LANGUAGE.md 7.2), silenced by declaring the variable inside
+    /// the loop, `private`, or a `reduction` on the loop or one around it.
+    fn check_races(&mut self) {
+        let mut found = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if !matches!(node.info.schedule, Schedule::Parallel(_)) {
+                continue;
+            }
+            for w in &node.writes {
+                let mut covered = self.reduced.contains(&w.var);
+                let mut at = Some(i);
+                while let Some(j) = at {
+                    let info = &self.nodes[j].info;
+                    covered |= info.private.contains(&w.var)
+                        || info.reductions.iter().any(|r| r.var == w.var)
+                        || self.nodes[j].reduction_named.contains(&w.var);
+                    at = info.parent;
+                }
+                if !covered {
+                    found.push((w.var, w.span, w.op, node.info.span, node.info.schedule));
+                }
+            }
+        }
+        for (v, span, op, loop_span, schedule) in found {
+            let name = self.cx.var_name(v);
+            let d = match op {
+                Some(op) => Diagnostic::warning(
+                    format!("`{name}` is accumulated by every iteration of a `{schedule}` loop without a `reduction` clause"),
+                    span,
+                    "accumulated here by iterations that run at once",
+                )
+                .with_help(format!(
+                    "add `reduction({}: {name})` to the loop: without it the iterations race and updates are lost",
+                    op.as_str()
+                )),
+                None => Diagnostic::warning(
+                    format!("`{name}` is assigned by every iteration of a `{schedule}` loop"),
+                    span,
+                    "assigned here by iterations that run at once",
+                )
+                .with_help(format!(
+                    "declare it inside the loop (`let {name} = …`) or add `private({name})` to the loop: without that the iterations race on one variable"
+                )),
+            };
+            self.cx.diags.push(d.with_label(loop_span, "the loop"));
         }
     }
 

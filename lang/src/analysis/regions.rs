@@ -116,7 +116,18 @@ impl HostWalk<'_, '_> {
             Some((StmtKind::Block(b), _)) if !combined => Some(Root::Block(b)),
             _ => None,
         };
-        let loops = loop_root.map_or_else(Vec::new, |root| loops::collect(self.cx, context, root));
+        let reduced: Vec<VarId> = d
+            .clauses
+            .iter()
+            .filter_map(|c| match &c.kind {
+                ClauseKind::Reduction(_, refs) if !combined => Some(refs.iter().map(|r| r.var)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let loops = loop_root.map_or_else(Vec::new, |root| {
+            loops::collect(self.cx, context, root, &reduced)
+        });
 
         // Clauses of the construct.
         let mut named: Vec<(VarId, DataAttr)> = Vec::new();
@@ -283,6 +294,9 @@ impl HostWalk<'_, '_> {
         for u in missing {
             self.default_none_error(d, u);
         }
+        for u in &vars {
+            self.copyin_written_warning(u);
+        }
 
         // Loop reductions of outside variables the construct does not reduce are copied back
         // too (those of variables declared in the region stay there).
@@ -310,6 +324,36 @@ impl HostWalk<'_, '_> {
             calls: callees,
             parts,
         }
+    }
+
+    /// An array the region writes but only copies in: the writes never reach the host, which
+    /// a port from host code rarely means. Naming the array in `copy`, `copyout` or `present`
+    /// says what is meant and silences it.
+    fn copyin_written_warning(&mut self, u: &VarUse) {
+        let DataAttr::Clause {
+            clause: crate::hir::DataClause::CopyIn,
+            span,
+            ..
+        } = &u.attr
+        else {
+            return;
+        };
+        if !u.ty.is_array() || !u.written {
+            return;
+        }
+        let name = &u.name;
+        let mut w = Diagnostic::warning(
+            format!("`{name}` is written in the region but only copied in: the host will not see the writes"),
+            *span,
+            "copied in only",
+        )
+        .with_help(format!(
+            "use `copy({name})` or `copyout({name})` to bring the writes back; if only the device needs them, keep `{name}` on the device with a data region and name it in `present({name})`"
+        ));
+        if let Some(at) = u.first_use {
+            w = w.with_label(at, "written here");
+        }
+        self.cx.diags.push(w);
     }
 
     fn default_none_error(&mut self, d: &Directive, u: &Use) {
