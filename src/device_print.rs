@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::RwLock;
 
 use acc_jit_ptx::{DevicePrint, PrintPiece};
-use acc_runtime::launch::DevicePrints;
+use acc_runtime::kernels::DevicePrints;
 
 /// The print statements of the engine's live compiles, by the id of each compile's first.
 #[derive(Debug, Default)]

@@ -15,7 +15,8 @@ use acc_runtime::context::{Context, Outcome};
 use acc_runtime::device::DeviceOptions;
 use acc_runtime::error::RunError;
 use acc_runtime::host::HostState;
-use acc_runtime::launch::{DevicePrints, GpuKernel};
+use acc_runtime::kernels::{DevicePrints, GpuKernel};
+use acc_runtime::launch::RegionKey;
 use acc_runtime::profile::SiteStats;
 
 use crate::device_print::PrintTable;
@@ -71,6 +72,8 @@ pub struct Engine {
     last: Option<LastScript>,
     /// Every print statement of device code compiled so far, which formats the GPU's output.
     device_prints: Arc<PrintTable>,
+    /// Make GPU kernels without a GPU (for tests of the kernel table on machines without one).
+    kernels_without_gpu: bool,
 }
 
 /// The sources and check sites of the compiles whose code is alive, by their first site: sites
@@ -186,6 +189,7 @@ impl Engine {
             unchecked: false,
             last: None,
             device_prints: Arc::default(),
+            kernels_without_gpu: false,
         })
     }
 
@@ -397,9 +401,9 @@ impl Engine {
         if !self.code_changed && self.held.iter().all(|h| h.strong_count() > 0) {
             return;
         }
-        let devices = self.context.devices_if_made();
-        if devices
-            .as_ref()
+        if self
+            .context
+            .devices_if_made()
             .is_some_and(|d| d.options().profile.is_on())
         {
             return;
@@ -413,15 +417,7 @@ impl Engine {
             .into_iter()
             .chain(self.held.iter().filter_map(|h| h.upgrade().map(|h| h.unit)));
         let dead = self.jit.unreachable(self.frontend.live_functions(), keep);
-        if let Some(devices) = devices {
-            for &unit in &dead {
-                for desc in self.jit.unit_descs(unit) {
-                    if let Some(Ok(kernel)) = desc.gpu.kernel.get() {
-                        devices.forget_kernel(&kernel.ptx);
-                    }
-                }
-            }
-        }
+        self.context.forget_gpu_kernels(&dead);
         // SAFETY: the run finished and its device work with it (`Devices::finish`); nothing
         // holds the code of these units (`last` is kept).
         unsafe { self.jit.free(&dead) };
@@ -570,7 +566,7 @@ impl Engine {
                 return Err(Error::Internal(e.to_string()));
             }
         };
-        let first_print = self.attach_gpu_kernels(&module, &code);
+        let first_print = self.make_gpu_kernels(&module, code.unit);
         if let Some(c) = self
             .compiles
             .write()
@@ -594,15 +590,12 @@ impl Engine {
         })
     }
 
-    /// Gives each region of a compile its GPU kernel (or the reason it has none), when there
-    /// is a GPU to run them: one PTX module per compile, loaded by the device on first use.
-    /// Gives the id of the compile's first device print statement when it made kernels.
-    fn attach_gpu_kernels(
-        &mut self,
-        module: &ir::Module,
-        code: &acc_jit_host::CompiledModule,
-    ) -> Option<u32> {
-        if code.descs.is_empty() || acc_runtime::device::gpu_count() == 0 {
+    /// Makes the GPU kernels of a compile when there is a GPU to run them: one PTX module per
+    /// compile (loaded by a GPU on first use), each region's kernel in the devices' table under
+    /// the region's key. A region jit-ptx cannot compile gets none and runs on the host. Gives
+    /// the id of the compile's first device print statement when it made kernels.
+    fn make_gpu_kernels(&mut self, module: &ir::Module, unit: UnitId) -> Option<u32> {
+        if module.regions.is_empty() || !self.makes_gpu_kernels() {
             return None;
         }
         let start = std::time::Instant::now();
@@ -617,30 +610,31 @@ impl Engine {
         profiler.note_startup("PTX generation", start.elapsed());
         let text: Arc<str> = ptx.text.into();
         let strings: Arc<[String]> = module.strings.clone().into();
-        for &(id, desc) in &code.descs {
-            let kernel = match ptx.kernels.iter().find(|k| k.region == id) {
-                Some(k) => Ok(GpuKernel {
-                    ptx: text.clone(),
-                    name: k.name.clone(),
-                    strings: strings.clone(),
-                    globals: k
-                        .globals
-                        .iter()
-                        .filter_map(|v| self.slots.get(v).copied())
-                        .collect(),
-                    prints: k.prints.then(|| prints.clone()),
-                    launch: k.launch.clone(),
-                }),
-                None => Err(ptx
-                    .unsupported
-                    .iter()
-                    .find(|(r, _)| *r == id)
-                    .map_or_else(|| "no kernel was generated".into(), |(_, why)| why.clone())),
+        let table = self.context.gpu_kernels();
+        for k in &ptx.kernels {
+            let kernel = GpuKernel {
+                ptx: text.clone(),
+                name: k.name.clone(),
+                strings: strings.clone(),
+                globals: (k.globals.iter())
+                    .filter_map(|v| self.slots.get(v).copied())
+                    .collect(),
+                prints: k.prints.then(|| prints.clone()),
+                launch: k.launch.clone(),
             };
-            // SAFETY: the descriptors live as long as their unit, which the Jit just made.
-            let _ = unsafe { &*desc }.gpu.kernel.set(kernel);
+            let key = RegionKey {
+                unit,
+                region: k.region.0,
+            };
+            table.insert(key, kernel);
         }
         Some(first_print)
+    }
+
+    /// Whether compiles make GPU kernels: when there is a GPU (or a test of the kernel table
+    /// asks for them without one).
+    fn makes_gpu_kernels(&self) -> bool {
+        self.kernels_without_gpu || acc_runtime::device::gpu_count() > 0
     }
 
     fn ptx_options(&self) -> acc_jit_ptx::PtxOptions {
@@ -748,3 +742,6 @@ impl Drop for Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -85,14 +85,7 @@ pub struct CompiledModule {
     pub main: MainFn,
     /// The module's regions (launches reach them through their descriptors).
     pub regions: Vec<(RegionId, RegionFn)>,
-    /// Each region's descriptor, which lives as long as the unit (the engine attaches GPU
-    /// kernels to them).
-    pub descs: Vec<(RegionId, *const RegionDesc)>,
 }
-
-// SAFETY: the descriptors are `Sync` (atomics and `OnceLock`s) and outlive the module; the
-// rest are function pointers.
-unsafe impl Send for CompiledModule {}
 
 #[derive(Debug)]
 pub enum JitError {
@@ -165,8 +158,9 @@ pub struct FunctionCode {
     pub gang_routine: bool,
 }
 
-/// A compile's unit of code: what [`Jit::free`] frees together.
-pub type UnitId = u32;
+/// A compile's unit of code: what [`Jit::free`] frees together (the runtime's word, since a
+/// region's descriptor names its unit).
+pub use acc_runtime::launch::UnitId;
 
 /// A runtime or stdlib function's address (only ever called by compiled code).
 #[derive(Clone, Copy)]
@@ -331,18 +325,11 @@ impl Jit {
         for (desc, (_, f)) in unit.region_descs.iter().zip(&regions) {
             desc.set_func(*f);
         }
-        let descs = unit
-            .region_descs
-            .iter()
-            .zip(&regions)
-            .map(|(d, (id, _))| (*id, &**d as *const RegionDesc))
-            .collect();
         self.units.insert(unit_id, unit);
         Ok(CompiledModule {
             unit: unit_id,
             main,
             regions,
-            descs,
         })
     }
 
@@ -425,14 +412,6 @@ impl Jit {
             .collect()
     }
 
-    /// The region descriptors of a unit (to drop what devices made for them before it goes).
-    pub fn unit_descs(&self, unit: UnitId) -> impl Iterator<Item = &RegionDesc> {
-        self.units
-            .get(&unit)
-            .into_iter()
-            .flat_map(|u| u.region_descs.iter().map(|d| &**d))
-    }
-
     /// Frees units `unreachable` gave: their code, strings, descriptors and functions.
     ///
     /// # Safety
@@ -490,7 +469,7 @@ impl Jit {
         let mut region_ids = Vec::new();
         let mut region_descs = HashMap::new();
         for r in &module.regions {
-            let desc = Box::new(translate::region_desc(r));
+            let desc = Box::new(translate::region_desc(r, compile));
             region_descs.insert(r.id, &*desc as *const RegionDesc as usize);
             descs.push(desc);
             let sig = translate::region_signature(jit);

@@ -11,6 +11,8 @@ use crate::array;
 use crate::device::{DeviceOptions, Devices, RunDevices};
 use crate::error::RunError;
 use crate::host::HostState;
+use crate::kernels::KernelTable;
+use crate::launch::UnitId;
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -168,9 +170,20 @@ impl Context {
         self.run_devices().if_made()
     }
 
-    /// Sets up the devices anew (waiting for and dropping the old ones).
+    /// Sets up the devices anew (waiting for and dropping the old ones; the GPU kernels stay).
     pub fn configure_devices(&mut self, options: DeviceOptions) {
         self.run_devices().configure(options);
+    }
+
+    /// The GPU kernels of the live compiles, which the devices launch by region.
+    pub fn gpu_kernels(&mut self) -> &KernelTable {
+        self.run_devices().kernels()
+    }
+
+    /// Drops the GPU kernels of `units` (the engine frees their code) and what the GPUs made
+    /// for them. Nothing of theirs may be queued.
+    pub fn forget_gpu_kernels(&mut self, units: &[UnitId]) {
+        self.run_devices().forget_units(units);
     }
 
     /// Grows the globals' storage to at least `n` slots (new slots are zero: a null array

@@ -18,7 +18,6 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use acc_abi::kernel::KernelLaunch;
 use acc_abi::{DeviceSizes, LaunchSizes, ABSENT, MAX_GANGS};
 
 use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
@@ -82,43 +81,24 @@ pub struct ReductionDesc {
     pub param: usize,
 }
 
-/// A region's kernel for the GPU: the PTX module holding it (shared by the regions of one
-/// compile), its entry's name, and how to launch it as jit-ptx describes it.
-#[derive(Debug)]
-pub struct GpuKernel {
-    pub ptx: std::sync::Arc<str>,
-    pub name: String,
-    /// The compile's string literals, which a failed device `assert` names by index.
-    pub strings: std::sync::Arc<[String]>,
-    /// The globals' slots (`ctx.globals[slot]`) whose values the kernel takes after its ABI
-    /// parameters (global scalars its routines read).
-    pub globals: Vec<u32>,
-    /// For a kernel with `print` or `printf` statements: the text of their output records
-    /// (the kernel takes an output buffer). `None`: it prints nothing.
-    pub prints: Option<std::sync::Arc<dyn DevicePrints>>,
-    /// Its shared memory, grid and the parameters after the globals (jit-ptx's kernel ABI).
-    pub launch: KernelLaunch,
+/// A compile's unit of code: what the JIT frees together (`acc_jit_host::Jit::free`), and
+/// with it the unit's GPU kernels.
+pub type UnitId = u32;
+
+/// Which region a descriptor describes: its compile's unit and its number in that compile's
+/// module (`ir::RegionId`'s, which the runtime cannot name). A GPU launch finds the region's
+/// kernel by it (`crate::kernels::KernelTable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegionKey {
+    pub unit: UnitId,
+    pub region: u32,
 }
 
-/// The text of device output records (jit-ptx's kernel ABI: a record is a print statement's
-/// id and one 8-byte slot per value). The engine knows every print statement of its compiles
-/// by id and formats them with the host's own `print` and `printf` code.
-pub trait DevicePrints: Send + Sync + std::fmt::Debug {
-    /// The output of print statement `id` with these slot values; `None` when there is no
-    /// such statement or it takes another number of slots.
-    fn text(&self, id: u32, slots: &[u64]) -> Option<String>;
-}
-
-/// What the engine made for running a region on a GPU: its kernel, or why there is none.
-#[derive(Debug, Default)]
-pub struct GpuCode {
-    pub kernel: std::sync::OnceLock<Result<GpuKernel, String>>,
-}
-
-/// What compiled code tells the runtime about one region. It lives as long as the region's
-/// code (the JIT owns it); a launch passes its address.
+/// What compiled code tells the runtime about one region: what the host back end made of it.
+/// It lives as long as the region's code (the JIT owns it); a launch passes its address.
 #[derive(Debug)]
 pub struct RegionDesc {
+    pub key: RegionKey,
     /// The region function's address, set once the code is finalized (0 before).
     func: AtomicUsize,
     pub kind: ComputeKind,
@@ -126,24 +106,23 @@ pub struct RegionDesc {
     pub name: &'static str,
     pub params: Vec<ParamDesc>,
     pub reductions: Vec<ReductionDesc>,
-    /// The region's GPU kernel (set by the engine when it emits PTX).
-    pub gpu: GpuCode,
 }
 
 impl RegionDesc {
     pub fn new(
+        key: RegionKey,
         kind: ComputeKind,
         name: &'static str,
         params: Vec<ParamDesc>,
         reductions: Vec<ReductionDesc>,
     ) -> RegionDesc {
         RegionDesc {
+            key,
             func: AtomicUsize::new(0),
             kind,
             name,
             params,
             reductions,
-            gpu: GpuCode::default(),
         }
     }
 
@@ -543,6 +522,7 @@ mod tests {
     #[test]
     fn gangs_combine_in_order_with_the_prior_value() {
         let desc = RegionDesc::new(
+            RegionKey { unit: 1, region: 0 },
             ComputeKind::Parallel,
             "parallel",
             vec![

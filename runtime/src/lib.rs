@@ -15,6 +15,7 @@ pub mod entry;
 pub mod error;
 pub mod gang_loop;
 pub mod host;
+pub mod kernels;
 pub mod launch;
 pub mod picture;
 pub mod presence;

@@ -12,9 +12,9 @@ use acc_runtime::abi::{ArrayHeader, ELEM_F32, ELEM_F64, STATUS_OK};
 use acc_runtime::array::{elements, elements_mut, new_array, release};
 use acc_runtime::device::ops::{DataOpArg, DataPhase, ACTION_COPY, ACTION_COPYIN};
 use acc_runtime::device::{gpu_count, DeviceKind, DeviceOptions, Launch, ASYNC_SYNC};
+use acc_runtime::kernels::{DevicePrints, GpuKernel};
 use acc_runtime::launch::{
-    ComputeKind, DevicePrints, GpuKernel, ParamDesc, ParamPass, ReductionDesc, ReductionOp,
-    RegionDesc,
+    ComputeKind, ParamDesc, ParamPass, ReductionDesc, ReductionOp, RegionDesc, RegionKey,
 };
 use acc_runtime::{Context, HostState, Outcome, RunErrorKind, SharedBuffer};
 
@@ -184,24 +184,38 @@ fn gpu_context() -> (Context, SharedBuffer) {
     (c, out)
 }
 
-fn region(name: &str, params: Vec<ParamDesc>, reductions: Vec<ReductionDesc>) -> RegionDesc {
-    let desc = RegionDesc::new(ComputeKind::Parallel, "parallel loop", params, reductions);
+/// Region `n` of a compile, with `acc_region_{n}` of `PTX` as its kernel in `c`'s table.
+fn region(
+    c: &mut Context,
+    n: u32,
+    params: Vec<ParamDesc>,
+    reductions: Vec<ReductionDesc>,
+) -> RegionDesc {
+    let key = RegionKey { unit: 1, region: n };
+    let desc = RegionDesc::new(
+        key,
+        ComputeKind::Parallel,
+        "parallel loop",
+        params,
+        reductions,
+    );
     let kernel = GpuKernel {
         ptx: PTX.into(),
-        name: name.into(),
+        name: format!("acc_region_{n}"),
         strings: Vec::new().into(),
         globals: Vec::new(),
         prints: None,
         launch: KernelLaunch::default(),
     };
-    desc.gpu.kernel.set(Ok(kernel)).unwrap();
+    c.gpu_kernels().insert(key, kernel);
     desc
 }
 
 /// `acc_region_0`: `y = a * x + y` over two f32 arrays and an f32 scalar.
-fn saxpy_region() -> RegionDesc {
+fn saxpy_region(c: &mut Context) -> RegionDesc {
     region(
-        "acc_region_0",
+        c,
+        0,
         vec![
             param(ParamPass::Array, ELEM_F32),
             param(ParamPass::Array, ELEM_F32),
@@ -255,7 +269,7 @@ fn saxpy_with_copyin_and_copy() {
             .enumerate()
             .for_each(|(i, v)| *v = i as f32);
         elements_mut::<f32>(y).fill(1.0);
-        let desc = saxpy_region();
+        let desc = saxpy_region(&mut c);
         let mut args = [x as u64, y as u64, u64::from(2.0f32.to_bits())];
         let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
         let ctx = c.ctx_ptr();
@@ -283,6 +297,7 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
         elements_mut::<f32>(x).fill(1.0);
         let ctx = c.ctx_ptr();
         let enter = [op(x, ACTION_COPYIN), op(y, ACTION_COPYIN)];
+        let desc = saxpy_region(&mut c);
         let d = c.devices();
         d.data(
             ctx,
@@ -294,7 +309,6 @@ fn data_directives_keep_data_on_the_gpu_until_update() {
             2,
         );
         assert!(d.is_present(ctx, &op(y, 0)));
-        let desc = saxpy_region();
         let present = [op(x, 5), op(y, 5)];
         for _ in 0..3 {
             let mut args = [x as u64, y as u64, u64::from(1.0f32.to_bits())];
@@ -341,11 +355,7 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
     let (mut c, _) = gpu_context();
     let a = new_array(ELEM_F32, &[10]).unwrap();
     unsafe {
-        let desc = region(
-            "acc_region_1",
-            vec![param(ParamPass::Array, ELEM_F32)],
-            vec![],
-        );
+        let desc = region(&mut c, 1, vec![param(ParamPass::Array, ELEM_F32)], vec![]);
         let ctx = c.ctx_ptr();
         let mut args = [a as u64];
         let ops = [op(a, ACTION_COPY)];
@@ -367,7 +377,7 @@ fn a_bounds_error_in_a_kernel_is_reported_and_the_device_stays_usable() {
         }
         // Usable afterwards: a saxpy runs.
         let y = new_array(ELEM_F32, &[10]).unwrap();
-        let saxpy = saxpy_region();
+        let saxpy = saxpy_region(&mut c);
         elements_mut::<f32>(a).fill(2.0);
         let mut args = [a as u64, y as u64, u64::from(3.0f32.to_bits())];
         let ops = [op(a, ACTION_COPYIN), op(y, ACTION_COPY)];
@@ -392,7 +402,8 @@ fn reduction_partials_are_combined_in_block_order() {
             .enumerate()
             .for_each(|(i, v)| *v = i as f64);
         let desc = region(
-            "acc_region_2",
+            &mut c,
+            2,
             vec![
                 param(ParamPass::Array, ELEM_F64),
                 param(ParamPass::InOut, ELEM_F64),
@@ -513,7 +524,8 @@ impl DevicePrints for BlockPrint {
 #[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
 fn print_records_become_output_at_synchronization() {
     let (mut c, out) = gpu_context();
-    let desc = RegionDesc::new(ComputeKind::Parallel, "parallel", vec![], vec![]);
+    let key = RegionKey { unit: 1, region: 3 };
+    let desc = RegionDesc::new(key, ComputeKind::Parallel, "parallel", vec![], vec![]);
     let sizes = {
         let mut s = NO_SIZES;
         s.nvidia.num_gangs = 3;
@@ -527,7 +539,7 @@ fn print_records_become_output_at_synchronization() {
         prints: Some(std::sync::Arc::new(BlockPrint)),
         launch: KernelLaunch::default(),
     };
-    desc.gpu.kernel.set(Ok(kernel)).unwrap();
+    c.gpu_kernels().insert(key, kernel);
     unsafe {
         let ctx = c.ctx_ptr();
         let mut args: [u64; 0] = [];

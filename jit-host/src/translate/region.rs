@@ -19,7 +19,9 @@ use acc_abi::{DeviceSizes, LaunchSizes, ABSENT};
 use acc_lang::ir::visit::{walk_expr, Visitor};
 use acc_lang::ir::{DeviceExprs, Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
-use acc_runtime::launch::{ComputeKind, ParamDesc, ParamPass, ReductionDesc, RegionDesc};
+use acc_runtime::launch::{
+    ComputeKind, ParamDesc, ParamPass, ReductionDesc, RegionDesc, RegionKey, UnitId,
+};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
@@ -322,10 +324,8 @@ impl Tx<'_, '_> {
     }
 }
 
-/// Is parameter `i` a `copy` scalar that the gangs share through a memory cell: `InOut` and
-/// not a reduction's (whose gangs each keep a partial result)?
-/// What the runtime needs to know about a region to run it.
-pub(crate) fn region_desc(r: &Region) -> RegionDesc {
+/// What the runtime needs to know about a region of unit `unit` to run it.
+pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
     use acc_lang::ir::Construct;
     let kind = match r.construct {
         Construct::Parallel | Construct::ParallelLoop => ComputeKind::Parallel,
@@ -361,7 +361,11 @@ pub(crate) fn region_desc(r: &Region) -> RegionDesc {
             param: red.param,
         })
         .collect();
-    RegionDesc::new(kind, r.construct.name(), params, reductions)
+    let key = RegionKey {
+        unit,
+        region: r.id.0,
+    };
+    RegionDesc::new(key, kind, r.construct.name(), params, reductions)
 }
 
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.

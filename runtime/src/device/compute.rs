@@ -14,7 +14,7 @@ use super::{DEVICE_EMULATED, DEVICE_MULTICORE, DEVICE_NVIDIA};
 use crate::abi::{ArrayHeader, Ctx};
 use crate::error::{RunError, RunErrorKind};
 use crate::host::host_state;
-use crate::launch::{self, ComputeKind, GpuKernel, RegionDesc, RegionFn};
+use crate::launch::{self, ComputeKind, RegionDesc, RegionFn};
 use crate::profile::EventKind;
 
 /// One launch of a compute construct, as compiled code describes it (`acc_rt_launch`).
@@ -49,11 +49,6 @@ impl<'a> Launch<'a> {
                 message: "a region launched before its code was finalized".into(),
             })
         })
-    }
-
-    /// The region's GPU kernel, if the engine made one.
-    fn kernel(&self) -> Option<&'a GpuKernel> {
-        self.desc.gpu.kernel.get()?.as_ref().ok()
     }
 }
 
@@ -302,7 +297,8 @@ impl Devices {
         };
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
-        let done = match (self.current_device(), l.kernel()) {
+        let kernel = self.kernels.get(l.desc.key);
+        let done = match (self.current_device(), kernel.as_deref()) {
             // `no_create` of absent data: the region uses the host's data, so it runs on the
             // host (on mirrors of whatever else is on the GPU), as the emulated device does.
             (Ok(Current::Nvidia(gpu)), Some(kernel)) if !gpu.uses_host_data(l.ops) => {

@@ -30,6 +30,8 @@ use std::sync::Arc;
 
 use crate::abi::Ctx;
 use crate::error::{RunError, RunErrorKind};
+use crate::kernels::KernelTable;
+use crate::launch::UnitId;
 use crate::profile::{DeviceRef, Place, ProfileOptions, Profiler};
 pub use compute::Launch;
 pub use emulated::Emulated;
@@ -295,6 +297,9 @@ pub struct Devices {
     /// GPUs opened so far, by number.
     nvidia: Vec<Option<Nvidia>>,
     profiler: Arc<Profiler>,
+    /// The GPU kernels of the live compiles, which a launch on a GPU runs (the `RunDevices`'
+    /// table: it outlives these devices).
+    kernels: Arc<KernelTable>,
     /// The `data` constructs entered and not yet exited, innermost last.
     open: Vec<OpenRegion>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
@@ -303,7 +308,7 @@ pub struct Devices {
 }
 
 impl Devices {
-    pub fn new(opts: DeviceOptions) -> Devices {
+    pub fn new(opts: DeviceOptions, kernels: Arc<KernelTable>) -> Devices {
         let profiler = Arc::new(Profiler::new(opts.profile, Box::new(std::io::stderr())));
         let mut d = Devices {
             kind: DeviceKind::Multicore,
@@ -312,6 +317,7 @@ impl Devices {
             emulated: Vec::new(),
             nvidia: Vec::new(),
             profiler,
+            kernels,
             open: Vec::new(),
             notice: None,
             opts,
@@ -499,9 +505,8 @@ impl Devices {
         memory
     }
 
-    /// Arrays present on any device (0 when every data region and `enter data` was exited).
     /// Drops what the GPUs made for the kernels of a PTX text (`Nvidia::forget_kernels`).
-    pub fn forget_kernel(&mut self, ptx: &Arc<str>) {
+    fn forget_kernels(&mut self, ptx: &Arc<str>) {
         for gpu in self.nvidia.iter_mut().flatten() {
             gpu.forget_kernels(ptx);
         }
@@ -533,6 +538,7 @@ impl Devices {
         self.profiler.set_profile(on);
     }
 
+    /// Arrays present on any device (0 when every data region and `enter data` was exited).
     pub fn present_arrays(&self) -> usize {
         let emulated: usize = self.emulated.iter().map(Emulated::present_arrays).sum();
         let gpus: usize = self
@@ -565,6 +571,9 @@ impl Drop for Devices {
 pub struct RunDevices {
     devices: Option<Box<Devices>>,
     options: DeviceOptions,
+    /// The GPU kernels of the live compiles, kept when the devices are set up anew (the code
+    /// that launches them stays).
+    kernels: Arc<KernelTable>,
 }
 
 impl RunDevices {
@@ -576,14 +585,30 @@ impl RunDevices {
 
     /// The devices (made on first use).
     pub fn get(&mut self) -> &mut Devices {
-        let options = &self.options;
+        let (options, kernels) = (&self.options, &self.kernels);
         self.devices
-            .get_or_insert_with(|| Box::new(Devices::new(options.clone())))
+            .get_or_insert_with(|| Box::new(Devices::new(options.clone(), kernels.clone())))
     }
 
     /// The devices if they were made.
     pub fn if_made(&mut self) -> Option<&mut Devices> {
         self.devices.as_deref_mut()
+    }
+
+    /// The GPU kernels of the live compiles.
+    pub fn kernels(&self) -> &KernelTable {
+        &self.kernels
+    }
+
+    /// Drops the GPU kernels of `units`, whose code is being freed, and what the GPUs made
+    /// for them. Nothing of theirs may be queued (the runs that used them finished).
+    pub fn forget_units(&mut self, units: &[UnitId]) {
+        let texts = self.kernels.remove_units(units);
+        if let Some(devices) = self.devices.as_deref_mut() {
+            for ptx in &texts {
+                devices.forget_kernels(ptx);
+            }
+        }
     }
 }
 

@@ -48,7 +48,8 @@ use crate::abi::{ArrayHeader, Ctx, MAX_RANK};
 use crate::array;
 use crate::error::{RunError, RunErrorKind};
 use crate::gang_loop::LaunchArgs;
-use crate::launch::{ComputeKind, GpuKernel, ParamPass, RegionDesc};
+use crate::kernels::GpuKernel;
+use crate::launch::{ComputeKind, ParamPass, RegionDesc};
 use crate::profile::{EventKind, Profiler};
 use crate::queue::QueueId;
 

@@ -8,7 +8,7 @@ use cudarc::driver::sys;
 use crate::abi::{ArrayHeader, MAX_RANK};
 use crate::array;
 use crate::error::RunErrorKind;
-use crate::launch::GpuKernel;
+use crate::kernels::GpuKernel;
 
 /// Iterations of a long gang loop each thread takes: enough to amortize its start, few
 /// enough that the blocks keep the memory system busy (measured on saxpy, H100).

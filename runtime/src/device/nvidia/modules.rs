@@ -12,7 +12,7 @@ use acc_abi::STOP_WORD;
 
 use super::{driver_error, Nvidia};
 use crate::error::RunErrorKind;
-use crate::launch::GpuKernel;
+use crate::kernels::GpuKernel;
 
 /// A kernel's function, and how many of its blocks fit on a multiprocessor at once.
 pub(super) struct Loaded {

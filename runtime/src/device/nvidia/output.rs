@@ -24,7 +24,7 @@ use super::Pinned;
 use crate::abi::Ctx;
 use crate::error::RunErrorKind;
 use crate::host::{fail, host_state};
-use crate::launch::DevicePrints;
+use crate::kernels::DevicePrints;
 
 /// Bytes of a buffer's header (`acc_abi::OutputHeader`), before its records.
 const HEADER: usize = std::mem::size_of::<OutputHeader>();
