@@ -135,6 +135,30 @@ impl Engine {
         }
     }
 
+    /// The compiler's feedback on `text` as `--info` prints it (LANGUAGE.md 8): each compute
+    /// construct's data clauses and each loop's schedule with its reason, then the compile's
+    /// warnings, checked against the session's globals and functions; nothing is run or kept.
+    ///
+    /// ```
+    /// let mut engine = acc::Engine::new()?;
+    /// engine.run("a.acc", "let a = zeros(8)")?;
+    /// let info = engine.feedback("b.acc", "acc kernels loop\nfor i in 1..8 { a[i] = a[i - 1] }")?;
+    /// assert!(info.contains("b.acc:1:1:   loop `i`: sequential (not parallelized"));
+    /// # Ok::<(), acc::Error>(())
+    /// ```
+    pub fn feedback(&mut self, name: &str, text: &str) -> Result<String, Error> {
+        let source = SourceFile::new(name, text);
+        let found = self.frontend.compile_trial(&source, |compiled| {
+            let info = acc_lang::analysis::feedback(&source, &compiled.hir, &compiled.analysis);
+            let warnings = acc_lang::diag::render_plain(&compiled.warnings, &source);
+            warnings + &info
+        });
+        found.map_err(|diagnostics| Error::Compile {
+            diagnostics,
+            source,
+        })
+    }
+
     /// Every global, sorted by name, with its type, an array's shape, and the devices where
     /// it is present.
     ///

@@ -26,6 +26,7 @@ enum Action {
     Emit(acc::Emit),
     Time,
     Profile,
+    Info,
     Devices,
     Device,
     Load,
@@ -96,6 +97,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         "on|off",
         "collect the per-construct profile; `:profile` alone shows it",
         Action::Profile,
+    ),
+    spec(
+        ":info",
+        "on|off",
+        "before each input runs, the compiler's feedback on it (schedules, data, warnings)",
+        Action::Info,
     ),
     spec(
         ":devices",
@@ -232,6 +239,18 @@ impl Session {
             }
             Action::Time => self.time(arg),
             Action::Profile => self.profile(spec, arg),
+            Action::Info => match arg {
+                "on" | "off" => {
+                    self.info = arg == "on";
+                    text(&format!("compiler feedback {arg}\n"))
+                }
+                "" => text(if self.info {
+                    "compiler feedback is on\n"
+                } else {
+                    "compiler feedback is off: `:info on` shows it before each input runs\n"
+                }),
+                _ => usage(spec, "takes `on`, `off` or nothing"),
+            },
             Action::Devices => Outcome::Reply(self.devices()),
             Action::Device => self.device(arg),
             Action::Load => self.load(arg),

@@ -49,6 +49,8 @@ pub struct Session {
     inputs: Vec<String>,
     /// Inputs of code so far: the `N` of `<repl:N>` in messages.
     count: usize,
+    /// `:info on` (or `acc --info`): the compiler's feedback on each input before it runs.
+    info: bool,
 }
 
 impl Session {
@@ -60,7 +62,13 @@ impl Session {
             new_engine,
             inputs: Vec::new(),
             count: 0,
+            info: false,
         }
+    }
+
+    /// Shows the compiler's feedback on each input before it runs (`:info on`, `acc --info`).
+    pub fn set_info(&mut self, on: bool) {
+        self.info = on;
     }
 
     pub fn engine(&mut self) -> &mut acc::Engine {
@@ -116,6 +124,12 @@ impl Session {
 
     /// Runs `code` under `name` (in messages and profiles).
     fn run_named(&mut self, name: &str, code: &str) -> Outcome {
+        if self.info {
+            // A compile error is reported by the run itself.
+            if let Ok(info) = self.engine.feedback(name, code) {
+                eprint!("{info}");
+            }
+        }
         match self.engine.run(name, code) {
             Ok(()) => {
                 self.inputs.push(code.to_string());

@@ -40,6 +40,7 @@ pub fn repl(args: &crate::RunArgs) -> i32 {
             })
     });
     let mut session = Session::new(engine, new_engine);
+    session.set_info(args.devices.info());
     args.devices.start(session.engine());
     let status = read_eval_print(&mut session);
     // At the end of the session, as at the end of a script: `--profile`, `--trace`.
