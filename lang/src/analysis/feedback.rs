@@ -72,7 +72,13 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
             "{}: {pad}loop `{}`: {} ({})",
             at(l.span),
             vars.join("`, `"),
-            schedule(l.schedule, vector),
+            schedule(
+                l.schedule,
+                l.vector_size
+                    .as_ref()
+                    .and_then(|s| s.as_const())
+                    .unwrap_or(vector)
+            ),
             l.reason
         );
         for red in &l.reductions {
