@@ -93,16 +93,31 @@ pub(crate) const STOP_POLL_EVERY: u32 = 1024;
 /// The site number recorded for a check whose IR carries none.
 pub(crate) const NO_SITE: u32 = u32::MAX;
 
-/// A failed-check branch held back until the end of an unrolled trip (`Fx::fail_if`'s
-/// arguments; `unroll`).
-pub(crate) struct LaterCheck {
-    pub cond: Reg,
+/// What a failed check records (`Fx::fail_if`): its kind and site, a dimension (u32) and an
+/// index (b64) as given (0 without), the array's extents (`shape`; the rest of the six
+/// entries are -1), and instructions that run first on the failure path to work them out
+/// (`prelude`).
+pub(crate) struct Failure {
     pub kind: FailKind,
     pub site: u32,
     pub dim: Option<Reg>,
     pub index: Option<Reg>,
     pub shape: Vec<Reg>,
     pub prelude: Vec<String>,
+}
+
+impl Failure {
+    /// A failure of `kind` at `site` that records nothing else.
+    pub(crate) fn at(kind: FailKind, site: u32) -> Failure {
+        Failure {
+            kind,
+            site,
+            dim: None,
+            index: None,
+            shape: Vec::new(),
+            prelude: Vec::new(),
+        }
+    }
 }
 
 /// The stores of a thread loop's unrolled copy (`unroll`), held back until every copy has
@@ -159,7 +174,7 @@ pub(crate) struct Fx<'c, 'm> {
     /// How many versioned loops enclose the code being generated.
     version_depth: u32,
     /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
-    later: Option<Vec<LaterCheck>>,
+    later: Option<Vec<(Reg, Failure)>>,
     /// While an unrolled copy of a thread loop's body is generated: its held-back stores.
     held_stores: Option<HeldStores>,
     /// Row starts of accesses, worked out before the loops that enclose them (`address`), by
@@ -426,7 +441,7 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.later.is_some()
     }
 
-    pub(crate) fn take_held_checks(&mut self) -> Vec<LaterCheck> {
+    pub(crate) fn take_held_checks(&mut self) -> Vec<(Reg, Failure)> {
         self.later.take().unwrap_or_default()
     }
 
@@ -850,52 +865,32 @@ impl<'c, 'm> Fx<'c, 'm> {
         site.map_or(NO_SITE, |s| s.0)
     }
 
-    /// Fail when `cond` holds: the first failing thread of the launch fills the error record,
-    /// and every failing thread leaves the kernel. `index` (b64) and `dim` (u32) are recorded
-    /// as given; `shape` is the array's extents (the rest of the six entries are -1).
-    /// `prelude` runs first on the failure path (to work out what to record).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn fail_if(
-        &mut self,
-        cond: Reg,
-        kind: FailKind,
-        site: u32,
-        dim: Option<Reg>,
-        index: Option<Reg>,
-        shape: &[Reg],
-        prelude: Vec<String>,
-    ) {
+    /// Fail when `cond` holds: the first failing thread of the launch records `failure` in
+    /// the error record, and every failing thread leaves the kernel.
+    pub(crate) fn fail_if(&mut self, cond: Reg, failure: Failure) {
         if let Some(later) = self.later.as_mut() {
-            later.push(LaterCheck {
-                cond,
-                kind,
-                site,
-                dim,
-                index,
-                shape: shape.to_vec(),
-                prelude,
-            });
+            later.push((cond, failure));
             return;
         }
         let l = self.label("fail");
         self.ins(format!("@{cond} bra {l}"));
-        let record = self.failure(kind, site, dim, index, shape, prelude);
+        let record = self.failure(failure);
         self.cold.push_str(&l);
         self.cold.push_str(":\n");
         self.cold.push_str(&record);
     }
 
-    /// The cold code of a failure: `prelude`, then the first failing thread of the launch
+    /// The cold code of a failure: its prelude, then the first failing thread of the launch
     /// fills the error record, and the thread leaves the kernel.
-    fn failure(
-        &mut self,
-        kind: FailKind,
-        site: u32,
-        dim: Option<Reg>,
-        index: Option<Reg>,
-        shape: &[Reg],
-        prelude: Vec<String>,
-    ) -> String {
+    fn failure(&mut self, failure: Failure) -> String {
+        let Failure {
+            kind,
+            site,
+            dim,
+            index,
+            shape,
+            prelude,
+        } = failure;
         let err = self.sp.err;
         let old = self.fresh(Class::B32);
         let lost = self.fresh(Class::Pred);
@@ -948,7 +943,7 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.ins(format!("setp.ne.u32 {stop}, {word}, 0"));
         let l = self.label("stop");
         self.ins(format!("@{stop} bra {l}"));
-        let stopped = self.failure(FailKind::Stopped, site, None, None, &[], Vec::new());
+        let stopped = self.failure(Failure::at(FailKind::Stopped, site));
         self.cold.push_str(&format!("{l}:\n{stopped}"));
     }
 }

@@ -31,7 +31,7 @@
 use acc_lang::hir::Const;
 use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ScalarType, Ty};
 
-use crate::fx::{FailKind, Fx, LoopTargets, Val};
+use crate::fx::{FailKind, Failure, Fx, LoopTargets, Val};
 use crate::plan::{collapse_nest, Barrier, LoopPlan, Mode, Share};
 use crate::ptx::{arith, Class, Reg};
 use crate::version::Versions;
@@ -122,7 +122,7 @@ impl Fx<'_, '_> {
             let zero = self.fresh(Class::Pred);
             self.ins(format!("setp.eq.{} {zero}, {step}, 0", arith(t)));
             let site = self.site(Some(site));
-            self.fail_if(zero, FailKind::ZeroStep, site, None, None, &[], Vec::new());
+            self.fail_if(zero, Failure::at(FailKind::ZeroStep, site));
         }
         let constant_step = match f.step.kind {
             ExprKind::Const(Const::I32(v)) => Some(v as i64),

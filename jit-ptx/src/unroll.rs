@@ -250,8 +250,8 @@ impl Fx<'_, '_> {
         }
         let checks = self.take_held_checks();
         result?;
-        for c in checks {
-            self.fail_if(c.cond, c.kind, c.site, c.dim, c.index, &c.shape, c.prelude);
+        for (cond, failure) in checks {
+            self.fail_if(cond, failure);
         }
         self.ins(format!("bra {top}"));
         Ok(())
