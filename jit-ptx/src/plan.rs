@@ -39,6 +39,17 @@ pub(crate) enum Mode {
     Thread,
 }
 
+impl Mode {
+    /// The mode of the body of a loop with these levels that stands in this mode: its
+    /// share's, or this mode for a sequential loop and one that cannot be shared here.
+    pub(crate) fn inside(self, gang: bool, worker: bool, vector: bool) -> Mode {
+        if !(gang || worker || vector) {
+            return self;
+        }
+        Share::of(self, gang, worker, vector).map_or(self, Share::body)
+    }
+}
+
 /// The threads a shared loop's reduction combines over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Group {
@@ -782,6 +793,11 @@ for i in 0..8 {
             assert_eq!(Share::of(mode, g, w, v), Ok(share), "{mode:?} {g} {w} {v}");
             assert_eq!((share.body(), share.group()), (body, group));
         }
+        // A loop's body runs in its share's mode; a sequential loop's in the mode around it.
+        assert_eq!(Block.inside(false, true, true), Thread);
+        assert_eq!(Block.inside(false, false, false), Block);
+        assert_eq!(Row.inside(false, false, false), Row);
+        assert_eq!(Row.inside(false, false, true), Thread);
         // Levels the checker orders (a routine's callers too): refused, not mis-shared.
         assert!(Share::of(Row, false, true, false).is_err());
         assert!(Share::of(Row, true, false, false).is_err());
