@@ -25,7 +25,7 @@ use acc_lang::ir::{Expr, Function, LocalId, ScalarType, Ty};
 
 use crate::cx::{Cx, FuncSig};
 use crate::fx::{FnKind, Fx, Gangs, Val};
-use crate::plan::Mode;
+use crate::plan::{Entry, Mode, Plan};
 use crate::ptx::{Class, Reg};
 use crate::{unsupported, PtxError, Result};
 
@@ -119,10 +119,20 @@ fn routine(cx: &mut Cx<'_>, id: FnId, mode: Mode) -> Result<FuncSig> {
 }
 
 /// Generate routine `f` as a `.func` for callers in `mode`: its signature and definition.
-fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<(FuncSig, String)> {
+fn emit_function<'m>(
+    cx: &mut Cx<'m>,
+    f: &'m Function,
+    id: FnId,
+    mode: Mode,
+) -> Result<(FuncSig, String)> {
     let sig = signature(cx, f, id, mode)?;
-    let mode = if sig.shared { mode } else { Mode::Thread };
-    let mut fx = Fx::new(cx, FnKind::Routine, mode);
+    let entry = Entry {
+        mode: if sig.shared { mode } else { Mode::Thread },
+        reductions: &[],
+        cells: &[],
+        unchecked: cx.options.unchecked,
+    };
+    let mut fx = Fx::new(cx, FnKind::Routine, Plan::new(&f.body, &entry));
     fx.set_ret(f.ret);
     fx.add_locals(f.locals.iter().map(|l| l.ty));
     let err = fx.sp().err;
@@ -133,7 +143,6 @@ fn emit_function(cx: &mut Cx<'_>, f: &Function, id: FnId, mode: Mode) -> Result<
         Gangs::One
     });
     bind_params(&mut fx, f, &sig.globals)?;
-    fx.plan_loops(&f.body, &[]);
     fx.block(&f.body)?;
     let end = fx.end_label();
     fx.place(&end);

@@ -11,7 +11,7 @@ use acc_lang::hir::Const;
 use acc_lang::ir::{BinOp, Expr, ExprKind, ScalarType, SiteId, Ty, UnOp};
 
 use crate::address::Address;
-use crate::fx::{ArrayVal, FailKind, Fx, Val};
+use crate::fx::{ArrayVal, FailKind, Failure, Fx, Val};
 use crate::math::MathFn;
 use crate::ptx::{arith, bits, elem_size, f32_literal, f64_literal, int_literal, is_float, mem};
 use crate::ptx::{Class, Reg};
@@ -227,18 +227,16 @@ impl Fx<'_, '_> {
                 prelude.push(format!("selp.b32 {dim}, {k}, {dim}, {o}"));
                 prelude.push(format!("selp.b64 {index}, {}, {index}, {o}", idx[k]));
             }
-            let dims = a.dims.clone();
             let site = self.site(Some(site));
             failed = Some(any);
-            self.fail_if(
-                any,
-                FailKind::Bounds,
-                site,
-                Some(dim),
-                Some(index),
-                &dims,
+            let failure = Failure {
+                dim: Some(dim),
+                index: Some(index),
+                shape: a.dims.clone(),
                 prelude,
-            );
+                ..Failure::at(FailKind::Bounds, site)
+            };
+            self.fail_if(any, failure);
         }
         let mut linear = idx[0];
         for (i, d) in idx.iter().zip(&a.dims).skip(1) {
@@ -480,7 +478,7 @@ impl Fx<'_, '_> {
         let zero = self.fresh(Class::Pred);
         self.ins(format!("setp.eq.{ty} {zero}, {c}, 0"));
         let site = self.site(site);
-        self.fail_if(zero, FailKind::DivZero, site, None, None, &[], Vec::new());
+        self.fail_if(zero, Failure::at(FailKind::DivZero, site));
         // `MIN / -1` overflows: divide by 1 instead and negate (wrapping) for `/`; `x % 1` is
         // 0 as `x % -1` must be.
         let minus_one = self.fresh(Class::Pred);
@@ -650,15 +648,12 @@ impl Fx<'_, '_> {
         let dim = self.fresh(Class::B32);
         self.ins(format!("mov.u32 {dim}, {rank}"));
         let site = self.site(site);
-        self.fail_if(
-            bad,
-            FailKind::BadDimension,
-            site,
-            Some(dim),
-            Some(d),
-            &[],
-            Vec::new(),
-        );
+        let failure = Failure {
+            dim: Some(dim),
+            index: Some(d),
+            ..Failure::at(FailKind::BadDimension, site)
+        };
+        self.fail_if(bad, failure);
         let r = self.fresh(Class::B64);
         self.ins(format!("mov.b64 {r}, {}", a.dims[rank - 1]));
         for k in (0..rank - 1).rev() {

@@ -8,13 +8,14 @@
 //! `print`, routine calls and function bodies in `call`, kernels in `kernel`; the module-wide
 //! state is `cx`'s.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use acc_lang::hir::VarId;
-use acc_lang::ir::{Block, LocalId, LoopId, Reduction, ScalarType, SiteId, Ty};
+use acc_lang::ir::{LocalId, ScalarType, SiteId, Ty};
 
 use crate::cx::{Cx, FuncSig};
-use crate::plan::{LoopPlan, Mode, Plan};
+use crate::plan::{Mode, Plan, VersionId};
 use crate::ptx::{class_of, Class, Reg, Regs};
 use crate::{unsupported, Result};
 
@@ -93,16 +94,31 @@ pub(crate) const STOP_POLL_EVERY: u32 = 1024;
 /// The site number recorded for a check whose IR carries none.
 pub(crate) const NO_SITE: u32 = u32::MAX;
 
-/// A failed-check branch held back until the end of an unrolled trip (`Fx::fail_if`'s
-/// arguments; `unroll`).
-pub(crate) struct LaterCheck {
-    pub cond: Reg,
+/// What a failed check records (`Fx::fail_if`): its kind and site, a dimension (u32) and an
+/// index (b64) as given (0 without), the array's extents (`shape`; the rest of the six
+/// entries are -1), and instructions that run first on the failure path to work them out
+/// (`prelude`).
+pub(crate) struct Failure {
     pub kind: FailKind,
     pub site: u32,
     pub dim: Option<Reg>,
     pub index: Option<Reg>,
     pub shape: Vec<Reg>,
     pub prelude: Vec<String>,
+}
+
+impl Failure {
+    /// A failure of `kind` at `site` that records nothing else.
+    pub(crate) fn at(kind: FailKind, site: u32) -> Failure {
+        Failure {
+            kind,
+            site,
+            dim: None,
+            index: None,
+            shape: Vec::new(),
+            prelude: Vec::new(),
+        }
+    }
 }
 
 /// The stores of a thread loop's unrolled copy (`unroll`), held back until every copy has
@@ -130,7 +146,10 @@ pub(crate) struct Fx<'c, 'm> {
     mode: Mode,
     sp: Special,
     /// What to do with each loop of the body (`plan`).
-    plan: Plan,
+    plan: Rc<Plan<'m>>,
+    /// The version of the code being generated (`plan::versions`), which says what its
+    /// bounds checks may count as proven.
+    version: VersionId,
     /// Where `return` goes.
     end_label: String,
     /// A routine's return type.
@@ -139,9 +158,6 @@ pub(crate) struct Fx<'c, 'm> {
     row_barriers_used: bool,
     /// It (or a routine it calls) uses the shared scratch slots.
     scratch_used: bool,
-    /// It has unrolled loops, whose copies' loads should stay in flight together
-    /// (`kernel::REGISTERS_FOR_UNROLLED`).
-    unrolled: bool,
     /// The code (or a routine it calls) prints: it reads the `out` parameter.
     prints: bool,
     /// A kernel's `copy` scalars (`InOut` parameters that are not reductions): the address
@@ -152,14 +168,8 @@ pub(crate) struct Fx<'c, 'm> {
     globals: Vec<(VarId, Reg)>,
     /// The global arrays it reads: their device copies (the header in `globals` too).
     global_arrays: Vec<(VarId, ArrayVal)>,
-    /// The mode the function starts in (`return` is uniform only there).
-    entry_mode: Mode,
-    /// Accesses whose bounds an enclosing loop's pre-check has proven (`version`).
-    proven: HashSet<usize>,
-    /// How many versioned loops enclose the code being generated.
-    version_depth: u32,
     /// Inside an unrolled trip: the failed-check branches held back to its end (`unroll`).
-    later: Option<Vec<LaterCheck>>,
+    later: Option<Vec<(Reg, Failure)>>,
     /// While an unrolled copy of a thread loop's body is generated: its held-back stores.
     held_stores: Option<HeldStores>,
     /// Row starts of accesses, worked out before the loops that enclose them (`address`), by
@@ -171,7 +181,9 @@ pub(crate) struct Fx<'c, 'm> {
 }
 
 impl<'c, 'm> Fx<'c, 'm> {
-    pub(crate) fn new(cx: &'c mut Cx<'m>, kind: FnKind, mode: Mode) -> Self {
+    /// A function of `kind` whose loops are generated as `plan` says.
+    pub(crate) fn new(cx: &'c mut Cx<'m>, kind: FnKind, plan: Plan<'m>) -> Self {
+        let mode = plan.entry_mode();
         let mut regs = Regs::default();
         let mut b32 = || regs.fresh(Class::B32);
         let (tx, ty, ntx, nty, tid, nthreads, gang, ngangs) =
@@ -203,19 +215,16 @@ impl<'c, 'm> Fx<'c, 'm> {
                 lead_x,
                 err,
             },
-            plan: Plan::default(),
+            plan: Rc::new(plan),
+            version: VersionId::ROOT,
             end_label: "$Lend".into(),
             ret: None,
             row_barriers_used: false,
             scratch_used: false,
-            unrolled: false,
             prints: false,
             cells: Vec::new(),
             globals: Vec::new(),
             global_arrays: Vec::new(),
-            entry_mode: mode,
-            proven: Default::default(),
-            version_depth: 0,
             later: None,
             held_stores: None,
             row_starts: Vec::new(),
@@ -290,7 +299,7 @@ impl<'c, 'm> Fx<'c, 'm> {
 
     /// The mode the function starts in.
     pub(crate) fn entry_mode(&self) -> Mode {
-        self.entry_mode
+        self.plan.entry_mode()
     }
 
     /// The special registers read at the top.
@@ -298,15 +307,19 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.sp
     }
 
-    /// Plans the loops of `body`, the function's, inside constructs that reduce
-    /// `reductions` (a region's).
-    pub(crate) fn plan_loops(&mut self, body: &Block, reductions: &[Reduction]) {
-        self.plan = Plan::new(body, self.entry_mode, reductions);
+    /// What to do with each loop (shared, so that the passes can read it while they write).
+    pub(crate) fn plan(&self) -> Rc<Plan<'m>> {
+        Rc::clone(&self.plan)
     }
 
-    /// What to do with loop `id`.
-    pub(crate) fn loop_plan(&self, id: LoopId) -> &LoopPlan {
-        self.plan.get(id)
+    /// The version of the code being generated.
+    pub(crate) fn version(&self) -> VersionId {
+        self.version
+    }
+
+    /// From now on the code generated is version `v`; the version before.
+    pub(crate) fn set_version(&mut self, v: VersionId) -> VersionId {
+        std::mem::replace(&mut self.version, v)
     }
 
     /// Where `return` goes.
@@ -349,15 +362,6 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.prints |= sig.prints;
     }
 
-    /// The code has unrolled loops.
-    pub(crate) fn unrolled(&self) -> bool {
-        self.unrolled
-    }
-
-    pub(crate) fn mark_unrolled(&mut self) {
-        self.unrolled = true;
-    }
-
     /// `copy` scalar `l` lives in the memory cell at `addr`.
     pub(crate) fn add_cell(&mut self, l: LocalId, addr: Reg) {
         self.cells.push((l, addr));
@@ -386,34 +390,10 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.global_arrays.iter().find(|x| x.0 == g).map(|x| &x.1)
     }
 
-    /// Whether an enclosing loop's pre-check proved the access with key `key` in bounds.
+    /// Whether the version of the code being generated counts the access with key `key`
+    /// as proven in bounds (an enclosing loop's pre-check proved it).
     pub(crate) fn is_proven(&self, key: usize) -> bool {
-        self.proven.contains(&key)
-    }
-
-    /// Counts the accesses of `keys` as proven (until `unprove`).
-    pub(crate) fn prove(&mut self, keys: &[usize]) {
-        self.proven.extend(keys.iter().copied());
-    }
-
-    pub(crate) fn unprove(&mut self, keys: &[usize]) {
-        for k in keys {
-            self.proven.remove(k);
-        }
-    }
-
-    /// How many versioned loops enclose the code being generated.
-    pub(crate) fn version_depth(&self) -> u32 {
-        self.version_depth
-    }
-
-    /// The code being generated is one more versioned loop deep, until `leave_version`.
-    pub(crate) fn enter_version(&mut self) {
-        self.version_depth += 1;
-    }
-
-    pub(crate) fn leave_version(&mut self) {
-        self.version_depth -= 1;
+        self.plan.is_proven(self.version, key)
     }
 
     /// From now on `fail_if` holds its branches back (an unrolled trip's checks), until
@@ -426,7 +406,7 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.later.is_some()
     }
 
-    pub(crate) fn take_held_checks(&mut self) -> Vec<LaterCheck> {
+    pub(crate) fn take_held_checks(&mut self) -> Vec<(Reg, Failure)> {
         self.later.take().unwrap_or_default()
     }
 
@@ -850,52 +830,32 @@ impl<'c, 'm> Fx<'c, 'm> {
         site.map_or(NO_SITE, |s| s.0)
     }
 
-    /// Fail when `cond` holds: the first failing thread of the launch fills the error record,
-    /// and every failing thread leaves the kernel. `index` (b64) and `dim` (u32) are recorded
-    /// as given; `shape` is the array's extents (the rest of the six entries are -1).
-    /// `prelude` runs first on the failure path (to work out what to record).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn fail_if(
-        &mut self,
-        cond: Reg,
-        kind: FailKind,
-        site: u32,
-        dim: Option<Reg>,
-        index: Option<Reg>,
-        shape: &[Reg],
-        prelude: Vec<String>,
-    ) {
+    /// Fail when `cond` holds: the first failing thread of the launch records `failure` in
+    /// the error record, and every failing thread leaves the kernel.
+    pub(crate) fn fail_if(&mut self, cond: Reg, failure: Failure) {
         if let Some(later) = self.later.as_mut() {
-            later.push(LaterCheck {
-                cond,
-                kind,
-                site,
-                dim,
-                index,
-                shape: shape.to_vec(),
-                prelude,
-            });
+            later.push((cond, failure));
             return;
         }
         let l = self.label("fail");
         self.ins(format!("@{cond} bra {l}"));
-        let record = self.failure(kind, site, dim, index, shape, prelude);
+        let record = self.failure(failure);
         self.cold.push_str(&l);
         self.cold.push_str(":\n");
         self.cold.push_str(&record);
     }
 
-    /// The cold code of a failure: `prelude`, then the first failing thread of the launch
+    /// The cold code of a failure: its prelude, then the first failing thread of the launch
     /// fills the error record, and the thread leaves the kernel.
-    fn failure(
-        &mut self,
-        kind: FailKind,
-        site: u32,
-        dim: Option<Reg>,
-        index: Option<Reg>,
-        shape: &[Reg],
-        prelude: Vec<String>,
-    ) -> String {
+    fn failure(&mut self, failure: Failure) -> String {
+        let Failure {
+            kind,
+            site,
+            dim,
+            index,
+            shape,
+            prelude,
+        } = failure;
         let err = self.sp.err;
         let old = self.fresh(Class::B32);
         let lost = self.fresh(Class::Pred);
@@ -948,7 +908,7 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.ins(format!("setp.ne.u32 {stop}, {word}, 0"));
         let l = self.label("stop");
         self.ins(format!("@{stop} bra {l}"));
-        let stopped = self.failure(FailKind::Stopped, site, None, None, &[], Vec::new());
+        let stopped = self.failure(Failure::at(FailKind::Stopped, site));
         self.cold.push_str(&format!("{l}:\n{stopped}"));
     }
 }

@@ -6,11 +6,12 @@ use acc_lang::ir::{gang_loop, LocalId, Pass, Region, Ty};
 
 use crate::cx::Cx;
 use crate::fx::{FnKind, Fx, Gangs, Val};
-use crate::plan::{one_gang, splits, Mode};
+use crate::plan::{one_gang, splits, Entry, Mode, Plan};
+use crate::private::Copy;
 use crate::ptx::{Class, Reg};
 use crate::{unsupported, ArrayParam, Kernel, KernelLaunch, PrivateArray, Result};
 
-/// The register ceiling (`.maxnreg`) of a kernel with unrolled loops. Without one, ptxas
+/// The register ceiling (`.maxnreg`) of a kernel whose plan unrolls loops. Without one, ptxas
 /// favours occupancy: it interleaves the unrolled copies' loads with their arithmetic to
 /// need fewer registers, which undoes the unrolling (Jacobi's stencil on an H200, under
 /// ncu: 48 registers and 125 µs, against 86 µs when its ten loads issued together). With
@@ -41,6 +42,9 @@ struct Layout {
     /// The array parameters whose data pointer and extents come as kernel parameters; the
     /// others' are read from their headers.
     arrays: Vec<ArrayParam>,
+    /// The `copy` scalars (`InOut` scalar parameters that are not reductions): each lives in
+    /// its result slot, a memory cell every thread of the launch shares.
+    cells: Vec<LocalId>,
 }
 
 impl Layout {
@@ -85,7 +89,19 @@ impl Layout {
             globals,
             array_globals: array_globals.into_iter().map(|(g, _)| g).collect(),
             arrays,
+            cells: cells(r),
         })
+    }
+
+    /// Where the kernel's gang number and count come from.
+    fn gangs(&self) -> Gangs {
+        if self.one_gang {
+            Gangs::One
+        } else if self.split {
+            Gangs::Split
+        } else {
+            Gangs::Hardware
+        }
     }
 
     /// The kernel's parameter list.
@@ -113,15 +129,100 @@ impl Layout {
     }
 }
 
+/// The `copy` scalars of region `r`: its `InOut` scalar parameters that are not reductions.
+pub(crate) fn cells(r: &Region) -> Vec<LocalId> {
+    (0..r.params.len())
+        .filter(|&i| r.is_cell(i) && !r.locals[i].ty.is_array())
+        .map(|i| LocalId(i as u32))
+        .collect()
+}
+
 /// Generate region `r` as a kernel: its description and text.
-pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String)> {
-    let name = format!("acc_region_{}", r.id.0);
+pub(crate) fn emit_kernel<'m>(cx: &mut Cx<'m>, r: &'m Region) -> Result<(Kernel, String)> {
     if r.params.len() > r.locals.len() {
         return unsupported("a region with more parameters than locals");
     }
     let layout = Layout::of(cx, r)?;
-    let mut fx = Fx::new(cx, FnKind::Kernel, Mode::Block);
+    let reductions: Vec<_> = r.reductions.iter().map(|red| red.reduction).collect();
+    let entry = Entry {
+        mode: Mode::Block,
+        reductions: &reductions,
+        cells: &layout.cells,
+        unchecked: cx.options.unchecked,
+    };
+    let plan = Plan::new(&r.body, &entry);
+    let ceiling = plan.unrolled().then_some(REGISTERS_FOR_UNROLLED);
+    let mut fx = Fx::new(cx, FnKind::Kernel, plan);
     fx.add_locals(r.locals.iter().map(|l| l.ty));
+    let (copies, partials) = prologue(&mut fx, r, &layout)?;
+    let prologue = fx.take_code();
+
+    fx.block(&r.body)?;
+    let end = fx.end_label();
+    fx.place(&end);
+    write_partials(&mut fx, r, partials)?;
+    fx.ins("ret");
+    let body = fx.take_code();
+
+    // After the one-gang exit: every thread of the block takes part.
+    fx.first_private_copies(&copies);
+    if fx.uses_row_barriers() {
+        zero_row_barriers(&mut fx);
+    }
+    let init = fx.take_code();
+
+    let name = format!("acc_region_{}", r.id.0);
+    let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
+    text += &format!(
+        ".visible .entry {name}(\n{}\n)\n",
+        layout.params(r).join(",\n")
+    );
+    if let Some(n) = ceiling {
+        text += &format!(".maxnreg {n}\n");
+    }
+    text += "{\n";
+    text += &fx.declarations();
+    text += &prologue;
+    text += &init;
+    text += &body;
+    text += fx.cold();
+    text += "}\n";
+    Ok((layout.kernel(r, name, &fx), text))
+}
+
+impl Layout {
+    /// The kernel's description, once `fx` has generated its code (which says whether it,
+    /// or a routine it calls, uses shared memory or prints).
+    fn kernel(self, r: &Region, name: String, fx: &Fx<'_, '_>) -> Kernel {
+        let uses_shared = fx.uses_row_barriers() || fx.uses_scratch();
+        Kernel {
+            region: r.id,
+            name,
+            reductions: r.reductions.len(),
+            globals: self.globals,
+            prints: fx.prints(),
+            launch: KernelLaunch {
+                // A kernel without shared memory keeps the whole of L1 for its data.
+                shared_per_thread: if uses_shared {
+                    crate::cx::SHARED_BYTES_PER_THREAD
+                } else {
+                    0
+                },
+                one_gang: self.one_gang,
+                private_arrays: self.private_arrays,
+                arrays: self.arrays,
+                split: self.split,
+                gang_loop: gang_loop::gang_loop(r),
+            },
+        }
+    }
+}
+
+/// The kernel's first instructions: its parameters read, the special registers, the locals
+/// bound (`bind_locals`), the region's reduction variables at their identities and, in a
+/// kernel that runs one gang, the exit of every block but the first. Returns the private
+/// copies that the threads set up together and the partial results' address.
+fn prologue(fx: &mut Fx<'_, '_>, r: &Region, layout: &Layout) -> Result<(Vec<Copy>, Reg)> {
     let slots: Vec<_> = (0..r.params.len()).map(|_| fx.fresh(Class::B64)).collect();
     let (results, partials) = (fx.fresh(Class::B64), fx.fresh(Class::B64));
     for (i, s) in slots.iter().enumerate() {
@@ -136,14 +237,8 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         fx.ins(format!("ld.param.u64 {v}, [g{k}]"));
         fx.add_global(*g, v);
     }
-    fx.read_special(if layout.one_gang {
-        Gangs::One
-    } else if layout.split {
-        Gangs::Split
-    } else {
-        Gangs::Hardware
-    });
-    let copies = bind_locals(&mut fx, r, &layout, &slots, results)?;
+    fx.read_special(layout.gangs());
+    let copies = bind_locals(fx, r, layout, &slots, results)?;
     for red in &r.reductions {
         match fx.local(red.reduction.var)? {
             Val::Scalar(d, s) if s == red.reduction.ty => {
@@ -160,67 +255,11 @@ pub(crate) fn emit_kernel(cx: &mut Cx<'_>, r: &Region) -> Result<(Kernel, String
         fx.ins(format!("setp.ne.u32 {other}, {rest}, 0"));
         let go = fx.label("gang0");
         fx.ins(format!("@!{other} bra {go}"));
-        write_partials(&mut fx, r, partials)?;
+        write_partials(fx, r, partials)?;
         fx.ins("exit");
         fx.place(&go);
     }
-    let prologue = fx.take_code();
-
-    let reductions: Vec<_> = r.reductions.iter().map(|red| red.reduction).collect();
-    fx.plan_loops(&r.body, &reductions);
-    fx.block(&r.body)?;
-    let end = fx.end_label();
-    fx.place(&end);
-    write_partials(&mut fx, r, partials)?;
-    fx.ins("ret");
-    let body = fx.take_code();
-
-    // After the one-gang exit: every thread of the block takes part.
-    fx.first_private_copies(&copies);
-    if fx.uses_row_barriers() {
-        zero_row_barriers(&mut fx);
-    }
-    let uses_shared = fx.uses_row_barriers() || fx.uses_scratch();
-    let init = fx.take_code();
-
-    let mut text = format!("// region {}: {}\n", r.id.0, r.construct.name());
-    text += &format!(
-        ".visible .entry {name}(\n{}\n)\n",
-        layout.params(r).join(",\n")
-    );
-    if fx.unrolled() {
-        text += &format!(".maxnreg {REGISTERS_FOR_UNROLLED}\n");
-    }
-    text += "{\n";
-    text += &fx.declarations();
-    text += &prologue;
-    text += &init;
-    text += &body;
-    text += fx.cold();
-    text += "}\n";
-    Ok((
-        Kernel {
-            region: r.id,
-            name,
-            reductions: r.reductions.len(),
-            globals: layout.globals,
-            prints: fx.prints(),
-            launch: KernelLaunch {
-                // A kernel without shared memory keeps the whole of L1 for its data.
-                shared_per_thread: if uses_shared {
-                    crate::cx::SHARED_BYTES_PER_THREAD
-                } else {
-                    0
-                },
-                one_gang: layout.one_gang,
-                private_arrays: layout.private_arrays,
-                arrays: layout.arrays,
-                split: layout.split,
-                gang_loop: gang_loop::gang_loop(r),
-            },
-        },
-        text,
-    ))
+    Ok((copies, partials))
 }
 
 /// The locals from their parameter slots (`copy` scalars in their cells, arrays as the
@@ -233,12 +272,12 @@ fn bind_locals(
     layout: &Layout,
     slots: &[Reg],
     results: Reg,
-) -> Result<Vec<crate::private::Copy>> {
+) -> Result<Vec<Copy>> {
     let mut copies = Vec::new();
     for (i, l) in r.locals.iter().enumerate() {
         let v = fx.local(LocalId(i as u32))?;
         match (r.params.get(i).map(|p| p.pass), v) {
-            (Some(Pass::InOut), Val::Scalar(..)) if r.is_cell(i) => {
+            (Some(Pass::InOut), Val::Scalar(..)) if layout.cells.contains(&LocalId(i as u32)) => {
                 // A `copy` scalar lives in its result slot, which the runtime fills with the
                 // argument: every thread of the launch shares it.
                 let addr = fx.fresh(Class::B64);

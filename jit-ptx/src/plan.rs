@@ -3,16 +3,26 @@
 //! blocks (`one_gang`, `splits`). The emitter (`schedule`) carries
 //! it out: which threads run which iterations, which variables a loop reduces and over which
 //! threads, which reductions a gang loop gathers for the vector loops inside it, and where the
-//! barrier after a loop goes.
+//! barrier after a loop goes; and (`versions`) which bounds checks a loop hoists, the
+//! versions of its code that follow, and which of them run unrolled trips (`straight`: the
+//! bodies that can).
 //!
 //! The walk follows the emitter's: a loop's plan depends on the mode the threads are in where
-//! it stands, the reductions of the constructs around it and the gang loop it is in.
+//! it stands, the reductions of the constructs around it and the gang loop it is in; its
+//! versions on what the versioned loops around it proved.
+
+mod straight;
+mod versions;
 
 use std::collections::HashMap;
 
 use acc_lang::ir::{
     Block, Construct, Expr, ExprKind, ForLoop, LocalId, LoopId, Reduction, Region, Stmt,
 };
+
+pub(crate) use straight::element_key;
+use versions::VersionPlan;
+pub(crate) use versions::{Unroll, Version, VersionId, Versions};
 
 /// How the threads of a block share the code at a point (LANGUAGE.md 7.2: gang-redundant,
 /// worker-single, vector-single execution).
@@ -27,6 +37,17 @@ pub(crate) enum Mode {
     Row,
     /// Each thread runs its own iterations (vector loops, and routines called from them).
     Thread,
+}
+
+impl Mode {
+    /// The mode of the body of a loop with these levels that stands in this mode: its
+    /// share's, or this mode for a sequential loop and one that cannot be shared here.
+    pub(crate) fn inside(self, gang: bool, worker: bool, vector: bool) -> Mode {
+        if !(gang || worker || vector) {
+            return self;
+        }
+        Share::of(self, gang, worker, vector).map_or(self, Share::body)
+    }
 }
 
 /// The threads a shared loop's reduction combines over.
@@ -153,28 +174,78 @@ impl SharedLoop {
 }
 
 /// The plans of a function's loops.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Plan {
+#[derive(Debug)]
+pub(crate) struct Plan<'a> {
+    /// The mode the function starts in.
+    mode: Mode,
     loops: HashMap<LoopId, LoopPlan>,
+    versions: VersionPlan<'a>,
 }
 
-impl Plan {
-    /// The plan of the loops of `body`, which starts in `mode` inside constructs that reduce
-    /// `reductions` (a region's).
-    pub(crate) fn new(body: &Block, mode: Mode, reductions: &[Reduction]) -> Plan {
+/// What the plan of a function's loops starts from besides its body.
+pub(crate) struct Entry<'e> {
+    /// The mode the function starts in.
+    pub mode: Mode,
+    /// The reductions of the constructs around the body (a region's).
+    pub reductions: &'e [Reduction],
+    /// The locals that live in memory cells (a kernel's `copy` scalars), which other threads
+    /// may change.
+    pub cells: &'e [LocalId],
+    /// Bounds checks are left out (`PtxOptions::unchecked`).
+    pub unchecked: bool,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of the loops of `body`, a function's, which starts as `entry` says.
+    pub(crate) fn new(body: &'a Block, entry: &Entry<'_>) -> Plan<'a> {
         let mut planner = Planner {
-            plan: Plan::default(),
-            mode,
-            reductions: reductions.to_vec(),
+            loops: HashMap::new(),
+            mode: entry.mode,
+            reductions: entry.reductions.to_vec(),
             frames: Vec::new(),
         };
         planner.block(body);
-        planner.plan
+        let versions = VersionPlan::new(body, &planner.loops, entry.cells, entry.unchecked);
+        Plan {
+            mode: entry.mode,
+            loops: planner.loops,
+            versions,
+        }
+    }
+
+    /// The plan of code without loops (the math library's helpers), which starts in `mode`.
+    pub(crate) fn no_loops(mode: Mode) -> Plan<'a> {
+        Plan {
+            mode,
+            loops: HashMap::new(),
+            versions: VersionPlan::default(),
+        }
+    }
+
+    /// The mode the function starts in.
+    pub(crate) fn entry_mode(&self) -> Mode {
+        self.mode
     }
 
     /// The plan of loop `id`, which `new` walked.
     pub(crate) fn get(&self, id: LoopId) -> &LoopPlan {
         &self.loops[&id]
+    }
+
+    /// The versions of loop `id` in version `v` of the code around it.
+    pub(crate) fn versions(&self, v: VersionId, id: LoopId) -> &Versions<'a> {
+        self.versions.get(v, id)
+    }
+
+    /// Whether version `v` of the code counts the access with key `key`
+    /// (`bounds::access_key`) as proven in bounds.
+    pub(crate) fn is_proven(&self, v: VersionId, key: usize) -> bool {
+        self.versions.is_proven(v, key)
+    }
+
+    /// Whether some loop runs unrolled trips.
+    pub(crate) fn unrolled(&self) -> bool {
+        self.versions.unrolled()
     }
 }
 
@@ -194,7 +265,7 @@ struct GangFrame {
 }
 
 struct Planner {
-    plan: Plan,
+    loops: HashMap<LoopId, LoopPlan>,
     mode: Mode,
     /// The reductions of the enclosing constructs (region, loops).
     reductions: Vec<Reduction>,
@@ -239,7 +310,7 @@ impl Planner {
             };
             LoopPlan::Shared(self.shared_loop(&nest))
         };
-        let old = self.plan.loops.insert(f.id, plan);
+        let old = self.loops.insert(f.id, plan);
         debug_assert!(old.is_none(), "loop id {} used twice", f.id.0);
     }
 
@@ -550,7 +621,7 @@ mod tests {
     use acc_lang::ir::{self, ForLoop, Stmt};
     use acc_lang::span::SourceFile;
 
-    use super::{Barrier, Group, LoopPlan, Mode, Plan, Share, SharedLoop};
+    use super::{Barrier, Entry, Group, LoopPlan, Mode, Plan, Share, SharedLoop};
 
     /// The plans of the loops of the first region of `text`, outermost first.
     fn plans(text: &str) -> Vec<LoopPlan> {
@@ -558,7 +629,13 @@ mod tests {
             .unwrap_or_else(|d| panic!("{d:?}"));
         let r = &m.regions[0];
         let reductions: Vec<_> = r.reductions.iter().map(|x| x.reduction).collect();
-        let plan = Plan::new(&r.body, Mode::Block, &reductions);
+        let entry = Entry {
+            mode: Mode::Block,
+            reductions: &reductions,
+            cells: &[],
+            unchecked: false,
+        };
+        let plan = Plan::new(&r.body, &entry);
         fn walk<'a>(body: &'a [Stmt], out: &mut Vec<&'a ForLoop>) {
             for s in body {
                 match s {
@@ -716,6 +793,11 @@ for i in 0..8 {
             assert_eq!(Share::of(mode, g, w, v), Ok(share), "{mode:?} {g} {w} {v}");
             assert_eq!((share.body(), share.group()), (body, group));
         }
+        // A loop's body runs in its share's mode; a sequential loop's in the mode around it.
+        assert_eq!(Block.inside(false, true, true), Thread);
+        assert_eq!(Block.inside(false, false, false), Block);
+        assert_eq!(Row.inside(false, false, false), Row);
+        assert_eq!(Row.inside(false, false, true), Thread);
         // Levels the checker orders (a routine's callers too): refused, not mis-shared.
         assert!(Share::of(Row, false, true, false).is_err());
         assert!(Share::of(Row, true, false, false).is_err());

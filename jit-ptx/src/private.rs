@@ -6,7 +6,8 @@
 //!   one copy per block. A loop's private array (a parameter bound inside its loop only) is
 //!   each iteration's: the threads that run one iteration together share a copy, so its level
 //!   follows the mode (`plan::Mode`) that the loop's body runs in, worked out from the region's
-//!   `LoopInfo`s (the loop's levels and its enclosing loops', as `schedule` partitions them):
+//!   `LoopInfo`s (the loop's levels and its enclosing loops', by the plan's rule,
+//!   `Mode::inside`, which `schedule`'s partitions follow):
 //!   gang-redundant code (`Block`) one copy per block, a worker loop's body (`Row`) one per
 //!   row, a vector loop's body (`Thread`) one per thread. Several loops making the same array
 //!   private share its parameter: they must agree on the level.
@@ -20,7 +21,7 @@
 //!   call would pass on: a private array passed to a routine, or assigned to another local
 //!   (which could then be), is not compiled (the region runs on the host).
 
-use acc_lang::analysis::{Levels, LoopInfo, Schedule};
+use acc_lang::analysis::{LoopInfo, Schedule};
 use acc_lang::hir::VarId;
 use acc_lang::ir::visit::{walk_expr, walk_stmt, Visitor};
 use acc_lang::ir::{Expr, ExprKind, LocalId, Pass, Region, Stmt, Ty};
@@ -120,21 +121,9 @@ fn loop_body_mode(loops: &[LoopInfo], k: usize) -> Mode {
         .iter()
         .rev()
         .fold(Mode::Block, |mode, &c| match loops[c].schedule {
-            Schedule::Parallel(levels) => body_mode(mode, levels),
+            Schedule::Parallel(l) => mode.inside(l.gang, l.worker, l.vector),
             Schedule::Seq | Schedule::Auto => mode,
         })
-}
-
-/// The mode of a loop's body entered from `mode` (as `schedule`'s partitions set it).
-fn body_mode(mode: Mode, s: Levels) -> Mode {
-    match mode {
-        _ if !(s.gang || s.worker || s.vector) => mode,
-        Mode::Block if s.vector => Mode::Thread,
-        Mode::Block if s.worker => Mode::Row,
-        Mode::Block => Mode::Block,
-        Mode::Row if s.vector => Mode::Thread,
-        m => m,
-    }
 }
 
 /// Whether a local escapes: passed to a routine, or assigned to another local.

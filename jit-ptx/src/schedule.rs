@@ -31,10 +31,10 @@
 use acc_lang::hir::Const;
 use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, ScalarType, Ty};
 
-use crate::fx::{FailKind, Fx, LoopTargets, Val};
-use crate::plan::{collapse_nest, Barrier, LoopPlan, Mode, Share};
+use crate::fx::{FailKind, Failure, Fx, LoopTargets, Val};
+use crate::plan::{collapse_nest, Barrier, LoopPlan, Share, Unroll, Versions};
 use crate::ptx::{arith, Class, Reg};
-use crate::version::Versions;
+use crate::version::LoopVersions;
 use crate::{unsupported, Result};
 
 /// A shared loop's iteration numbers for this thread: the first and the distance to its next
@@ -122,7 +122,7 @@ impl Fx<'_, '_> {
             let zero = self.fresh(Class::Pred);
             self.ins(format!("setp.eq.{} {zero}, {step}, 0", arith(t)));
             let site = self.site(Some(site));
-            self.fail_if(zero, FailKind::ZeroStep, site, None, None, &[], Vec::new());
+            self.fail_if(zero, Failure::at(FailKind::ZeroStep, site));
         }
         let constant_step = match f.step.kind {
             ExprKind::Const(Const::I32(v)) => Some(v as i64),
@@ -229,19 +229,21 @@ impl Fx<'_, '_> {
             Val::Scalar(r, _) => r,
             Val::Array(_) => return unsupported("an array loop variable"),
         };
-        let versions = self.versions(f, t, start, step, last)?;
+        let plan = self.plan();
+        let versions = plan.versions(self.version(), f.id);
+        let versions = self.loop_versions(versions, t, start, step, last)?;
         let saved = self.start_reductions(&f.schedule.reductions)?;
         let exit = self.label("fend");
         self.ins(format!("@!{nonempty} bra {exit}"));
         // Versioned, the whole loop is copied: a branch inside the body would keep ptxas
         // from unrolling and pipelining the unchecked one.
-        self.versioned(versions.as_ref(), |fx| {
+        self.versioned(&versions, |fx, copy| {
             let (top, latch) = (fx.label("for"), fx.label("fnext"));
             let k = fx.fresh_of(t);
             let v = fx.fresh_of(t);
             fx.ins(format!("mov.{ty} {k}, 0"));
             fx.ins(format!("mov.{ty} {v}, {start}"));
-            if fx.unrollable(&f.body) {
+            if matches!(copy.unroll, Some(Unroll::Seq)) {
                 let rolled = fx.label("rolled");
                 let trips = fx.unrolled_trips(
                     ty,
@@ -330,10 +332,14 @@ impl Fx<'_, '_> {
         Partition { first, stride }
     }
 
-    /// The bounds of a loop nest's loops, their iteration count (u64), and the versions of a
-    /// single loop's body (bounds checks are hoisted out of a single loop, not a collapsed
-    /// nest).
-    fn nest_bounds(&mut self, nest: &[&ForLoop]) -> Result<(Vec<Bounds>, Reg, Option<Versions>)> {
+    /// The bounds of a loop nest's loops, their iteration count (u64), and the nest's
+    /// versions as `plan` says (one where it is a collapsed nest), chosen after the first
+    /// loop's bounds.
+    fn nest_bounds<'p, 'a>(
+        &mut self,
+        nest: &[&ForLoop],
+        plan: &'p Versions<'a>,
+    ) -> Result<(Vec<Bounds>, Reg, LoopVersions<'p, 'a>)> {
         let mut bounds = Vec::with_capacity(nest.len());
         let mut versions = None;
         for (j, f) in nest.iter().enumerate() {
@@ -345,8 +351,8 @@ impl Fx<'_, '_> {
                 return unsupported("a collapsed loop whose bounds depend on an outer loop");
             }
             let (t, start, step, nonempty, last) = self.bounds(f)?;
-            if nest.len() == 1 {
-                versions = self.versions(f, t, start, step, last)?;
+            if j == 0 {
+                versions = Some(self.loop_versions(plan, t, start, step, last)?);
             }
             let count = self.fresh(Class::B64);
             if t == ScalarType::I32 {
@@ -370,17 +376,22 @@ impl Fx<'_, '_> {
             self.ins(format!("mul.lo.u64 {m}, {total}, {}", b.count));
             total = m;
         }
+        let Some(versions) = versions else {
+            return unsupported("an empty loop nest");
+        };
         Ok((bounds, total, versions))
     }
 
     /// A loop (or collapsed nest) whose iterations are shared among gangs and threads, as
     /// its plan says.
     fn shared_loop(&mut self, nest: &[&ForLoop]) -> Result<()> {
-        let LoopPlan::Shared(plan) = self.loop_plan(nest[0].id).clone() else {
+        let plans = self.plan();
+        let LoopPlan::Shared(plan) = plans.get(nest[0].id) else {
             unreachable!("a shared loop planned as sequential");
         };
         let body = &nest[nest.len() - 1].body;
-        let (bounds, total, versions) = self.nest_bounds(nest)?;
+        let versions = plans.versions(self.version(), nest[0].id);
+        let (bounds, total, versions) = self.nest_bounds(nest, versions)?;
         let share = plan.share.or_else(unsupported)?;
         let part = self.partition(share);
         let saved = self.start_reductions(&plan.reductions)?;
@@ -421,11 +432,7 @@ impl Fx<'_, '_> {
         };
         let result = match single {
             Some(b) => self.hoist_row_starts(b.var, body).and_then(|()| {
-                if share.body() != Mode::Thread {
-                    return Ok(());
-                }
-                let v = versions.as_ref();
-                self.unrolled_thread_loop(b, body, [k, part.stride, total], v, &top)
+                self.unrolled_thread_loop(b, body, [k, part.stride, total], &versions, &top)
             }),
             None => Ok(()),
         };
@@ -437,7 +444,7 @@ impl Fx<'_, '_> {
             for (b, &it) in bounds.iter().zip(&digits) {
                 self.set_loop_var(b, it)?;
             }
-            self.versioned(versions.as_ref(), |fx| fx.block(body))
+            self.versioned(&versions, |fx, _| fx.block(body))
         });
         self.leave_loop();
         self.set_mode(outer_mode);
@@ -459,30 +466,31 @@ impl Fx<'_, '_> {
         Ok(())
     }
 
-    /// Before a thread loop `b` whose body is straight-line code (`unroll`): its unrolled
-    /// trips, where the body's checks are proven (`versions`) and the arrays whose accesses
-    /// it reorders are distinct; the ordinary loop (`ordinary`) otherwise, and for the rest.
-    /// `[k, stride, total]`: this thread's next iteration number, the distance to its next,
-    /// and the loop's iteration count.
+    /// Before a thread loop `b` whose plan unrolls it (`unroll`): its unrolled trips, where
+    /// the body's checks are proven (its fast version's predicate holds) and the arrays whose
+    /// accesses it reorders are distinct; the ordinary loop (`ordinary`) otherwise, and for
+    /// the rest. `[k, stride, total]`: this thread's next iteration number, the distance to
+    /// its next, and the loop's iteration count.
     fn unrolled_thread_loop(
         &mut self,
         b: &Bounds,
         body: &Block,
         [k, stride, total]: [Reg; 3],
-        versions: Option<&Versions>,
+        versions: &LoopVersions<'_, '_>,
         ordinary: &str,
     ) -> Result<()> {
-        let Some(distinct) = self.assuming_proven(versions, |fx| fx.unrollable_shared(body)) else {
+        let fast = versions.fast();
+        let Some(Unroll::Threads(distinct)) = &fast.unroll else {
             return Ok(());
         };
-        self.unless_proven(versions, ordinary);
-        for (stored, read) in distinct {
+        self.unless_fast(versions, ordinary);
+        for &(stored, read) in distinct {
             let (s, r) = (self.array(stored)?.data, self.array(read)?.data);
             let same = self.fresh(Class::Pred);
             self.ins(format!("setp.eq.u64 {same}, {s}, {r}"));
             self.ins(format!("@{same} bra {ordinary}"));
         }
-        self.assuming_proven(versions, |fx| {
+        self.in_version(fast.id, |fx| {
             fx.unrolled_shared(body, k, stride, total, |fx, it| fx.set_loop_var(b, it))
         })
     }

@@ -8,7 +8,7 @@
 
 use acc_lang::ir::{Block, Expr, ScalarType, SiteId, Stmt, StringId};
 
-use crate::fx::{FailKind, FnKind, Fx, Val};
+use crate::fx::{FailKind, Failure, FnKind, Fx, Val};
 use crate::plan::Mode;
 use crate::ptx::{mem, Class, Reg};
 use crate::{unsupported, Result};
@@ -197,15 +197,11 @@ impl Fx<'_, '_> {
         let failed = self.fresh(Class::Pred);
         self.ins(format!("not.pred {failed}, {c}"));
         let m = self.const_i64(message.map_or(-1, |m| m.0 as i64));
-        self.fail_if(
-            failed,
-            FailKind::Assert,
-            site,
-            None,
-            Some(m),
-            &[],
-            Vec::new(),
-        );
+        let failure = Failure {
+            index: Some(m),
+            ..Failure::at(FailKind::Assert, site)
+        };
+        self.fail_if(failed, failure);
         Ok(())
     }
 }

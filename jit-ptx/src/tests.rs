@@ -6,7 +6,7 @@ use acc_lang::span::SourceFile;
 
 use crate::cx::Cx;
 use crate::fx::{FnKind, Fx, Val};
-use crate::plan::Mode;
+use crate::plan::{Mode, Plan};
 use crate::ptx::Class;
 use crate::{emit_module, PtxOptions};
 
@@ -25,7 +25,7 @@ fn ptx(text: &str) -> String {
 fn locals_get_registers_of_their_class() {
     let module = ir::Module::default();
     let mut cx = Cx::new(&module, PtxOptions::default());
-    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Mode::Block);
+    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Plan::no_loops(Mode::Block));
     let Val::Scalar(r, ScalarType::F32) = fx.fresh_local(Ty::Scalar(ScalarType::F32)) else {
         panic!("a scalar local");
     };
@@ -56,7 +56,7 @@ fn locals_get_registers_of_their_class() {
 fn reduction_identities() {
     let module = ir::Module::default();
     let mut cx = Cx::new(&module, PtxOptions::default());
-    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Mode::Block);
+    let mut fx = Fx::new(&mut cx, FnKind::Kernel, Plan::no_loops(Mode::Block));
     let cases = [
         (ReductionOp::Add, ScalarType::F64, "0d0000000000000000"),
         (ReductionOp::Mul, ScalarType::F32, "0f3F800000"),

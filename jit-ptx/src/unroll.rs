@@ -20,13 +20,15 @@
 //! stored register, and a read of another array name after a store runs unrolled only where
 //! the two names are different arrays at run time (arrays are references: two parameters
 //! can be one array).
+//!
+//! Which loops run unrolled, and in which of their versions, is the plan's
+//! (`plan::versions`; `plan::straight` says which bodies are straight-line): this module
+//! generates the trips.
 
-use std::collections::HashSet;
-
-use acc_lang::ir::bounds;
-use acc_lang::ir::{Block, Expr, ExprKind, LocalId, Stmt};
+use acc_lang::ir::{Block, Expr};
 
 use crate::fx::Fx;
+use crate::plan::element_key;
 use crate::ptx::{Class, Reg};
 
 /// Iterations per trip of an unrolled sequential loop.
@@ -38,163 +40,7 @@ pub(crate) const UNROLL: u32 = 4;
 /// 123 us per sweep unrolled twice, 130 four times, against 125 not unrolled).
 pub(crate) const THREAD_UNROLL: u32 = 2;
 
-/// Whether a body is straight-line: assignments of locals in registers and stores whose
-/// checks are proven, of expressions without calls or checks other than loads' bounds. For
-/// a thread loop's copies (`forwarding`), whose stores wait until every copy has loaded,
-/// every load must be proven too, and a load of an array the body has stored to must read
-/// the very element stored (which the copy then takes from the stored register).
-struct Straight<'a, 'b> {
-    proven: &'a dyn Fn(&[Expr]) -> bool,
-    cell: &'a dyn Fn(LocalId) -> bool,
-    forwarding: Option<Forwarding<'b>>,
-}
-
-/// What a body stored so far, for `Straight`'s forwarding rule.
-#[derive(Default)]
-struct Forwarding<'b> {
-    assigned: HashSet<LocalId>,
-    stored: Vec<(String, &'b Expr)>,
-    elements: HashSet<String>,
-    /// Pairs of an array stored to and an array read after it, which must not be the same
-    /// array under two names (arrays are references) for the read to come before the store.
-    distinct: Vec<(&'b Expr, &'b Expr)>,
-    /// The pairs of `distinct` by name, either way round.
-    pairs: HashSet<(String, String)>,
-}
-
-impl<'b> Straight<'_, 'b> {
-    fn block(&mut self, body: &'b Block) -> bool {
-        body.iter().all(|s| match s {
-            Stmt::Set(l, e) => !(self.cell)(*l) && self.expr(e),
-            Stmt::Store {
-                array,
-                indices,
-                value,
-                site,
-            } => {
-                let ok = self.expr(array)
-                    && indices.iter().all(|e| self.expr(e))
-                    && self.expr(value)
-                    && (site.is_none() || (self.proven)(indices));
-                match self.forwarding.as_mut() {
-                    Some(f) => ok && f.store(array, indices),
-                    None => ok,
-                }
-            }
-            _ => false,
-        })
-    }
-
-    fn expr(&mut self, e: &'b Expr) -> bool {
-        match &e.kind {
-            ExprKind::Const(_) | ExprKind::Local(_) => true,
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) => self.expr(x),
-            ExprKind::Binary(_, l, r, site) => site.is_none() && self.expr(l) && self.expr(r),
-            ExprKind::Builtin(b, args) => b.is_math() && args.iter().all(|a| self.expr(a)),
-            ExprKind::Load {
-                array,
-                indices,
-                site,
-            } => {
-                let parts = self.expr(array) && indices.iter().all(|e| self.expr(e));
-                match self.forwarding.as_mut() {
-                    Some(f) => {
-                        parts
-                            && (site.is_none() || (self.proven)(indices))
-                            && f.load(array, indices)
-                    }
-                    None => parts,
-                }
-            }
-            _ => false,
-        }
-    }
-}
-
-impl<'b> Forwarding<'b> {
-    fn store(&mut self, array: &'b Expr, indices: &[Expr]) -> bool {
-        let key = format!("{array:?}");
-        if !self.stored.iter().any(|(k, _)| *k == key) {
-            self.stored.push((key, array));
-        }
-        self.elements.insert(element_key(array, indices));
-        indices.iter().all(|e| self.fixed(e))
-    }
-
-    /// A read of `array[indices]`: one of an array not stored to before, or of an element
-    /// stored before (forwarded). Either way no array stored to under another name may be
-    /// the same array: the read would have to see that store.
-    fn load(&mut self, array: &'b Expr, indices: &[Expr]) -> bool {
-        let key = format!("{array:?}");
-        let mut forwarded = false;
-        for &(ref k, s) in &self.stored {
-            if *k == key {
-                forwarded = true;
-            } else if self.pairs.insert(if *k < key {
-                (k.clone(), key.clone())
-            } else {
-                (key.clone(), k.clone())
-            }) {
-                self.distinct.push((s, array));
-            }
-        }
-        !forwarded
-            || (self.elements.contains(&element_key(array, indices))
-                && indices.iter().all(|e| self.fixed(e)))
-    }
-
-    /// Whether an index names the same element wherever it appears in the body: it reads no
-    /// local the body assigns.
-    fn fixed(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Const(_) => true,
-            ExprKind::Local(l) => !self.assigned.contains(l),
-            ExprKind::Unary(_, x) | ExprKind::Convert(x) => self.fixed(x),
-            ExprKind::Binary(_, l, r, None) => self.fixed(l) && self.fixed(r),
-            _ => false,
-        }
-    }
-}
-
-/// The name of an element, `array[indices]`, for matching a load with a store.
-fn element_key(array: &Expr, indices: &[Expr]) -> String {
-    format!("{array:?}{indices:?}")
-}
-
 impl Fx<'_, '_> {
-    /// Whether a sequential loop's `body` can run unrolled.
-    pub(crate) fn unrollable(&self, body: &Block) -> bool {
-        self.straight(body, None).is_some()
-    }
-
-    /// Whether the body of a loop shared among threads can run unrolled, its copies' stores
-    /// deferred: if so, the pairs of arrays that must be distinct at run time.
-    pub(crate) fn unrollable_shared<'b>(
-        &self,
-        body: &'b Block,
-    ) -> Option<Vec<(&'b Expr, &'b Expr)>> {
-        let mut f = Forwarding::default();
-        bounds::assigned(body, &mut f.assigned);
-        self.straight(body, Some(f))
-            .map(|f| f.map(|f| f.distinct).unwrap_or_default())
-    }
-
-    fn straight<'b>(
-        &self,
-        body: &'b Block,
-        forwarding: Option<Forwarding<'b>>,
-    ) -> Option<Option<Forwarding<'b>>> {
-        let unchecked = self.unchecked();
-        let proven = |indices: &[Expr]| unchecked || self.is_proven(bounds::access_key(indices));
-        let cell = |l: LocalId| self.cell(l).is_some();
-        let mut s = Straight {
-            proven: &proven,
-            cell: &cell,
-            forwarding,
-        };
-        s.block(body).then_some(s.forwarding)
-    }
-
     /// A copy of `v` in a register of its own (a failure reported later must show the value
     /// the access had, not the register's value by then).
     pub(crate) fn keep(&mut self, v: Reg) -> Reg {
@@ -228,7 +74,6 @@ impl Fx<'_, '_> {
         mut advance: impl FnMut(&mut Self),
     ) -> crate::Result<()> {
         let top = self.label("unrolled");
-        self.mark_unrolled();
         let u = if ty == "s32" { "u32" } else { "u64" };
         self.place(&top);
         let done = self.fresh(Class::Pred);
@@ -250,8 +95,8 @@ impl Fx<'_, '_> {
         }
         let checks = self.take_held_checks();
         result?;
-        for c in checks {
-            self.fail_if(c.cond, c.kind, c.site, c.dim, c.index, &c.shape, c.prelude);
+        for (cond, failure) in checks {
+            self.fail_if(cond, failure);
         }
         self.ins(format!("bra {top}"));
         Ok(())
@@ -294,7 +139,6 @@ impl Fx<'_, '_> {
         mut set_var: impl FnMut(&mut Self, Reg) -> crate::Result<()>,
     ) -> crate::Result<()> {
         let (top, done) = (self.label("unrolled"), self.label("unrolledend"));
-        self.mark_unrolled();
         let span = self.fresh(Class::B64);
         self.ins(format!(
             "mul.lo.u64 {span}, {stride}, {}",

@@ -1,6 +1,7 @@
 //! Bounds checks hoisted out of counted loops, by loop versioning (as jit-host does): which
-//! accesses qualify is `acc_lang::ir::bounds`. Before a loop with a constant positive step,
-//! one predicate says whether every such access is in bounds for the loop variable's whole
+//! accesses qualify is `acc_lang::ir::bounds`, which loops hoist them and the versions that
+//! follow are the plan's (`plan::versions`); this module generates them. Before the loop,
+//! one predicate says whether every hoisted access is in bounds for the loop variable's whole
 //! range; a copy of the code without those checks runs when it holds, the checked copy
 //! otherwise: the whole loop for a sequential loop, each iteration's body in a loop shared
 //! among threads (so a failing access still fails in its own iteration, at its own
@@ -8,19 +9,32 @@
 //! bounds, the arrays' extents and values the loop does not change, which threads that share
 //! code (and so its barriers) hold alike.
 
-use acc_lang::hir::Const;
-use acc_lang::ir::bounds::{self, Hoisted, Index, MAX_VERSION_DEPTH};
-use acc_lang::ir::{Expr, ExprKind, ForLoop, ScalarType, SiteId};
+use acc_lang::ir::bounds::{self, Hoisted, Index};
+use acc_lang::ir::{Expr, ScalarType, SiteId};
 
 use crate::fx::Fx;
+use crate::plan::{Version, VersionId, Versions};
 use crate::ptx::{Class, Reg};
 use crate::Result;
 
-/// A loop's versions: the predicate choosing the unchecked copy and the accesses it leaves
-/// unchecked.
-pub(crate) struct Versions {
-    ok: Reg,
-    keys: Vec<usize>,
+/// A loop's versions (the plan's) as generated: with two, the predicate that chooses the
+/// fast copy.
+pub(crate) enum LoopVersions<'p, 'a> {
+    One(&'p Version<'a>),
+    Two {
+        ok: Reg,
+        fast: &'p Version<'a>,
+        checked: &'p Version<'a>,
+    },
+}
+
+impl<'p, 'a> LoopVersions<'p, 'a> {
+    /// The copy that runs where the hoisted checks hold (the only one where there are none).
+    pub(crate) fn fast(&self) -> &'p Version<'a> {
+        match *self {
+            LoopVersions::One(v) | LoopVersions::Two { fast: v, .. } => v,
+        }
+    }
 }
 
 impl Fx<'_, '_> {
@@ -29,38 +43,28 @@ impl Fx<'_, '_> {
         site.filter(|_| !self.is_proven(bounds::access_key(indices)))
     }
 
-    /// Before loop `f` (variable of type `t` from `start`, its last iteration number `last`):
-    /// the versions of its body, if it has accesses whose checks can be hoisted.
-    pub(crate) fn versions(
+    /// Before a loop (variable of type `t` from `start`, its last iteration number `last`)
+    /// whose versions are `plan`: the predicate that chooses between them, if there are two.
+    pub(crate) fn loop_versions<'p, 'a>(
         &mut self,
-        f: &ForLoop,
+        plan: &'p Versions<'a>,
         t: ScalarType,
         start: Reg,
         step: Reg,
         last: Reg,
-    ) -> Result<Option<Versions>> {
-        let positive = match f.step.kind {
-            ExprKind::Const(Const::I32(v)) => v > 0,
-            ExprKind::Const(Const::I64(v)) => v > 0,
-            _ => false,
-        };
-        if !positive || self.unchecked() || self.version_depth() >= MAX_VERSION_DEPTH {
-            return Ok(None);
-        }
-        let cells = self.cell_locals();
-        let hoisted: Vec<Hoisted<'_>> = bounds::hoistable(f.var, &f.body, cells, &|_| false)
-            .into_iter()
-            .filter(|h| !self.is_proven(h.key))
-            .collect();
-        if hoisted.is_empty() {
-            return Ok(None);
-        }
-        let (first, last_value) = self.range_i64(t, start, step, last);
-        let ok = self.in_bounds_throughout(&hoisted, t, first, last_value)?;
-        Ok(Some(Versions {
-            ok,
-            keys: hoisted.iter().map(|h| h.key).collect(),
-        }))
+    ) -> Result<LoopVersions<'p, 'a>> {
+        Ok(match plan {
+            Versions::One(one) => LoopVersions::One(one),
+            Versions::Two {
+                hoisted,
+                fast,
+                checked,
+            } => {
+                let (first, last_value) = self.range_i64(t, start, step, last);
+                let ok = self.in_bounds_throughout(hoisted, t, first, last_value)?;
+                LoopVersions::Two { ok, fast, checked }
+            }
+        })
     }
 
     /// The loop variable's first and last values, as `s64` registers.
@@ -133,48 +137,39 @@ impl Fx<'_, '_> {
         Ok(ok)
     }
 
-    /// What `f` does with the accesses whose checks `versions` hoists counted as proven.
-    pub(crate) fn assuming_proven<R>(
-        &mut self,
-        versions: Option<&Versions>,
-        f: impl FnOnce(&mut Self) -> R,
-    ) -> R {
-        let keys = versions.map(|v| v.keys.as_slice()).unwrap_or_default();
-        self.prove(keys);
+    /// What `f` generates, as version `v` of the code.
+    pub(crate) fn in_version<R>(&mut self, v: VersionId, f: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = self.set_version(v);
         let r = f(self);
-        self.unprove(keys);
+        self.set_version(outer);
         r
     }
 
-    /// A branch to `label` unless `versions`' predicate holds (none without versions).
-    pub(crate) fn unless_proven(&mut self, versions: Option<&Versions>, label: &str) {
-        if let Some(v) = versions {
-            self.ins(format!("@!{} bra {label}", v.ok));
+    /// A branch to `label` unless the predicate of `versions` holds (none with one version).
+    pub(crate) fn unless_fast(&mut self, versions: &LoopVersions<'_, '_>, label: &str) {
+        if let LoopVersions::Two { ok, .. } = versions {
+            self.ins(format!("@!{ok} bra {label}"));
         }
     }
 
-    /// Code that `emit` generates: twice if `versions` says so (the copy without the hoisted
-    /// checks first, chosen by the predicate), else once.
+    /// Code that `emit` generates for each copy of `versions`, each as its version of the
+    /// code: the copy without the hoisted checks first, chosen by the predicate.
     pub(crate) fn versioned(
         &mut self,
-        versions: Option<&Versions>,
-        mut emit: impl FnMut(&mut Self) -> Result<()>,
+        versions: &LoopVersions<'_, '_>,
+        mut emit: impl FnMut(&mut Self, &Version<'_>) -> Result<()>,
     ) -> Result<()> {
-        let Some(v) = versions else {
-            return emit(self);
+        let (ok, fast, checked) = match *versions {
+            LoopVersions::One(one) => return self.in_version(one.id, |fx| emit(fx, one)),
+            LoopVersions::Two { ok, fast, checked } => (ok, fast, checked),
         };
-        let checked = self.label("checked");
+        let checked_label = self.label("checked");
         let join = self.label("versioned");
-        self.ins(format!("@!{} bra {checked}", v.ok));
-        self.enter_version();
-        let fast = self.assuming_proven(Some(v), &mut emit);
-        let slow = fast.and_then(|()| {
-            self.ins(format!("bra {join}"));
-            self.place(&checked);
-            emit(self)
-        });
-        self.leave_version();
-        slow?;
+        self.ins(format!("@!{ok} bra {checked_label}"));
+        self.in_version(fast.id, |fx| emit(fx, fast))?;
+        self.ins(format!("bra {join}"));
+        self.place(&checked_label);
+        self.in_version(checked.id, |fx| emit(fx, checked))?;
         self.place(&join);
         Ok(())
     }

@@ -43,7 +43,7 @@ use acc_lang::ir::ScalarType;
 
 use crate::cx::Cx;
 use crate::fx::{FnKind, Fx};
-use crate::plan::Mode;
+use crate::plan::{Mode, Plan};
 use crate::ptx::{f64_literal, Class, Reg};
 use crate::Result;
 
@@ -259,7 +259,7 @@ impl Cx<'_> {
 }
 
 fn emit_helper(cx: &mut Cx<'_>, f: MathFn) -> Result<String> {
-    let mut fx = Fx::new(cx, FnKind::Routine, Mode::Thread);
+    let mut fx = Fx::new(cx, FnKind::Routine, Plan::no_loops(Mode::Thread));
     let x = fx.fresh(Class::F64);
     fx.ins(format!("ld.param.f64 {x}, [x]"));
     let y = if f.arity() == 2 {
