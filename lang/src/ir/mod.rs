@@ -12,6 +12,9 @@
 //! - Every run-time check (bounds, integer division by zero, `assert`) names a `SiteId`, whose
 //!   span and text the error message shows.
 //! - Array reference counts are explicit: `Retain` and `Release` statements.
+//! - Each `acc atomic` carries its form, classified once by lowering (`atomic::Form`): which
+//!   location is accessed atomically and how, or that the statement is plain (a gang's own
+//!   scalar).
 //! - Strings exist only as `StringId`s in `print`, `assert` and `param` (and as the `i64`
 //!   constant that is the last argument of `imshow`/`plot`: the path's `StringId`, or
 //!   `builtins::NO_PATH`), formats as `FormatId`s.
