@@ -8,7 +8,7 @@ use acc_lang::analysis::RegionId;
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::VarId;
 use acc_lang::ir::{
-    AtomicKind, BinOp::*, Construct, Expr, ForLoop, LocalId, LoopSchedule, Pass, Region,
+    Atomic, AtomicKind, BinOp::*, Construct, Expr, ForLoop, LocalId, LoopSchedule, Pass, Region,
     RegionParam, Stmt, Ty,
 };
 use acc_runtime::abi::{ArrayHeader, Ctx, STATUS_ERROR};
@@ -57,12 +57,18 @@ fn elem(p: u32, idx: Expr) -> Expr {
     load(a(p), vec![idx], Some(p))
 }
 
+/// An atomic update, or a capture of a block, in a region without `copy` scalars.
 fn atomic(s: Stmt) -> Stmt {
+    atomic_with_cells(&[], s)
+}
+
+/// An atomic update, or a capture of a block, in a region whose `copy` scalars are `cells`.
+fn atomic_with_cells(cells: &[u32], s: Stmt) -> Stmt {
     let kind = match s {
         Stmt::Block(_) => AtomicKind::Capture,
         _ => AtomicKind::Update,
     };
-    Stmt::Atomic(kind, Box::new(s))
+    Stmt::Atomic(Atomic::new(kind, s, |l| cells.contains(&l.0)))
 }
 
 /// `acc parallel loop gang` over `i in 0..n`:
@@ -449,10 +455,10 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
         &[("x", s(I64))],
         vec![ret(bin(Mul, var(0, s(I64)), i64c(2)))],
     );
-    let body = vec![atomic(set(
-        0,
-        bin(Add, c(), call(1, vec![var(2, s(I64))], s(I64))),
-    ))];
+    let body = vec![atomic_with_cells(
+        &[0],
+        set(0, bin(Add, c(), call(1, vec![var(2, s(I64))], s(I64)))),
+    )];
     let r = Region {
         id: RegionId(0),
         construct: Construct::ParallelLoop,

@@ -1,5 +1,5 @@
-//! `acc atomic` (LANGUAGE.md 7.8) in device code, acting on `ir::atomic::classify`'s `Form`
-//! as jit-host's `atomic` does (an update or write of a location, a read into a target, a
+//! `acc atomic` (LANGUAGE.md 7.8) in device code, acting on the parts of the form lowering
+//! stored with each atomic (`ir::Atomic::parts`) as jit-host's `atomic` does (an update or write of a location, a read into a target, a
 //! capture of both in either order; a read or captured value is stored as usual).
 //!
 //! - The element's address is computed once, with its bounds check at the site of the
@@ -18,8 +18,8 @@
 //! inside a vector loop, where each thread has its own copy (not compiled).
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
-use acc_lang::ir::{AtomicKind, BinOp, Expr, ExprKind, LocalId, ScalarType, SiteId, Stmt, Ty};
+use acc_lang::ir::atomic::{load_site, rmw_of, Location, Parts, Read, Rmw, Target, Write};
+use acc_lang::ir::{Atomic, BinOp, Expr, ExprKind, ScalarType, SiteId, Stmt, Ty};
 
 use crate::fx::{Fx, Val};
 use crate::plan::Mode;
@@ -75,17 +75,15 @@ fn bits_suffix(s: ScalarType) -> &'static str {
 type Evaluated = Vec<(*const Expr, Reg)>;
 
 impl Fx<'_, '_> {
-    /// The statement `s` of an `ir::Stmt::Atomic` of kind `kind`, as `ir::atomic::classify`
-    /// reads it (the same classification jit-host uses).
-    pub(crate) fn atomic(&mut self, kind: AtomicKind, s: &Stmt) -> Result<()> {
-        let cells: Vec<LocalId> = self.cell_locals();
-        let form = match classify(kind, s, |l| cells.contains(&l)) {
-            Ok(form) => form,
+    /// An `ir::Stmt::Atomic`, by the parts of its form (as jit-host acts on them).
+    pub(crate) fn atomic(&mut self, a: &Atomic) -> Result<()> {
+        let parts = match a.parts() {
+            Ok(parts) => parts,
             Err(e) => return unsupported(format!("an `acc atomic` statement: {e}")),
         };
-        match form {
-            Form::Private => self.scalar_atomic(s),
-            Form::Update(Write {
+        match parts {
+            Parts::Private => self.scalar_atomic(&a.body),
+            Parts::Update(Write {
                 location,
                 value,
                 site,
@@ -94,8 +92,8 @@ impl Fx<'_, '_> {
                 self.sync();
                 Ok(())
             }
-            Form::Read { location, read } => self.atomic_read(location, read),
-            Form::Capture {
+            Parts::Read { location, read } => self.atomic_read(location, read),
+            Parts::Capture {
                 update,
                 read,
                 read_first,

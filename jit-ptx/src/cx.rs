@@ -228,7 +228,7 @@ fn reads_and_calls(stmts: &[Stmt], globals: &mut Vec<(VarId, Ty)>, calls: &mut V
             }
             Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, globals, calls)),
             Stmt::Assert { cond, .. } => expr(cond, globals, calls),
-            Stmt::Atomic(_, s) => reads_and_calls(std::slice::from_ref(s), globals, calls),
+            Stmt::Atomic(a) => reads_and_calls(std::slice::from_ref(&*a.body), globals, calls),
             Stmt::Block(b) => reads_and_calls(b, globals, calls),
             Stmt::DataRegion { body, .. } => reads_and_calls(body, globals, calls),
             _ => {}

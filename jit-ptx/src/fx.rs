@@ -367,11 +367,6 @@ impl<'c, 'm> Fx<'c, 'm> {
         self.cells.push((l, addr));
     }
 
-    /// The `copy` scalars that live in cells.
-    pub(crate) fn cell_locals(&self) -> Vec<LocalId> {
-        self.cells.iter().map(|c| c.0).collect()
-    }
-
     /// Global `g` is read through `r`: a scalar's slot value, an array's device header.
     pub(crate) fn add_global(&mut self, g: VarId, r: Reg) {
         self.globals.push((g, r));

@@ -284,7 +284,7 @@ impl Planner {
                 Stmt::While { body, .. } | Stmt::Block(body) | Stmt::DataRegion { body, .. } => {
                     self.block(body)
                 }
-                Stmt::Atomic(_, s) => self.block(std::slice::from_ref(&**s)),
+                Stmt::Atomic(a) => self.block(std::slice::from_ref(&*a.body)),
                 _ => {}
             }
         }
@@ -519,7 +519,7 @@ fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
                 out.push(f.var);
                 assigned_locals(&f.body, out);
             }
-            Stmt::Atomic(_, s) => assigned_locals(std::slice::from_ref(s), out),
+            Stmt::Atomic(a) => assigned_locals(std::slice::from_ref(&*a.body), out),
             Stmt::Block(b) => assigned_locals(b, out),
             Stmt::DataRegion { body, .. } => assigned_locals(body, out),
             _ => {}
@@ -576,7 +576,7 @@ fn locals_outside_thread_loops(stmts: &[Stmt], out: &mut Vec<LocalId>) {
             }
             Stmt::Printf(_, args, _) => args.iter().for_each(|a| expr(a, out)),
             Stmt::Assert { cond, .. } => expr(cond, out),
-            Stmt::Atomic(_, s) => locals_outside_thread_loops(std::slice::from_ref(s), out),
+            Stmt::Atomic(a) => locals_outside_thread_loops(std::slice::from_ref(&*a.body), out),
             Stmt::Block(b) => locals_outside_thread_loops(b, out),
             Stmt::DataRegion { body, .. } => locals_outside_thread_loops(body, out),
             Stmt::Break | Stmt::Continue | Stmt::Launch(_) | Stmt::Data(_) | Stmt::Wait { .. } => {}

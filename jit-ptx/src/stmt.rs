@@ -154,7 +154,7 @@ impl Fx<'_, '_> {
                 return unsupported("a data directive in device code")
             }
             Stmt::Wait { .. } => return unsupported("`acc wait` in device code"),
-            Stmt::Atomic(kind, s) => self.atomic(*kind, s)?,
+            Stmt::Atomic(a) => self.atomic(a)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())

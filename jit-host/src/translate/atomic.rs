@@ -1,8 +1,8 @@
 //! `acc atomic` (LANGUAGE.md 7.8) as real atomic operations, so that gangs running at the same
 //! time on different threads update shared array elements correctly.
 //!
-//! `ir::atomic::classify` says what each `ir::Stmt::Atomic` does (the same classification
-//! jit-ptx uses): which location is accessed atomically — an array element, a global scalar,
+//! Each `ir::Stmt::Atomic` carries its form, classified by lowering (jit-ptx acts on the
+//! same): which location is accessed atomically — an array element, a global scalar,
 //! or a region's `copy` scalar, which all gangs share through a memory cell (`Tx::cells`) —
 //! where a read or captured value goes (a local, a global, an element: an ordinary store), and
 //! whether a capture sees the old or the new value. A gang's own scalar stays plain (a
@@ -23,8 +23,8 @@
 //! A capture's `v = x` gets the old value when it comes first and the new one otherwise.
 
 use acc_lang::builtins::Builtin;
-use acc_lang::ir::atomic::{classify, load_site, rmw_of, Form, Location, Read, Rmw, Target, Write};
-use acc_lang::ir::{AtomicKind, Expr, ExprKind, ScalarType, SiteId, Stmt};
+use acc_lang::ir::atomic::{load_site, rmw_of, Location, Parts, Read, Rmw, Target, Write};
+use acc_lang::ir::{Atomic, Expr, ExprKind, ScalarType, SiteId};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 
@@ -49,18 +49,19 @@ fn flags() -> MemFlagsData {
 }
 
 impl Tx<'_, '_> {
-    /// The statement `s` of an `ir::Stmt::Atomic` of kind `kind`, as `ir::atomic::classify`
-    /// reads it. A statement it does not recognize is a compiler bug, reported as such: never
-    /// run as plain statements, which would lose updates without a word.
-    pub(super) fn atomic(&mut self, kind: AtomicKind, s: &Stmt) -> Result<(), JitError> {
-        let form = classify(kind, s, |l| self.cells.contains(&l))
+    /// An `ir::Stmt::Atomic`, by the parts of its form. One without a form is a compiler bug,
+    /// reported as such: never run as plain statements, which would lose updates without a
+    /// word.
+    pub(super) fn atomic(&mut self, a: &Atomic) -> Result<(), JitError> {
+        let parts = a
+            .parts()
             .map_err(|e| JitError::Unsupported(format!("an `acc atomic` statement: {e}")))?;
-        match form {
+        match parts {
             // The gang's own scalar: no other thread sees it.
-            Form::Private => self.stmt(s),
-            Form::Read { location, read } => self.atomic_read(location, read),
-            Form::Update(update) => self.atomic_update(&update, None).map(|_| ()),
-            Form::Capture {
+            Parts::Private => self.stmt(&a.body),
+            Parts::Read { location, read } => self.atomic_read(location, read),
+            Parts::Update(update) => self.atomic_update(&update, None).map(|_| ()),
+            Parts::Capture {
                 update,
                 read,
                 read_first,

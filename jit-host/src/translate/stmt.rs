@@ -112,7 +112,7 @@ impl Tx<'_, '_> {
                 async_queue,
                 site,
             } => self.wait_stmt(queues, async_queue.as_ref(), *site)?,
-            Stmt::Atomic(kind, s) => self.atomic(*kind, s)?,
+            Stmt::Atomic(a) => self.atomic(a)?,
             Stmt::Block(b) => self.block(b)?,
         }
         Ok(())

@@ -161,7 +161,7 @@ impl<'a> Walk<'_, 'a> {
                 Stmt::While { body, .. } | Stmt::Block(body) | Stmt::DataRegion { body, .. } => {
                     self.block(body, v)
                 }
-                Stmt::Atomic(_, s) => self.block(std::slice::from_ref(&**s), v),
+                Stmt::Atomic(a) => self.block(std::slice::from_ref(&*a.body), v),
                 _ => {}
             }
         }

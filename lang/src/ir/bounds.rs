@@ -76,7 +76,7 @@ pub fn assigned(b: &[Stmt], out: &mut HashSet<LocalId>) {
                     }
                 }
             }
-            Stmt::Atomic(_, s) => assigned(std::slice::from_ref(s.as_ref()), out),
+            Stmt::Atomic(a) => assigned(std::slice::from_ref(&*a.body), out),
             _ => {}
         }
     }

@@ -12,6 +12,9 @@
 //! - Every run-time check (bounds, integer division by zero, `assert`) names a `SiteId`, whose
 //!   span and text the error message shows.
 //! - Array reference counts are explicit: `Retain` and `Release` statements.
+//! - Each `acc atomic` carries its form, classified once by lowering (`atomic::Form`): which
+//!   location is accessed atomically and how, or that the statement is plain (a gang's own
+//!   scalar).
 //! - Strings exist only as `StringId`s in `print`, `assert` and `param` (and as the `i64`
 //!   constant that is the last argument of `imshow`/`plot`: the path's `StringId`, or
 //!   `builtins::NO_PATH`), formats as `FormatId`s.
@@ -65,6 +68,7 @@ use crate::span::Span;
 pub use crate::ast::{
     AtomicKind, BinOp, Construct, DataClause, ReductionOp, ScalarType, UnOp, UpdateDir,
 };
+pub use atomic::Atomic;
 pub use reduction::Reduction;
 pub use verify::verify;
 
@@ -245,10 +249,10 @@ pub enum Stmt {
         async_queue: Option<Queue>,
         site: SiteId,
     },
-    /// `acc atomic` of the given kind: the statement is one of the forms of LANGUAGE.md 7.8,
-    /// already lowered (a capture is a `Block` of its two statements), each location evaluated
-    /// once. `atomic::classify` says what it does; both back ends act on that.
-    Atomic(AtomicKind, Box<Stmt>),
+    /// `acc atomic`: the statement, one of the forms of LANGUAGE.md 7.8 already lowered (a
+    /// capture is a `Block` of its two statements), each location evaluated once, with the
+    /// form lowering classified it as; both back ends act on that form.
+    Atomic(Atomic),
     /// Statements run in order: only the capture block of an `Atomic` (`{ v = x; x += e }`).
     Block(Block),
 }
@@ -375,9 +379,15 @@ impl Region {
     /// that atomics on it are atomic across them. Every other scalar local is private to a
     /// gang (or a thread).
     pub fn is_cell(&self, i: usize) -> bool {
-        self.params.get(i).is_some_and(|p| p.pass == Pass::InOut)
-            && !self.reductions.iter().any(|red| red.param == i)
+        is_cell_param(&self.params, &self.reductions, i)
     }
+}
+
+/// `Region::is_cell` of a region with these parameters and reductions (lowering asks while it
+/// builds the region's body, to classify its atomics).
+pub fn is_cell_param(params: &[RegionParam], reductions: &[RegionReduction], i: usize) -> bool {
+    params.get(i).is_some_and(|p| p.pass == Pass::InOut)
+        && !reductions.iter().any(|red| red.param == i)
 }
 
 #[derive(Clone, Debug)]

@@ -317,14 +317,14 @@ impl Printer<'_> {
                 let _ = write!(text, " !s{}", site.0);
                 self.line(&text);
             }
-            Stmt::Atomic(kind, inner) => {
-                let kind = match kind {
+            Stmt::Atomic(a) => {
+                let kind = match a.kind {
                     AtomicKind::Update => "update",
                     AtomicKind::Read => "read",
                     AtomicKind::Write => "write",
                     AtomicKind::Capture => "capture",
                 };
-                match &**inner {
+                match &*a.body {
                     Stmt::Block(b) => {
                         self.line(&format!("atomic {kind} {{"));
                         self.block(b);

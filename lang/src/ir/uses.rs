@@ -101,7 +101,7 @@ impl Uses {
                 queues.iter().for_each(|e| self.expr(e));
                 self.queue(async_queue.as_ref());
             }
-            Stmt::Atomic(_, s) => self.stmt(s),
+            Stmt::Atomic(a) => self.stmt(&a.body),
             Stmt::Block(b) => self.block(b),
         }
     }

@@ -33,7 +33,8 @@ pub enum Rule {
     Loops,
     /// `Retain` and `Release` name an array local or global.
     RefCounts,
-    /// Every `Stmt::Atomic` has a form (`atomic::classify`).
+    /// Every `Stmt::Atomic` has a form, the one its statement has in its body (`Atomic::form`),
+    /// and the parts that form names (`Atomic::parts`).
     Atomics,
     /// A launch matches its region: one argument per parameter, of its type; results of
     /// `InOut` parameters; `i64` sizes.
@@ -55,7 +56,7 @@ impl fmt::Display for Rule {
             Rule::Sites => "checks carry sites",
             Rule::Loops => "loops well formed",
             Rule::RefCounts => "reference counts of arrays",
-            Rule::Atomics => "atomics have a form",
+            Rule::Atomics => "atomics have their form",
             Rule::Launches => "launches match regions",
             Rule::Regions => "regions well formed",
             Rule::Reductions => "reductions well formed",
@@ -448,21 +449,41 @@ impl<'m> BodyCheck<'m> {
                 self.queue(async_queue.as_ref())?;
                 self.site(*site)?;
             }
-            Stmt::Atomic(kind, inner) => match &**inner {
-                // Both back ends act on this classification: every atomic has a form.
-                _ if atomic::classify(*kind, inner, |l| self.cells.contains(&l)).is_err() => {
-                    let why = atomic::classify(*kind, inner, |l| self.cells.contains(&l));
-                    return self.err(Rule::Atomics, format!("an atomic without a form: {why:?}"));
+            Stmt::Atomic(a) => {
+                self.atomic(a)?;
+                match &*a.body {
+                    Stmt::Set(..) | Stmt::SetGlobal(..) | Stmt::Store { .. } => {
+                        self.stmt(&a.body, loops)?
+                    }
+                    Stmt::Block(b) if b.len() == 2 => self.block(b, loops)?,
+                    _ => {
+                        return self.err(Rule::Atomics, "atomic of an unexpected statement".into())
+                    }
                 }
-                Stmt::Set(..) | Stmt::SetGlobal(..) | Stmt::Store { .. } => {
-                    self.stmt(inner, loops)?
-                }
-                Stmt::Block(b) if b.len() == 2 => self.block(b, loops)?,
-                _ => return self.err(Rule::Atomics, "atomic of an unexpected statement".into()),
-            },
+            }
             Stmt::Block(b) => self.block(b, loops)?,
         }
         Ok(())
+    }
+
+    /// Both back ends act on the stored form: the atomic has one, the statement's own (as
+    /// this body's cells make it), and its parts.
+    fn atomic(&self, a: &Atomic) -> Result<(), VerifyError> {
+        let form = match a.form {
+            Ok(form) => form,
+            Err(why) => return self.err(Rule::Atomics, format!("an atomic without a form: {why}")),
+        };
+        let own = atomic::classify(a.kind, &a.body, |l| self.cells.contains(&l));
+        if own != Ok(form) {
+            return self.err(
+                Rule::Atomics,
+                format!("an atomic stored as {form:?} whose statement is {own:?}"),
+            );
+        }
+        match a.parts() {
+            Ok(_) => Ok(()),
+            Err(why) => self.err(Rule::Atomics, format!("an atomic without parts: {why}")),
+        }
     }
 
     fn launch(&mut self, l: &Launch) -> Result<(), VerifyError> {

@@ -68,7 +68,7 @@ pub fn walk_stmt<'a, V: Visitor<'a> + ?Sized>(v: &mut V, s: &'a Stmt) {
             }
         }
         Stmt::Printf(_, args, _) => args.iter().for_each(|a| v.expr(a)),
-        Stmt::Atomic(_, s) => v.stmt(s),
+        Stmt::Atomic(a) => v.stmt(&a.body),
         Stmt::Block(b) | Stmt::DataRegion { body: b, .. } => v.block(b),
         Stmt::Wait { queues, .. } => queues.iter().for_each(|q| v.expr(q)),
         Stmt::Break | Stmt::Continue | Stmt::Return(None) | Stmt::Launch(_) | Stmt::Data(_) => {}

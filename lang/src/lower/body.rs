@@ -54,6 +54,9 @@ pub(super) struct Body<'c, 'a> {
     /// In a region: the per-gang parameters standing for arrays that a loop makes `private`
     /// (bound to their variable inside that loop only).
     pub private_arrays: HashMap<VarId, LocalId>,
+    /// In a region: its `copy` scalars' locals, which every gang shares through a memory cell
+    /// (`ir::Region::is_cell`); what an atomic's form depends on.
+    pub cells: Vec<LocalId>,
     locals: Vec<ir::Local>,
     temps: u32,
     /// The loops numbered so far (`ir::LoopId`).
@@ -71,6 +74,7 @@ impl<'c, 'a> Body<'c, 'a> {
             loops,
             top_level: false,
             private_arrays: HashMap::new(),
+            cells: Vec::new(),
             locals: Vec::new(),
             temps: 0,
             loop_ids: 0,

@@ -312,7 +312,7 @@ impl Body<'_, '_> {
         match &body.kind {
             StmtKind::Assign { place, op, value } => {
                 let s = self.atomic_assign(place, *op, value, body.span, &mut locs);
-                self.emit(Stmt::Atomic(kind, Box::new(s)));
+                self.emit_atomic(kind, s);
             }
             StmtKind::Block(b) => {
                 let mut stmts = Vec::new();
@@ -325,10 +325,17 @@ impl Body<'_, '_> {
                         _ => self.stmt(s),
                     }
                 }
-                self.emit(Stmt::Atomic(kind, Box::new(Stmt::Block(stmts))));
+                self.emit_atomic(kind, Stmt::Block(stmts));
             }
             _ => self.stmt(body),
         }
+    }
+
+    /// The atomic of statement `s`, classified here, where the region's cells are known, so
+    /// that the back ends only act on its form.
+    fn emit_atomic(&mut self, kind: ir::AtomicKind, s: Stmt) {
+        let atomic = ir::Atomic::new(kind, s, |l| self.cells.contains(&l));
+        self.emit(Stmt::Atomic(atomic));
     }
 
     fn atomic_assign<'h>(

@@ -384,6 +384,11 @@ fn outline<'a>(
         b.emit(Stmt::Set(private, constant(reduction.identity)));
         reductions.push(ir::RegionReduction { reduction, param });
     }
+    // Parameter `i` is local `i`.
+    b.cells = (0..params.len())
+        .filter(|&i| ir::is_cell_param(&params, &reductions, i))
+        .map(|i| ir::LocalId(i as u32))
+        .collect();
     for s in part.stmts {
         b.stmt(s);
     }

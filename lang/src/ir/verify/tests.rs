@@ -235,12 +235,27 @@ fn reference_counts_of_arrays() {
 }
 
 #[test]
-fn atomics_have_a_form() {
+fn atomics_have_their_form() {
+    use atomic::{Form, Shared};
+    let update = || Stmt::Set(LocalId(2), int(1));
+    // `n = 1` of main's own `n`: a private update, which verifies.
     let mut m = valid();
-    let update = Stmt::Set(LocalId(2), int(1));
-    m.main
-        .body
-        .push(Stmt::Atomic(AtomicKind::Capture, Box::new(update)));
+    let private = Atomic::new(AtomicKind::Update, update(), |_| false);
+    assert_eq!(private.form, Ok(Form::Private));
+    m.main.body.push(Stmt::Atomic(private));
+    assert_eq!(broken(&m), Vec::new());
+    // A capture that is not a block has no form.
+    let mut m = valid();
+    let capture = Atomic::new(AtomicKind::Capture, update(), |_| false);
+    m.main.body.push(Stmt::Atomic(capture));
+    assert_eq!(broken(&m), in_main(Rule::Atomics));
+    // A stored form that is not the statement's: main has no cells.
+    let mut m = valid();
+    m.main.body.push(Stmt::Atomic(Atomic {
+        kind: AtomicKind::Update,
+        body: Box::new(update()),
+        form: Ok(Form::Update(Shared::Cell)),
+    }));
     assert_eq!(broken(&m), in_main(Rule::Atomics));
 }
 

@@ -411,7 +411,7 @@ impl Interp<'_> {
                     self.expr(fr, q)?;
                 }
             }
-            Stmt::Atomic(_, inner) => return self.stmt(fr, inner),
+            Stmt::Atomic(a) => return self.stmt(fr, &a.body),
             Stmt::Block(b) => return self.block(fr, b),
         }
         Ok(Flow::Normal)
