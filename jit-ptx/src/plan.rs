@@ -1,6 +1,7 @@
 //! The plan: what the emitter does with each counted loop of a function, decided from the IR
 //! before any PTX is written, keyed by the loop's `LoopId`; and how a region's gangs map to
-//! blocks (`one_gang`, `splits`). The emitter (`schedule`) carries
+//! blocks (`splits`; whether it runs as one gang is `ir::gangs::one_gang`, shared with the host
+//! back end). The emitter (`schedule`) carries
 //! it out: which threads run which iterations, which variables a loop reduces and over which
 //! threads, which reductions a gang loop gathers for the vector loops inside it, and where the
 //! barrier after a loop goes; and (`versions`) which bounds checks a loop hoists, the
@@ -16,9 +17,9 @@ mod versions;
 
 use std::collections::HashMap;
 
-use acc_lang::ir::{
-    Block, Construct, Expr, ExprKind, ForLoop, LocalId, LoopId, Reduction, Region, Stmt,
-};
+use acc_lang::ir::gangs::has_call;
+pub(crate) use acc_lang::ir::gangs::one_gang;
+use acc_lang::ir::{Block, Expr, ExprKind, ForLoop, LocalId, LoopId, Reduction, Region, Stmt};
 
 pub(crate) use straight::element_key;
 use versions::VersionPlan;
@@ -423,31 +424,6 @@ impl Planner {
     }
 }
 
-/// Whether a region must run as one gang: `serial` regions, and `kernels` regions other than
-/// a single gang loop nest (whose statements outside the nest run once, LANGUAGE.md 7.6, and
-/// whose loops may read what earlier statements wrote, which gangs cannot wait for). Every
-/// block of a launch runs the code outside gang loops, so only assignments of a gang's own
-/// scalars may stand beside the one loop nest: an assignment of a `copy` scalar's cell, run
-/// by every block, would apply as many times as there are blocks, and a region with no gang
-/// loop at all is all such code.
-pub(crate) fn one_gang(r: &Region) -> bool {
-    match r.construct {
-        Construct::Serial | Construct::SerialLoop => true,
-        Construct::Kernels | Construct::KernelsLoop => {
-            let mut gang_loops = 0;
-            for s in &r.body {
-                match s {
-                    Stmt::For(f) if f.schedule.gang => gang_loops += 1,
-                    Stmt::Set(l, e) if !has_call(e) && !r.is_cell(l.0 as usize) => {}
-                    _ => return true,
-                }
-            }
-            gang_loops != 1
-        }
-        _ => false,
-    }
-}
-
 /// Whether a region may spread each gang over several blocks (`KernelLaunch::split`): its body is
 /// one gang loop whose body is one vector loop, with no reductions and bounds without calls
 /// (code that every block of a gang runs must be free of effects). Memory-bound loop nests
@@ -475,19 +451,6 @@ pub(crate) fn splits(r: &Region) -> bool {
         && !one_gang(r)
         && (g.gang && !g.worker && !g.vector)
         && (v.vector && !v.gang && !v.worker)
-}
-
-fn has_call(e: &acc_lang::ir::Expr) -> bool {
-    match &e.kind {
-        ExprKind::Call(..) => true,
-        ExprKind::Unary(_, x) | ExprKind::Convert(x) | ExprKind::Param(_, x, _) => has_call(x),
-        ExprKind::Binary(_, a, b, _) => has_call(a) || has_call(b),
-        ExprKind::Load { array, indices, .. } => has_call(array) || indices.iter().any(has_call),
-        ExprKind::Builtin(_, args) | ExprKind::CheckedBuiltin(_, args, _) => {
-            args.iter().any(has_call)
-        }
-        _ => false,
-    }
 }
 
 /// The loops of a `collapse(n)` nest headed by `f`: the next `n - 1` loops are each the only

@@ -41,8 +41,9 @@ pub enum ParamPass {
     FirstPrivateArray,
 }
 
-/// The compute construct, for the gang count: `serial` and `kernels` run one gang on the
-/// host devices (a `kernels` region's statements outside loops run once).
+/// The compute construct, for the gang count: `serial` regions and `kernels` regions that run
+/// as one gang (`ir::gangs::one_gang`: their statements outside loops run once) run one gang on
+/// the host devices; a `kernels` region that is one loop nest runs as `Parallel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ComputeKind {
     Parallel,

@@ -327,10 +327,14 @@ impl Tx<'_, '_> {
 /// What the runtime needs to know about a region of unit `unit` to run it.
 pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
     use acc_lang::ir::Construct;
+    // A `kernels` region runs as one gang only where the GPU's does (`ir::gangs::one_gang`):
+    // a single loop nest, a part of a split region included, runs its gangs as a `parallel`
+    // one would.
     let kind = match r.construct {
         Construct::Parallel | Construct::ParallelLoop => ComputeKind::Parallel,
         Construct::Serial | Construct::SerialLoop => ComputeKind::Serial,
-        _ => ComputeKind::Kernels,
+        _ if acc_lang::ir::gangs::one_gang(r) => ComputeKind::Kernels,
+        _ => ComputeKind::Parallel,
     };
     let elem = |t: Ty| match t {
         Ty::Scalar(s) | Ty::Array { elem: s, .. } => elem_code(s) as u32,

@@ -53,6 +53,7 @@
 pub mod atomic;
 pub mod bounds;
 pub mod gang_loop;
+pub mod gangs;
 pub mod inline;
 mod print;
 mod reduction;
