@@ -311,7 +311,9 @@ impl Engine {
         let ctx = self.context.ctx_ptr();
         let resolver = self.site_resolver();
         let devices = self.context.devices();
-        if devices.options().profile.notify != 0 {
+        let opts = devices.options();
+        // Notify lines and `--autocompare`'s reports name constructs by file and line.
+        if opts.profile.notify != 0 || opts.autocompare.is_some() {
             devices.profiler().set_resolver(Box::new(resolver));
         }
         ctx

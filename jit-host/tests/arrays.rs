@@ -194,6 +194,7 @@ fn param(name: &str, ty: acc_lang::ir::Ty, pass: Pass, var: u32) -> RegionParam 
         name: name.into(),
         ty,
         pass,
+        written: true,
     }
 }
 

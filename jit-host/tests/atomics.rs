@@ -185,6 +185,7 @@ fn region() -> Region {
                 } else {
                     Pass::Value
                 },
+                written: ty.is_array(),
             })
             .collect(),
         locals: common::locals(&locals),
@@ -339,6 +340,7 @@ fn read_write_region() -> Region {
         name: name.into(),
         ty: Ty::Array { elem: I64, rank: 1 },
         pass: Pass::Array,
+        written: true,
     };
     Region {
         id: RegionId(0),
@@ -353,6 +355,7 @@ fn read_write_region() -> Region {
                 name: "n".into(),
                 ty: s(I64),
                 pass: Pass::Value,
+                written: false,
             },
         ],
         locals: common::locals(&[
@@ -469,12 +472,14 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
                 name: "c".into(),
                 ty: s(I64),
                 pass: Pass::InOut,
+                written: true,
             },
             RegionParam {
                 var: VarId(1),
                 name: "n".into(),
                 ty: s(I64),
                 pass: Pass::Value,
+                written: false,
             },
         ],
         locals: common::locals(&[("c", s(I64)), ("n", s(I64)), ("i", s(I64))]),

@@ -92,6 +92,17 @@ pub(crate) struct DeviceArgs {
     /// Print notes about where the program runs (which device, fallbacks; also ACC_INFO=1).
     #[arg(long)]
     info: bool,
+    /// Run every compute region on the device and again on the host, and report on standard
+    /// error what differs (also ACC_AUTOCOMPARE=1; ACC_AUTOCOMPARE_LIMIT caps the reports).
+    #[arg(long)]
+    autocompare: bool,
+    /// `--autocompare`'s relative tolerance (default: 1e-9 for float64, 1e-4 for float32,
+    /// exact for integers).
+    #[arg(long, value_name = "R")]
+    rel_tol: Option<f64>,
+    /// `--autocompare`'s absolute tolerance (default 0).
+    #[arg(long, value_name = "A")]
+    abs_tol: Option<f64>,
 }
 
 impl DeviceArgs {
@@ -104,6 +115,13 @@ impl DeviceArgs {
         o.synchronous |= self.synchronous;
         o.profile.profile |= self.profile;
         o.profile.trace |= self.trace.is_some();
+        if self.autocompare && o.autocompare.is_none() {
+            o.autocompare = Some(acc::AutocompareOptions::from_env()?);
+        }
+        if let Some(compare) = &mut o.autocompare {
+            compare.rel_tol = self.rel_tol.or(compare.rel_tol);
+            compare.abs_tol = self.abs_tol.or(compare.abs_tol);
+        }
         Ok(o)
     }
 

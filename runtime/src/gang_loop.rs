@@ -66,10 +66,7 @@ mod tests {
     fn formulas_read_scalars_and_array_headers() {
         let a = header(&[7, 5]);
         let args = [&a as *const ArrayHeader as u64, (-3i32) as u32 as u64, 10];
-        let param = |elem| ParamDesc {
-            pass: crate::launch::ParamPass::Value,
-            elem,
-        };
+        let param = |elem| ParamDesc::new(crate::launch::ParamPass::Value, elem);
         let elems = [param(ELEM_F64), param(ELEM_I32), param(ELEM_I64)];
         // SAFETY: slot 0 holds `a`'s header, alive for the test.
         let launch = unsafe { LaunchArgs::new(&args, &elems) };

@@ -53,11 +53,15 @@ pub enum ComputeKind {
 
 pub use acc_abi::ReductionOp;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ParamDesc {
     pub pass: ParamPass,
     /// `ELEM_*` of the scalar or of the array's elements.
     pub elem: u32,
+    /// The region assigns it (an element, for an array): what `--autocompare` compares.
+    pub written: bool,
+    /// The variable's name, for `--autocompare`'s reports.
+    pub name: String,
 }
 
 impl ParamPass {
@@ -68,6 +72,16 @@ impl ParamPass {
 }
 
 impl ParamDesc {
+    /// A parameter the region does not write, with no name (for hand-made descriptors).
+    pub fn new(pass: ParamPass, elem: u32) -> ParamDesc {
+        ParamDesc {
+            pass,
+            elem,
+            written: false,
+            name: String::new(),
+        }
+    }
+
     /// Does the region read the device copy of this array (rather than only its shape)?
     pub fn is_array(&self) -> bool {
         matches!(self.pass, ParamPass::Array | ParamPass::FirstPrivateArray)
@@ -527,14 +541,8 @@ mod tests {
             ComputeKind::Parallel,
             "parallel",
             vec![
-                ParamDesc {
-                    pass: ParamPass::InOut,
-                    elem: ELEM_I64,
-                },
-                ParamDesc {
-                    pass: ParamPass::InOut,
-                    elem: ELEM_I64,
-                },
+                ParamDesc::new(ParamPass::InOut, ELEM_I64),
+                ParamDesc::new(ParamPass::InOut, ELEM_I64),
             ],
             vec![ReductionDesc {
                 op: ReductionOp::Add,

@@ -508,13 +508,7 @@ impl Profiler {
     /// `launch emulated:0 queue sync parallel loop @ f.acc:12 gangs=2 workers=1 vector=1` or
     /// `upload emulated:0 queue 1 site 3 variable=a[0:100] bytes=800`.
     fn notify(&self, place: Place, kind: EventKind, label: Option<&str>) {
-        let site = {
-            let resolver = self.resolver.read().unwrap_or_else(|e| e.into_inner());
-            match resolver.as_deref() {
-                Some(resolve) => construct_at(resolve, place.site),
-                None => format!("site {}", place.site),
-            }
-        };
+        let site = self.site_name(place.site);
         let mut line = format!(
             "{} {} queue {} {}",
             kind.verb(),
@@ -545,9 +539,24 @@ impl Profiler {
             }
         }
         line.push('\n');
+        self.notice(&line);
+    }
+
+    /// A site as notices name it: `parallel loop @ f.acc:12` with a resolver, else `site 3`.
+    pub fn site_name(&self, site: u32) -> String {
+        let resolver = self.resolver.read().unwrap_or_else(|e| e.into_inner());
+        match resolver.as_deref() {
+            Some(resolve) => construct_at(resolve, site),
+            None => format!("site {site}"),
+        }
+    }
+
+    /// Writes lines of text where notify lines go (standard error), e.g. `--autocompare`'s
+    /// reports.
+    pub fn notice(&self, text: &str) {
         // A closed stderr must not stop the program: write failures are ignored.
         let mut out = self.notify_out.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = out.write_all(line.as_bytes());
+        let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
     }
 

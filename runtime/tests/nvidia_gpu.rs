@@ -226,7 +226,7 @@ fn saxpy_region(c: &mut Context) -> RegionDesc {
 }
 
 fn param(pass: ParamPass, elem: u32) -> ParamDesc {
-    ParamDesc { pass, elem }
+    ParamDesc::new(pass, elem)
 }
 
 fn op(a: *mut ArrayHeader, action: u32) -> DataOpArg {

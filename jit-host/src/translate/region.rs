@@ -354,6 +354,8 @@ pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
                 Pass::FirstPrivateArray => ParamPass::FirstPrivateArray,
             },
             elem: elem(p.ty),
+            written: p.written,
+            name: p.name.clone(),
         })
         .collect();
     let reductions = r

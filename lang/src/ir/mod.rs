@@ -398,6 +398,9 @@ pub struct RegionParam {
     pub name: String,
     pub ty: Ty,
     pub pass: Pass,
+    /// The region (or a function it calls) assigns it, or an element of it
+    /// (`analysis::VarUse::written`): what `--autocompare` compares after the region.
+    pub written: bool,
 }
 
 /// How a captured variable reaches the region.

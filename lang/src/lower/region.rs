@@ -143,6 +143,7 @@ impl<'a> Body<'_, 'a> {
                 name: u.name.clone(),
                 ty: t,
                 pass,
+                written: u.written,
             });
             args.push(arg);
         }
@@ -159,6 +160,7 @@ impl<'a> Body<'_, 'a> {
                     name: self.cx.var_name(p),
                     ty: t,
                     pass: Pass::PrivateArray,
+                    written: false,
                 });
                 args.push(self.read(p));
             }

@@ -35,7 +35,7 @@ pub struct Launch<'a> {
 
 impl<'a> Launch<'a> {
     /// An error at the construct.
-    fn error(&self, kind: RunErrorKind) -> RunError {
+    pub(super) fn error(&self, kind: RunErrorKind) -> RunError {
         RunError {
             kind,
             site: Some(self.site),
@@ -43,7 +43,7 @@ impl<'a> Launch<'a> {
     }
 
     /// The region's host code (every device but a GPU with a kernel for it runs that).
-    fn host_code(&self) -> Result<RegionFn, RunError> {
+    pub(super) fn host_code(&self) -> Result<RegionFn, RunError> {
         self.desc.func().ok_or_else(|| {
             self.error(RunErrorKind::Internal {
                 message: "a region launched before its code was finalized".into(),
@@ -145,11 +145,25 @@ impl Devices {
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);
-        match (cond, self.kind) {
-            (false, _) => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
-            (true, DeviceKind::Emulated) => self.launch_emulated(ctx, &mut l),
-            (true, DeviceKind::Nvidia) => self.launch_nvidia(ctx, &mut l),
-            (true, kind) => {
+        match cond {
+            false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
+            true if self.autocompare.is_some() => self.launch_compared(ctx, &mut l),
+            true => self.launch_on_device(ctx, &mut l),
+        }
+        let now = Instant::now();
+        self.profiler
+            .record(self.place(site, None), EventKind::RegionExit, now, now);
+    }
+
+    /// A compute construct on the current device.
+    ///
+    /// # Safety
+    /// As `launch`.
+    pub(super) unsafe fn launch_on_device(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {
+        match self.kind {
+            DeviceKind::Emulated => self.launch_emulated(ctx, l),
+            DeviceKind::Nvidia => self.launch_nvidia(ctx, l),
+            kind => {
                 // Sections are checked on every device (LANGUAGE.md 7.3).
                 match l
                     .ops
@@ -157,13 +171,10 @@ impl Devices {
                     .find_map(|op| Some((super::ops::placed(op).err()?, op.site)))
                 {
                     Some((kind, at)) => crate::host::fail(ctx, kind, Some(at)),
-                    None => self.launch_shared_memory(ctx, &mut l, kind),
+                    None => self.launch_shared_memory(ctx, l, kind),
                 }
             }
         }
-        let now = Instant::now();
-        self.profiler
-            .record(self.place(site, None), EventKind::RegionExit, now, now);
     }
 
     unsafe fn launch_emulated(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) {

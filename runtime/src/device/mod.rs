@@ -17,6 +17,7 @@
 //! compute constructs, `directives.rs` data directives and waits; the `extern "C"` entry
 //! points compiled code calls are in `entry.rs`.
 
+mod autocompare;
 mod compute;
 mod directives;
 mod discrete;
@@ -33,6 +34,7 @@ use crate::error::{RunError, RunErrorKind};
 use crate::kernels::KernelTable;
 use crate::launch::UnitId;
 use crate::profile::{DeviceRef, Place, ProfileOptions, Profiler};
+pub use autocompare::{AutocompareOptions, F32_REL_TOL, F64_REL_TOL};
 pub use compute::Launch;
 pub use emulated::Emulated;
 pub use nvidia::{gpu_count, Nvidia};
@@ -129,6 +131,8 @@ pub struct DeviceOptions {
     /// Threads of the multicore and emulated devices (default: the machine's cores).
     pub threads: usize,
     pub profile: ProfileOptions,
+    /// `--autocompare` (`ACC_AUTOCOMPARE=1`): every compute region checked against a host run.
+    pub autocompare: Option<AutocompareOptions>,
 }
 
 impl Default for DeviceOptions {
@@ -140,6 +144,7 @@ impl Default for DeviceOptions {
             synchronous: false,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             profile: ProfileOptions::default(),
+            autocompare: None,
         }
     }
 }
@@ -237,8 +242,22 @@ impl DeviceOptions {
         self
     }
 
+    /// Run every compute region again on the host and report where the results differ
+    /// (`--autocompare`; `None`: off).
+    ///
+    /// ```
+    /// # use acc_runtime::device::{AutocompareOptions, DeviceOptions};
+    /// let opts = DeviceOptions::new().autocompare(Some(AutocompareOptions::default()));
+    /// assert_eq!(opts.autocompare.map(|a| a.limit), Some(50));
+    /// ```
+    pub fn autocompare(mut self, opts: Option<AutocompareOptions>) -> DeviceOptions {
+        self.autocompare = opts;
+        self
+    }
+
     /// `ACC_DEVICE_TYPE`, `ACC_DEVICE_NUM`, `ACC_EMULATED_DEVICES`, `ACC_SYNCHRONOUS`,
-    /// `ACC_NUM_CORES`, `ACC_PROFILE`, `ACC_NOTIFY`. Values that do not parse are errors.
+    /// `ACC_NUM_CORES`, `ACC_PROFILE`, `ACC_NOTIFY`, `ACC_AUTOCOMPARE`,
+    /// `ACC_AUTOCOMPARE_LIMIT`. Values that do not parse are errors.
     pub fn from_env() -> Result<DeviceOptions, String> {
         let mut o = DeviceOptions::default();
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
@@ -260,6 +279,9 @@ impl DeviceOptions {
         o.profile.profile = var("ACC_PROFILE").is_some_and(|v| v.trim() != "0");
         if let Some(n) = var("ACC_NOTIFY") {
             o.profile.notify = parse_count("ACC_NOTIFY", &n)? as u32;
+        }
+        if var("ACC_AUTOCOMPARE").is_some_and(|v| v.trim() != "0") {
+            o.autocompare = Some(AutocompareOptions::from_env()?);
         }
         Ok(o)
     }
@@ -302,6 +324,8 @@ pub struct Devices {
     kernels: Arc<KernelTable>,
     /// The `data` constructs entered and not yet exited, innermost last.
     open: Vec<OpenRegion>,
+    /// `--autocompare`'s state; `None` when it is off.
+    autocompare: Option<autocompare::Autocompare>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
     /// not available (`--info`).
     pub notice: Option<String>,
@@ -320,6 +344,7 @@ impl Devices {
             kernels,
             open: Vec::new(),
             notice: None,
+            autocompare: opts.autocompare.map(autocompare::Autocompare::new),
             opts,
         };
         let (kind, num) = (d.opts.kind, d.opts.num);

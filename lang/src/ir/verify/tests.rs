@@ -63,6 +63,7 @@ fn valid() -> Module {
             name: "s".into(),
             ty: F64,
             pass: Pass::InOut,
+            written: true,
         }],
         locals: vec![local("s", F64), local("s.red", F64)],
         body: vec![Stmt::Set(
