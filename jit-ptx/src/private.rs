@@ -122,7 +122,7 @@ fn loop_body_mode(loops: &[LoopInfo], k: usize) -> Mode {
         .rev()
         .fold(Mode::Block, |mode, &c| match loops[c].schedule {
             Schedule::Parallel(l) => mode.inside(l.gang, l.worker, l.vector),
-            Schedule::Seq | Schedule::Auto => mode,
+            Schedule::Seq => mode,
         })
 }
 

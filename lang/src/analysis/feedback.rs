@@ -107,7 +107,7 @@ fn depth(loops: &[LoopInfo], l: &LoopInfo) -> usize {
 /// A schedule and what it means on an NVIDIA GPU.
 fn schedule(s: Schedule, vector: i64) -> String {
     match s {
-        Schedule::Seq | Schedule::Auto => "sequential".into(),
+        Schedule::Seq => "sequential".into(),
         Schedule::Parallel(l) => {
             let mut parts = Vec::new();
             let mut gpu = Vec::new();

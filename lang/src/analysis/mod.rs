@@ -200,14 +200,12 @@ pub struct LoopInfo {
     pub has_break: bool,
 }
 
-/// How a loop's iterations run.
+/// How a loop's iterations run. Loops whose schedule the compiler chooses (`kernels`, `auto`)
+/// get one of these from the dependence test (`dependence.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
     /// One after another, in each thread that reaches the loop.
     Seq,
-    /// Left to the compiler (`kernels` regions, `auto`): parallel only where a dependence test
-    /// proves it safe; until then, sequential.
-    Auto,
     /// Shared out over these levels (at least one is set).
     Parallel(Levels),
 }
@@ -244,7 +242,6 @@ impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Schedule::Seq => f.write_str("seq"),
-            Schedule::Auto => f.write_str("auto"),
             Schedule::Parallel(levels) => levels.fmt(f),
         }
     }
