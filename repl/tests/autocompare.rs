@@ -169,3 +169,25 @@ fn every_example_runs_clean() {
         );
     }
 }
+
+/// The loops the dependence test parallelizes give the sequential host run's results: every
+/// `kernels` script of the conformance suite runs clean under `--autocompare` (the host run is
+/// one gang, so each parallelized loop's iterations run there in order).
+#[test]
+fn kernels_the_compiler_parallelizes_match_the_sequential_run() {
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(root().join("tests/conformance"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("directive_kernels") && name.ends_with(".acc")
+        })
+        .collect();
+    scripts.sort();
+    assert!(scripts.len() >= 8, "{scripts:?}");
+    for script in scripts {
+        let (ok, _, stderr) = run(&script, &[], &[]);
+        assert!(ok, "{}: {stderr}", script.display());
+        assert_eq!(reports(&stderr), Vec::<&str>::new(), "{}", script.display());
+    }
+}
