@@ -580,7 +580,7 @@ fn locals_read(e: &Expr, out: &mut Vec<LocalId>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use acc_lang::ir::{self, ForLoop, Stmt};
     use acc_lang::span::SourceFile;
 
@@ -599,6 +599,14 @@ mod tests {
             unchecked: false,
         };
         let plan = Plan::new(&r.body, &entry);
+        loops_in(&r.body)
+            .iter()
+            .map(|f| plan.get(f.id).clone())
+            .collect()
+    }
+
+    /// The counted loops of `body` in pre-order (the plan tests' view of a region).
+    pub(in crate::plan) fn loops_in(body: &[Stmt]) -> Vec<&ForLoop> {
         fn walk<'a>(body: &'a [Stmt], out: &mut Vec<&'a ForLoop>) {
             for s in body {
                 match s {
@@ -616,8 +624,8 @@ mod tests {
             }
         }
         let mut loops = Vec::new();
-        walk(&r.body, &mut loops);
-        loops.iter().map(|f| plan.get(f.id).clone()).collect()
+        walk(body, &mut loops);
+        loops
     }
 
     fn shared(p: &LoopPlan) -> &SharedLoop {

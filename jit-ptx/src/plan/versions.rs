@@ -287,21 +287,7 @@ mod tests {
             unchecked,
         };
         let plan = Plan::new(&r.body, &entry);
-        fn walk<'a>(body: &'a [Stmt], out: &mut Vec<&'a ForLoop>) {
-            for s in body {
-                match s {
-                    Stmt::For(f) => {
-                        out.push(f);
-                        walk(&f.body, out);
-                    }
-                    Stmt::Block(b) => walk(b, out),
-                    _ => {}
-                }
-            }
-        }
-        let mut loops = Vec::new();
-        walk(&r.body, &mut loops);
-        check(r, &loops, &plan);
+        check(r, &crate::plan::tests::loops_in(&r.body), &plan);
     }
 
     /// The names of the arrays of the accesses a loop's versions hoist (none with one).
