@@ -315,6 +315,39 @@ impl DeviceSizes {
     }
 }
 
+/// The most threads an NVIDIA thread block holds: a gang's `num_workers × vector_length`.
+pub const MAX_BLOCK_THREADS: i64 = 1024;
+
+/// The most workers a gang has on an NVIDIA GPU (rows of its block, `%tid.y`).
+pub const MAX_WORKERS: i64 = 32;
+
+/// A gang's vector length without a `vector_length` clause.
+pub const DEFAULT_VECTOR_LENGTH: i64 = 128;
+
+/// A gang's thread block on an NVIDIA GPU, `(vector lanes, workers)` (`%tid.x` by `%tid.y`),
+/// for a launch's `num_workers` and `vector_length` values, `ABSENT` where not given: one
+/// worker by default, a given count clamped to 1..=`MAX_WORKERS`; `DEFAULT_VECTOR_LENGTH`
+/// lanes by default, and the default or a given length clamped to 1..=`MAX_BLOCK_THREADS` /
+/// workers, so that a block never holds more threads than the GPU allows. The runtime
+/// launches with this block, and `--info` reports from it where the block differs from what
+/// the program gives (the one definition of the rule). The compiler has already rounded a
+/// constant `vector_length` up to whole warps, and rejected constants whose product is above
+/// `MAX_BLOCK_THREADS`, so the clamps apply to values computed at run time.
+pub fn nvidia_block(num_workers: i64, vector_length: i64) -> (u32, u32) {
+    let workers = if num_workers == ABSENT {
+        1
+    } else {
+        num_workers.clamp(1, MAX_WORKERS)
+    };
+    let vector = if vector_length == ABSENT {
+        DEFAULT_VECTOR_LENGTH
+    } else {
+        vector_length
+    };
+    let vector = vector.clamp(1, MAX_BLOCK_THREADS / workers);
+    (vector as u32, workers as u32)
+}
+
 /// The launch sizes compiled code passes `acc_rt_launch`: each device type's clauses (a
 /// `device_type(…)` clause chooses among them). The emulated device follows `nvidia`'s.
 #[repr(C)]
@@ -371,6 +404,28 @@ pub const STOP_WORD: &str = "acc_stop";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvidia_blocks_hold_at_most_1024_threads() {
+        assert_eq!(nvidia_block(ABSENT, ABSENT), (128, 1));
+        assert_eq!(nvidia_block(ABSENT, 256), (256, 1));
+        assert_eq!(nvidia_block(4, 256), (256, 4));
+        assert_eq!(nvidia_block(8, 256), (128, 8));
+        // The default shrinks too: 16 workers of 128 lanes would not launch.
+        assert_eq!(nvidia_block(16, ABSENT), (64, 16));
+        assert_eq!(nvidia_block(64, ABSENT), (32, 32));
+        assert_eq!(nvidia_block(0, 0), (1, 1));
+        assert_eq!(nvidia_block(ABSENT, 5000), (1024, 1));
+        for w in [ABSENT, -3, 1, 2, 3, 7, 31, 32, 33, 1 << 40] {
+            for v in [ABSENT, -1, 1, 31, 100, 128, 1000, 1024, 1025, 1 << 40] {
+                let (x, y) = nvidia_block(w, v);
+                assert!(
+                    x >= 1 && y >= 1 && u64::from(x) * u64::from(y) <= 1024,
+                    "{w} {v}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn phase_codes_round_trip() {

@@ -795,6 +795,31 @@ impl Aliases {
         }
     }
 
+    /// Whether `a` and `b` are bound to each other (directly or not): the same storage for
+    /// all this compile can see. (Unlike `may_alias`, an array that may hold any array shares
+    /// storage only with what it is bound to.)
+    pub(super) fn same_storage(&self, a: VarId, b: VarId) -> bool {
+        self.find(a) == self.find(b)
+    }
+
+    /// The variables bound to `v`'s storage (`v` included), or `None` when it may hold any
+    /// array (a parameter, a call's result).
+    pub(super) fn class_of(&self, v: VarId) -> Option<Vec<VarId>> {
+        let root = self.find(v);
+        if self.unknown.contains(&root) {
+            return None;
+        }
+        let mut class = vec![v];
+        for (&w, &p) in &self.parent {
+            for x in [w, p] {
+                if !class.contains(&x) && self.find(x) == root {
+                    class.push(x);
+                }
+            }
+        }
+        Some(class)
+    }
+
     pub(super) fn may_alias(&self, a: VarId, b: VarId) -> bool {
         let (ra, rb) = (self.find(a), self.find(b));
         ra == rb || self.unknown.contains(&ra) || self.unknown.contains(&rb)

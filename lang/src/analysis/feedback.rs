@@ -1,12 +1,15 @@
 //! `--info`: the compiler's decisions for every compute construct and loop, as NVHPC's
 //! `-Minfo=accel` gives them (LANGUAGE.md 8): how each loop is scheduled and what that means on a
 //! GPU, why a loop the compiler chose for was not parallelized, the reductions it generates,
-//! and each variable's data clause, implicit ones marked so. One line per fact, each headed by
-//! `file:line:col` of the construct or loop it is about.
+//! each variable's data clause, implicit ones marked so (and `present` where an enclosing data
+//! region holds the array), and the launch sizes that do not apply as written. One line per
+//! fact, each headed by `file:line:col` of the construct or loop it is about.
 
 use std::fmt::Write;
 
-use super::{Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule};
+use super::{
+    Adjustment, AdjustmentKind, Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule, Size,
+};
 use crate::hir::{Construct, Program, VarId};
 use crate::span::{SourceFile, Span};
 
@@ -51,18 +54,31 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
     let data: Vec<String> = r
         .vars
         .iter()
-        .map(|u| data_clause(&u.name, &u.attr))
+        .map(|u| match u.held_by {
+            // Present-or-copy finds it present: nothing moves.
+            Some(data) => {
+                let (line, col) = source.line_col(data.start);
+                format!(
+                    "present({}) (held by the data region at {line}:{col})",
+                    u.name
+                )
+            }
+            None => data_clause(&u.name, &u.attr),
+        })
         .collect();
     if !data.is_empty() {
         let _ = writeln!(out, "{}:   data: {}", at(r.span), data.join(", "));
     }
-    let vector = r
-        .launch
-        .nvidia
-        .vector_length
-        .as_ref()
-        .and_then(|s| s.as_const())
-        .unwrap_or(128);
+    for a in &r.adjustments {
+        let _ = writeln!(out, "{}:   launch: {}", at(r.span), adjustment(source, a));
+    }
+    let vector = vector_lanes(source, r);
+    let workers = worker_count(source, r);
+    let gangs = match &r.launch.nvidia.num_gangs {
+        Some(Size::Const(v)) => v.to_string(),
+        Some(Size::Expr(e)) => source.text.get(e.span.range()).unwrap_or("…").to_string(),
+        None => "chosen at run time".to_string(),
+    };
     for l in &r.loops {
         let depth = depth(&r.loops, l);
         let pad = "  ".repeat(depth + 1);
@@ -72,15 +88,32 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
             "{}: {pad}loop `{}`: {} ({})",
             at(l.span),
             vars.join("`, `"),
-            schedule(
-                l.schedule,
-                l.vector_size
-                    .as_ref()
-                    .and_then(|s| s.as_const())
-                    .unwrap_or(vector)
-            ),
+            schedule(l.schedule, &vector),
             l.reason
         );
+        // The back ends take a gang's size from the construct, never from a loop: a loop's
+        // size that differs from the construct's is noted.
+        for (level, size, from, applied) in [
+            ("gang", &l.gang_size, "num_gangs", gangs.clone()),
+            ("worker", &l.worker_size, "num_workers", workers.clone()),
+            ("vector", &l.vector_size, "vector_length", vector.clone()),
+        ] {
+            let Some(size) = size else {
+                continue;
+            };
+            let text = match size {
+                Size::Const(v) => v.to_string(),
+                Size::Expr(e) => source.text.get(e.span.range()).unwrap_or("…").to_string(),
+            };
+            if text != applied {
+                let _ = writeln!(
+                    out,
+                    "{}: {pad}  `{level}({text})` not used: the size is the construct's `{from}` \
+                     ({applied})",
+                    at(l.span),
+                );
+            }
+        }
         for red in &l.reductions {
             let _ = writeln!(
                 out,
@@ -104,8 +137,46 @@ fn depth(loops: &[LoopInfo], l: &LoopInfo) -> usize {
     d
 }
 
+/// The vector lanes of a gang on an NVIDIA GPU, as `--info` shows them in `vector(…)`: the
+/// runtime's block (`acc_abi::nvidia_block`) for constant sizes, the expression as written for
+/// a vector length computed at run time.
+fn vector_lanes(source: &SourceFile, r: &RegionInfo) -> String {
+    let launch = &r.launch.nvidia;
+    let given = |s: &Option<Size>| match s {
+        None => Some(acc_abi::ABSENT),
+        Some(s) => s.as_const(),
+    };
+    if let Some(Size::Expr(e)) = &launch.vector_length {
+        return source.text.get(e.span.range()).unwrap_or("…").to_string();
+    }
+    let vector = given(&launch.vector_length).unwrap_or(acc_abi::ABSENT);
+    // With a worker count computed at run time, one worker's (the launch line says more).
+    let workers = given(&launch.num_workers).unwrap_or(acc_abi::ABSENT);
+    acc_abi::nvidia_block(workers, vector).0.to_string()
+}
+
+/// The workers of a gang on an NVIDIA GPU (`acc_abi::nvidia_block`), or the expression as
+/// written for a count computed at run time.
+fn worker_count(source: &SourceFile, r: &RegionInfo) -> String {
+    let launch = &r.launch.nvidia;
+    match &launch.num_workers {
+        Some(Size::Expr(e)) => source.text.get(e.span.range()).unwrap_or("…").to_string(),
+        w => {
+            let w = w
+                .as_ref()
+                .and_then(Size::as_const)
+                .unwrap_or(acc_abi::ABSENT);
+            let v = match &launch.vector_length {
+                Some(Size::Const(v)) => *v,
+                _ => acc_abi::ABSENT,
+            };
+            acc_abi::nvidia_block(w, v).1.to_string()
+        }
+    }
+}
+
 /// A schedule and what it means on an NVIDIA GPU.
-fn schedule(s: Schedule, vector: i64) -> String {
+fn schedule(s: Schedule, vector: &str) -> String {
     match s {
         Schedule::Seq => "sequential".into(),
         Schedule::Parallel(l) => {
@@ -126,6 +197,35 @@ fn schedule(s: Schedule, vector: i64) -> String {
             format!("{} [GPU: {}]", parts.join(", "), gpu.join(" × "))
         }
     }
+}
+
+/// What becomes of a launch size clause.
+fn adjustment(source: &SourceFile, a: &Adjustment) -> String {
+    let clause = source.text.get(a.clause.range()).unwrap_or("the clause");
+    let what = match a.kind {
+        AdjustmentKind::VectorRounded { to } => {
+            format!("rounded up to {to} (whole warps of 32 threads)")
+        }
+        AdjustmentKind::WorkersClipped { to } => {
+            format!("clipped to {to} (the most workers of a gang on an NVIDIA GPU)")
+        }
+        AdjustmentKind::VectorClipped { to } => {
+            format!("clipped to {to} (a thread block holds at most 1024 threads)")
+        }
+        AdjustmentKind::VectorAtMost { most } => {
+            format!("at most {most} at run time (a thread block holds at most 1024 threads)")
+        }
+        AdjustmentKind::VectorCutAbove { above } => format!(
+            "cut to 1024 / num_workers at run time where num_workers is above {above} (a thread \
+             block holds at most 1024 threads)"
+        ),
+        AdjustmentKind::DefaultVectorCutAbove { above } => format!(
+            "cuts the default vector length of 128 to 1024 / num_workers at run time where \
+             num_workers is above {above} (a thread block holds at most 1024 threads)"
+        ),
+        AdjustmentKind::GangsUnused => "not used: the region runs as one gang".to_string(),
+    };
+    format!("`{clause}` {what}")
 }
 
 fn data_clause(name: &str, attr: &DataAttr) -> String {

@@ -12,15 +12,20 @@
 //! omissions, recursion, array creation, host-only built-ins and data directives in device code,
 //! routines writing global scalars, routine calls at a level the caller cannot provide, and
 //! `num_workers × vector_length` above 1024. A `vector_length` that is not a multiple of 32 gives
-//! a warning (rounded up).
+//! a warning (rounded up). Warnings for porting mistakes (LANGUAGE.md 8): an array written but
+//! only copied in (`regions`), a scalar every iteration of a parallel loop assigns (`loops`), a
+//! host access during an `async` transfer and `present` of data nothing made present
+//! (`hostflow`).
 //!
 //! Modules: `functions` (per-function summaries, the call graph), `regions` (compute constructs
-//! and their data), `loops` (loop nests and schedules), `device` (what device code may contain).
+//! and their data), `loops` (loop nests and schedules), `device` (what device code may contain),
+//! `hostflow` (host code in order: asynchronous transfers and presence), `feedback` (`--info`).
 
 mod dependence;
 mod device;
 mod feedback;
 mod functions;
+mod hostflow;
 mod kernels;
 mod loops;
 mod regions;
@@ -28,6 +33,8 @@ mod visit;
 
 #[cfg(test)]
 mod dependence_tests;
+#[cfg(test)]
+mod hostflow_tests;
 #[cfg(test)]
 mod tests;
 
@@ -100,6 +107,43 @@ pub struct RegionInfo {
     /// A `kernels` region that runs as several kernels, one per loop nest (7.6): its parts in
     /// order; empty when it runs as one kernel.
     pub parts: Vec<KernelPart>,
+    /// What the runtime will make of the launch sizes it gives on NVIDIA GPUs, where that
+    /// differs from the clauses as written (`--info`'s adjustments).
+    pub adjustments: Vec<Adjustment>,
+}
+
+/// A launch size that does not apply as written (LANGUAGE.md 8, `--info`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adjustment {
+    /// The clause (`vector_length(100)`).
+    pub clause: Span,
+    pub kind: AdjustmentKind,
+}
+
+/// How a launch size changes. Sizes are those of NVIDIA GPUs (`acc_abi::nvidia_block`, the
+/// rule the runtime launches with), except `GangsUnused`, which holds on every device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdjustmentKind {
+    /// A constant `vector_length` that is not a whole number of warps, rounded up to `to`.
+    VectorRounded { to: i64 },
+    /// A constant `num_workers` clipped to `to` workers (with a vector length computed at run
+    /// time; with a constant one, above 1024 threads is a compile error).
+    WorkersClipped { to: i64 },
+    /// A constant `vector_length` clipped to `to` lanes (the same).
+    VectorClipped { to: i64 },
+    /// A vector length computed at run time, with a constant `num_workers`: at most `most`
+    /// lanes, so that the block holds at most 1024 threads.
+    VectorAtMost { most: i64 },
+    /// A constant vector length, with `num_workers` computed at run time: cut to
+    /// `1024 / num_workers` lanes where `num_workers` is above `above`.
+    VectorCutAbove { above: i64 },
+    /// No `vector_length`, and `num_workers` computed at run time (the clause): the default
+    /// vector length is cut to `1024 / num_workers` lanes where `num_workers` is above
+    /// `above`.
+    DefaultVectorCutAbove { above: i64 },
+    /// `num_gangs` of a region that runs as one gang (`serial`, and the `kernels` regions of
+    /// 7.6 that run as one kernel of a single gang).
+    GangsUnused,
 }
 
 impl RegionInfo {
@@ -122,6 +166,12 @@ pub struct VarUse {
     pub read: bool,
     /// The region (or a function it calls) assigns it or, for an array, an element.
     pub written: bool,
+    /// For an array under the implicit `copy` rule: the directive line of the innermost
+    /// `acc data` construct around the region (in the same function body or top-level code)
+    /// whose clauses make it present, whole (any data clause but `no_create`), so that the region
+    /// finds it present and moves nothing (`--info` says `present(A) (held by …)`). Lexical
+    /// only: a function cannot know what its callers hold.
+    pub held_by: Option<Span>,
 }
 
 /// How a compute construct treats a variable.
@@ -331,6 +381,7 @@ pub fn analyze(program: &hir::Program) -> (Analysis, Vec<Diagnostic>) {
     };
     cx.aliases = dependence::Aliases::build(&cx);
     let regions = regions::collect(&mut cx);
+    hostflow::check(&mut cx, &regions);
     let routines = device::routines(&mut cx);
     (Analysis { regions, routines }, cx.diags)
 }

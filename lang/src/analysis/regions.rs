@@ -5,8 +5,8 @@
 use super::loops::{self, LoopContext, Root};
 use super::visit::{self, Visitor};
 use super::{
-    AsyncQueue, Cx, DataAttr, Implicit, Launch, PerDevice, ReductionInfo, RegionId, RegionInfo,
-    Size, VarUse,
+    Adjustment, AdjustmentKind, AsyncQueue, Cx, DataAttr, Implicit, Launch, LoopInfo, PerDevice,
+    ReductionInfo, RegionId, RegionInfo, Schedule, Size, VarUse,
 };
 use crate::diag::Diagnostic;
 use crate::hir::{
@@ -62,6 +62,11 @@ fn declared_globals(top: &[Stmt]) -> Vec<VarId> {
 struct DataScope {
     default: Option<DefaultKind>,
     named: Vec<VarId>,
+    /// The arrays its clauses make present, whole, for the whole region (every data clause
+    /// but `no_create`, which leaves absent data absent).
+    held: Vec<VarId>,
+    /// The directive line.
+    span: Span,
 }
 
 struct HostWalk<'c, 'p> {
@@ -83,11 +88,22 @@ impl Visitor for HostWalk<'_, '_> {
             let mut scope = DataScope {
                 default: None,
                 named: Vec::new(),
+                held: Vec::new(),
+                span: d.span,
             };
             for c in &d.clauses {
                 match &c.kind {
                     ClauseKind::Default(k) => scope.default = Some(*k),
-                    ClauseKind::Data(_, refs) => scope.named.extend(refs.iter().map(|r| r.var)),
+                    ClauseKind::Data(kind, refs) => {
+                        scope.named.extend(refs.iter().map(|r| r.var));
+                        // A section holds part of the array: a region using all of it
+                        // finds it only partly present.
+                        if *kind != crate::hir::DataClause::NoCreate {
+                            scope.held.extend(
+                                refs.iter().filter(|r| r.sections.is_none()).map(|r| r.var),
+                            );
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -250,6 +266,7 @@ impl HostWalk<'_, '_> {
                 first_use: used.map(|u| u.span),
                 read: used.is_some_and(|u| u.read),
                 written: used.is_some_and(|u| u.written),
+                held_by: None,
             });
         }
         let mut missing: Vec<&Use> = Vec::new();
@@ -281,6 +298,9 @@ impl HostWalk<'_, '_> {
             if default == Some(DefaultKind::None) && !declared && !reduced && !in_data_clause {
                 missing.push(u);
             }
+            let held_by = (attr == Implicit::Copy && ty.is_array())
+                .then(|| self.holder(u.var))
+                .flatten();
             vars.push(VarUse {
                 var: u.var,
                 name: self.cx.var_name(u.var),
@@ -289,6 +309,7 @@ impl HostWalk<'_, '_> {
                 first_use: Some(u.span),
                 read: u.read,
                 written: u.written,
+                held_by,
             });
         }
         for u in missing {
@@ -310,6 +331,7 @@ impl HostWalk<'_, '_> {
 
         let launch = self.launch(d);
         let parts = super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
+        let adjustments = adjustments(d, runs_as_one_gang(d, &loops, &parts));
         RegionInfo {
             id: RegionId(0),
             construct: d.construct,
@@ -323,7 +345,18 @@ impl HostWalk<'_, '_> {
             launch,
             calls: callees,
             parts,
+            adjustments,
         }
+    }
+
+    /// The directive line of the innermost enclosing `acc data` construct that makes `v`
+    /// present.
+    fn holder(&self, v: VarId) -> Option<Span> {
+        self.data
+            .iter()
+            .rev()
+            .find(|s| s.held.contains(&v))
+            .map(|s| s.span)
     }
 
     /// An array the region writes but only copies in: the writes never reach the host, which
@@ -432,14 +465,22 @@ impl HostWalk<'_, '_> {
         let mut workers: Option<(i64, Span)> = None;
         let mut vector: Option<(i64, Span)> = None;
         let mut dynamic_workers = false;
+        let mut dynamic_vector = false;
         for c in d.clauses_for(DeviceTypeName::Nvidia) {
             match &c.kind {
                 ClauseKind::NumWorkers(e) => match const_of(e) {
-                    Some(v) => workers = Some((v, c.span)),
-                    None => dynamic_workers = true,
+                    Some(v) => {
+                        workers = Some((v, c.span));
+                        dynamic_workers = false;
+                    }
+                    None => {
+                        workers = None;
+                        dynamic_workers = true;
+                    }
                 },
                 ClauseKind::VectorLength(e) => match const_of(e) {
                     Some(v) => {
+                        dynamic_vector = false;
                         if v > 0 && v % 32 != 0 {
                             self.cx.diags.push(
                                 Diagnostic::warning(
@@ -452,10 +493,17 @@ impl HostWalk<'_, '_> {
                         }
                         vector = Some((round_up_32(v), c.span));
                     }
-                    None => vector = None,
+                    None => {
+                        vector = None;
+                        dynamic_vector = true;
+                    }
                 },
                 _ => {}
             }
+        }
+        // A count computed at run time is fitted to the block (`acc_abi::nvidia_block`).
+        if dynamic_vector && vector.is_none() {
+            return;
         }
         let (w, w_span) = match workers {
             Some((w, span)) => (w, Some(span)),
@@ -480,6 +528,102 @@ impl HostWalk<'_, '_> {
             self.cx.diags.push(diag);
         }
     }
+}
+
+/// Whether the region runs as one gang on every device, as far as the analysis can tell for
+/// certain (`ir::gangs::one_gang` decides on the lowered region): `serial` regions, a
+/// `kernels loop` whose loop is not a gang loop, and a `kernels` region that runs as one kernel
+/// (no parts) without exactly one loop nest or whose one nest is not a gang loop.
+fn runs_as_one_gang(d: &Directive, loops: &[LoopInfo], parts: &[super::KernelPart]) -> bool {
+    let gang = |l: &LoopInfo| matches!(l.schedule, Schedule::Parallel(levels) if levels.gang);
+    let mut roots = loops.iter().filter(|l| l.parent.is_none());
+    match d.construct {
+        Construct::Serial | Construct::SerialLoop => true,
+        Construct::KernelsLoop => loops.first().is_some_and(|l| !gang(l)),
+        Construct::Kernels if parts.is_empty() => match (roots.next(), roots.next()) {
+            (Some(only), None) => !gang(only),
+            _ => true,
+        },
+        _ => false,
+    }
+}
+
+/// The launch sizes that will not apply as written (`--info`): `num_gangs` of a region that
+/// runs as one gang; on NVIDIA, a constant `vector_length` rounded up to whole warps, and what
+/// `acc_abi::nvidia_block` (the runtime's rule) does to the block the clauses give.
+fn adjustments(d: &Directive, one_gang: bool) -> Vec<Adjustment> {
+    use acc_abi::{nvidia_block, ABSENT, MAX_WORKERS};
+    let mut out = Vec::new();
+    let mut push = |clause: Span, kind| out.push(Adjustment { clause, kind });
+    if one_gang {
+        for c in &d.clauses {
+            if let ClauseKind::NumGangs(_) = c.kind {
+                push(c.span, AdjustmentKind::GangsUnused);
+            }
+        }
+    }
+    // Per clause: its constant (`None` when computed at run time) and where it is.
+    let mut workers: Option<(Option<i64>, Span)> = None;
+    let mut vector: Option<(Option<i64>, Span)> = None;
+    for c in d.clauses_for(DeviceTypeName::Nvidia) {
+        match &c.kind {
+            ClauseKind::NumWorkers(e) => workers = Some((const_of(e), c.span)),
+            ClauseKind::VectorLength(e) => vector = Some((const_of(e), c.span)),
+            _ => {}
+        }
+    }
+    if let Some((Some(v), span)) = vector {
+        if round_up_32(v) != v {
+            push(span, AdjustmentKind::VectorRounded { to: round_up_32(v) });
+            vector = Some((Some(round_up_32(v)), span));
+        }
+    }
+    let given = |x: Option<(Option<i64>, Span)>| match x {
+        None => Some(ABSENT),
+        Some((c, _)) => c,
+    };
+    match (given(workers), given(vector)) {
+        (Some(w), Some(v)) => {
+            let (x, y) = nvidia_block(w, v);
+            if let (Some((_, span)), true) = (workers, i64::from(y) != w) {
+                push(span, AdjustmentKind::WorkersClipped { to: y.into() });
+            }
+            if let (Some((_, span)), true) = (vector, i64::from(x) != v) {
+                push(span, AdjustmentKind::VectorClipped { to: x.into() });
+            }
+        }
+        // The vector length is computed at run time.
+        (Some(w), None) if w != ABSENT => {
+            let (most, y) = nvidia_block(w, i64::MAX);
+            if let (Some((_, span)), true) = (workers, i64::from(y) != w) {
+                push(span, AdjustmentKind::WorkersClipped { to: y.into() });
+            }
+            if let Some((_, span)) = vector {
+                push(span, AdjustmentKind::VectorAtMost { most: most.into() });
+            }
+        }
+        // The worker count is computed at run time: the most workers that leave the vector
+        // length whole.
+        (None, Some(v)) => {
+            let whole = (1..=MAX_WORKERS)
+                .take_while(|&w| i64::from(nvidia_block(w, v).0) == nvidia_block(1, v).0.into())
+                .last()
+                .unwrap_or(0);
+            if whole < MAX_WORKERS {
+                match (vector, workers) {
+                    (Some((_, span)), _) => {
+                        push(span, AdjustmentKind::VectorCutAbove { above: whole })
+                    }
+                    (None, Some((_, span))) => {
+                        push(span, AdjustmentKind::DefaultVectorCutAbove { above: whole })
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 fn round_up_32(v: i64) -> i64 {

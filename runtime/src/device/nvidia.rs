@@ -579,7 +579,8 @@ impl Nvidia {
 
     /// Grid and block: `num_gangs`, `vector_length`, `num_workers` for `nvidia`, else one gang
     /// of one thread for `serial`, blocks of 128 threads, and `default_gangs(workers, vector)`
-    /// blocks (kernels loop over their iterations, so any grid is correct).
+    /// blocks (kernels loop over their iterations, so any grid is correct). The block is
+    /// `acc_abi::nvidia_block`'s, the rule `--info` reports adjustments from.
     fn shape(
         desc: &RegionDesc,
         sizes: &LaunchSizes,
@@ -588,12 +589,13 @@ impl Nvidia {
         if desc.kind == ComputeKind::Serial {
             return ((1, 1, 1), (1, 1, 1));
         }
-        let given = |v: i64, max: u32| (v != ABSENT).then(|| v.clamp(1, i64::from(max)) as u32);
         let sizes = &sizes.nvidia;
-        let workers = given(sizes.num_workers, 32).unwrap_or(1);
-        let vector = given(sizes.vector_length, 1024 / workers).unwrap_or(128);
-        let gangs = given(sizes.num_gangs, i32::MAX as u32)
-            .unwrap_or_else(|| default_gangs(workers, vector).max(1));
+        let (vector, workers) = acc_abi::nvidia_block(sizes.num_workers, sizes.vector_length);
+        let gangs = match sizes.num_gangs {
+            ABSENT => default_gangs(workers, vector).max(1),
+            // `check_sizes` has kept it within 1..=MAX_GANGS.
+            given => given.clamp(1, i64::from(i32::MAX)) as u32,
+        };
         ((gangs, 1, 1), (vector, workers, 1))
     }
 
