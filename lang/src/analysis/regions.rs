@@ -309,7 +309,8 @@ impl HostWalk<'_, '_> {
         }
 
         let launch = self.launch(d);
-        let parts = super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
+        let (parts, together) =
+            super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
         RegionInfo {
             id: RegionId(0),
             construct: d.construct,
@@ -323,6 +324,7 @@ impl HostWalk<'_, '_> {
             launch,
             calls: callees,
             parts,
+            together,
         }
     }
 
