@@ -9,8 +9,9 @@ use std::fmt::Write;
 
 use super::{
     Adjustment, AdjustmentKind, Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule, Size,
+    Together,
 };
-use crate::hir::{Construct, Program, VarId};
+use crate::hir::{Program, VarId};
 use crate::span::{SourceFile, Span};
 
 /// The feedback for every compute construct of a compile, in source order.
@@ -43,11 +44,19 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
             at(r.span),
             r.parts.len()
         );
-    } else if r.construct == Construct::Kernels && nests > 1 {
+    } else if let Some(why) = &r.together {
+        let why = match why {
+            Together::AsyncScalar(v) => format!(
+                "`async` with `{}` passed from one nest to the next (an asynchronous kernel's \
+                 scalars reach the host only at a `wait`)",
+                name(program, *v)
+            ),
+            Together::ConstructClause(clause) => format!("the construct's `{clause}` clause"),
+            Together::Let(span) => format!("the `let` at {}", at(*span)),
+        };
         let _ = writeln!(
             out,
-            "{}:   runs as one kernel of a single gang: `async`, a construct-level `private`, \
-             `firstprivate` or `reduction`, or a `let` in the block keeps its nests together",
+            "{}:   runs as one kernel of a single gang: {why} keeps its nests together",
             at(r.span)
         );
     }

@@ -4,7 +4,8 @@
 //! statements between such nests one single-gang kernel, so that every nest gets the whole
 //! device and the next one sees what it wrote. The region runs as one kernel when it is a
 //! `kernels loop`, its body is not a block, it has fewer than two parts or no gang nest, it is
-//! `async` (its scalars flow from part to part through the host), it has a construct-level
+//! `async` and a part uses a scalar an earlier part assigns (scalars flow from part to part
+//! through the host, where an asynchronous result arrives only at a `wait`), it has a construct-level
 //! `private`, `firstprivate` or `reduction`, or its body declares a variable at its top level
 //! (a local that later parts would need).
 
@@ -28,29 +29,37 @@ pub struct KernelPart {
     pub writes: Vec<VarId>,
 }
 
-/// The parts of a `kernels` region, or none when it runs as one kernel.
+/// Why a `kernels` region of several loop nests runs as one kernel, for `--info`.
+#[derive(Clone, Debug)]
+pub enum Together {
+    /// `async`, and a part uses this scalar, which an earlier part assigns.
+    AsyncScalar(VarId),
+    /// A construct-level `private`, `firstprivate` or `reduction` (the clause's name).
+    ConstructClause(&'static str),
+    /// A `let` at the top level of the block.
+    Let(Span),
+}
+
+/// The parts of a `kernels` region: none when it runs as one kernel, with the reason where it
+/// has several nests to keep together.
 pub(super) fn parts(
     d: &Directive,
     loops: &[LoopInfo],
     vars: &[VarUse],
     is_async: bool,
-) -> Vec<KernelPart> {
-    let construct_level = vars.iter().any(|u| {
-        matches!(
-            u.attr,
-            DataAttr::Private { .. } | DataAttr::FirstPrivate { .. } | DataAttr::Reduction { .. }
-        )
-    });
-    if d.construct != Construct::Kernels || is_async || construct_level {
-        return Vec::new();
+) -> (Vec<KernelPart>, Option<Together>) {
+    let none = |why| (Vec::new(), why);
+    if d.construct != Construct::Kernels {
+        return none(None);
     }
     let Some(StmtKind::Block(block)) = d.body.as_deref().map(|b| &b.kind) else {
-        return Vec::new();
+        return none(None);
     };
     let mut parts: Vec<KernelPart> = Vec::new();
+    let mut first_let = None;
     for (i, s) in block.stmts.iter().enumerate() {
-        if matches!(s.kind, StmtKind::Let { .. }) {
-            return Vec::new();
+        if matches!(s.kind, StmtKind::Let { .. }) && first_let.is_none() {
+            first_let = Some(s.span);
         }
         let nest = gang_nest(s, loops);
         match parts.last_mut() {
@@ -70,9 +79,42 @@ pub(super) fn parts(
         }
     }
     if parts.len() < 2 || !parts.iter().any(|p| p.nest) {
-        return Vec::new();
+        return none(None);
     }
-    parts
+    let construct_clause = vars.iter().find_map(|u| match u.attr {
+        DataAttr::Private { .. } => Some("private"),
+        DataAttr::FirstPrivate { .. } => Some("firstprivate"),
+        DataAttr::Reduction { .. } => Some("reduction"),
+        _ => None,
+    });
+    if let Some(clause) = construct_clause {
+        return none(Some(Together::ConstructClause(clause)));
+    }
+    if let Some(at) = first_let {
+        return none(Some(Together::Let(at)));
+    }
+    if let Some(v) = is_async
+        .then(|| scalar_passed_on(&block.stmts, &parts))
+        .flatten()
+    {
+        return none(Some(Together::AsyncScalar(v)));
+    }
+    (parts, None)
+}
+
+/// A scalar that an earlier part assigns and a later part uses. Split parts pass scalars
+/// through the host, and the result of an asynchronous part arrives there only at a `wait`,
+/// after the later parts are queued.
+fn scalar_passed_on(stmts: &[Stmt], parts: &[KernelPart]) -> Option<VarId> {
+    parts.iter().enumerate().find_map(|(k, earlier)| {
+        earlier.writes.iter().copied().find(|&v| {
+            parts[k + 1..].iter().any(|later| {
+                stmts[later.stmts.clone()]
+                    .iter()
+                    .any(|s| visit::stmt_mentions(s, v))
+            })
+        })
+    })
 }
 
 /// Whether `s` is a loop nest whose outer loop is a gang loop.

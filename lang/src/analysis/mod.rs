@@ -41,7 +41,7 @@ mod tests;
 use std::fmt;
 
 pub use feedback::feedback;
-pub use kernels::KernelPart;
+pub use kernels::{KernelPart, Together};
 
 use crate::diag::Diagnostic;
 use crate::hir::{
@@ -107,6 +107,8 @@ pub struct RegionInfo {
     /// A `kernels` region that runs as several kernels, one per loop nest (7.6): its parts in
     /// order; empty when it runs as one kernel.
     pub parts: Vec<KernelPart>,
+    /// Why a `kernels` region of several loop nests runs as one kernel.
+    pub together: Option<Together>,
     /// What the runtime will make of the launch sizes it gives on NVIDIA GPUs, where that
     /// differs from the clauses as written (`--info`'s adjustments).
     pub adjustments: Vec<Adjustment>,

@@ -330,7 +330,8 @@ impl HostWalk<'_, '_> {
         }
 
         let launch = self.launch(d);
-        let parts = super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
+        let (parts, together) =
+            super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
         let adjustments = adjustments(d, runs_as_one_gang(d, &loops, &parts));
         RegionInfo {
             id: RegionId(0),
@@ -346,6 +347,7 @@ impl HostWalk<'_, '_> {
             calls: callees,
             parts,
             adjustments,
+            together,
         }
     }
 

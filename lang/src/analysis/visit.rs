@@ -2,7 +2,7 @@
 //! the matching `walk_*` function to keep descending.
 
 use crate::hir::{
-    Block, Clause, DataRef, Directive, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind,
+    Block, Clause, DataRef, Directive, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind, VarId,
 };
 
 pub(super) trait Visitor {
@@ -28,6 +28,33 @@ pub(super) trait Visitor {
     /// A variable or section named in a clause.
     fn data_ref(&mut self, r: &DataRef) {
         walk_data_ref(self, r);
+    }
+}
+
+/// Whether the statement `s` uses the variable `v`: reads it or assigns it.
+pub(super) fn stmt_mentions(s: &Stmt, v: VarId) -> bool {
+    let mut m = Mentions {
+        var: v,
+        found: false,
+    };
+    m.stmt(s);
+    m.found
+}
+
+struct Mentions {
+    var: VarId,
+    found: bool,
+}
+
+impl Visitor for Mentions {
+    fn expr(&mut self, e: &Expr) {
+        self.found |= e.as_var() == Some(self.var);
+        walk_expr(self, e);
+    }
+
+    fn place(&mut self, p: &Place, _compound: bool) {
+        self.found |= matches!(p.kind, PlaceKind::Var(w) if w == self.var);
+        walk_place(self, p);
     }
 }
 

@@ -53,12 +53,10 @@ impl<'a> Body<'_, 'a> {
                 .collect(),
         };
         let if_cond = self.launch_if(d);
-        let launch = &info.launch.nvidia;
-        let async_queue = launch.async_queue.as_ref().map(|q| match q {
-            analysis::AsyncQueue::Default => Queue::Default,
-            analysis::AsyncQueue::Queue(e) => Queue::Numbered(self.clause_value(e)),
-        });
-        let wait = launch
+        let async_queue = self.async_queue(info);
+        let wait = info
+            .launch
+            .nvidia
             .wait
             .as_ref()
             .map(|qs| qs.iter().map(|q| self.clause_value(q)).collect());
@@ -73,6 +71,7 @@ impl<'a> Body<'_, 'a> {
     /// reads them from there, as `copy` scalars of consecutive regions do.
     fn split_kernels(&mut self, d: &hir::Directive, info: &'a RegionInfo, parts: Vec<Part<'_>>) {
         let if_cond = self.launch_if(d);
+        let async_queue = self.async_queue(info);
         let wait = info
             .launch
             .nvidia
@@ -89,7 +88,7 @@ impl<'a> Body<'_, 'a> {
             phase: ir::DataPhase::RegionEntry,
             ops,
             if_cond: if_cond.clone(),
-            async_queue: None,
+            async_queue: async_queue.clone(),
             wait,
             modifiers: ir::DataModifiers::default(),
             site: self.cx.site(d.span, d.construct.name()),
@@ -104,11 +103,21 @@ impl<'a> Body<'_, 'a> {
                 if i > 0 {
                     part.id = RegionId(b.cx.regions.len() as u32);
                 }
-                let launch = b.launch_part(d, info, part, if_cond.clone(), None, None);
+                let launch =
+                    b.launch_part(d, info, part, if_cond.clone(), async_queue.clone(), None);
                 b.emit(Stmt::Launch(launch));
             }
         });
         self.emit(Stmt::DataRegion { enter, body, exit });
+    }
+
+    /// The queue of a compute construct's `async` clause, if it has one.
+    fn async_queue(&mut self, info: &RegionInfo) -> Option<Queue> {
+        let q = info.launch.nvidia.async_queue.as_ref()?;
+        Some(match q {
+            analysis::AsyncQueue::Default => Queue::Default,
+            analysis::AsyncQueue::Queue(e) => Queue::Numbered(self.clause_value(e)),
+        })
     }
 
     /// The launch of one part of a compute construct (the whole construct, or one kernel of a
