@@ -18,7 +18,7 @@
 //!   ([`Directory::acquire`]), never when it is written.
 //! - **Lazy filling.** After `copyin` only the host holds the rows; a device receives the rows
 //!   it touches on its first `acquire`, so the rows no device touches never move, and a device
-//!   never receives rows outside its block and halo.
+//!   never receives rows it did not ask for.
 //! - **"No valid copy yet" is "every place holds it".** After `create` (or `copyout` on entry)
 //!   the contents are undefined, and any place's garbage is as good as any other's: modelling
 //!   the rows as held by the host and every device makes `acquire` and `to_host` of unwritten
@@ -39,8 +39,8 @@
 //! - **Maximal runs.** The rows are kept as a partition of `0..rows` into maximal runs with the
 //!   same holder set (a `BTreeMap` from each run's first row to its holders; neighbours always
 //!   differ). A block split keeps a handful of runs whatever the array's size (an 8192-row
-//!   array over four devices is at most seven after a halo exchange), and every operation costs
-//!   O(runs touched · log runs).
+//!   array over four devices is at most seven after a halo exchange), and an operation on a
+//!   range costs O(runs touched · (log runs + devices)); `drop_device` touches every run.
 //! - **The directory moves no data.** Like the presence table (`presence.rs`), its answers are
 //!   what the caller must do: the transfers, in an order that is safe to perform one after
 //!   another (staging copies to the host come before the copies out of the host that need
@@ -60,8 +60,9 @@
 //!
 //! Row ranges are `Range<u64>` and are **clipped** to `0..rows`: a halo computed as `block ± 1`
 //! may run past the array's end, and the rows past it do not exist. An empty or reversed range
-//! (`5..2`) is empty and does nothing. The only error is naming a device the directory does not
-//! have ([`RowsError`]); an operation that fails changes nothing.
+//! (`5..2`) is empty and does nothing. The only errors ([`RowsError`]) are a directory over more
+//! than [`MAX_DEVICES`] devices and naming a device the directory does not have; an operation
+//! that fails changes nothing.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -316,7 +317,10 @@ impl Directory {
             .skip(1)
             .copied()
             .chain(std::iter::once(self.rows));
-        self.runs.iter().zip(ends).map(|((&start, &h), end)| (start..end, h))
+        self.runs
+            .iter()
+            .zip(ends)
+            .map(|((&start, &h), end)| (start..end, h))
     }
 
     /// Before a launch: device `dev` needs the current contents of `rows`. Returns the
@@ -328,8 +332,9 @@ impl Directory {
         Ok(self.fetch(dev, rows))
     }
 
-    /// After a launch: `dev` wrote `rows` and holds their only current copy. Also a host write
-    /// with `Place::Host` ([`Directory::host_wrote`]).
+    /// After a launch: `dev` wrote `rows` and holds their only current copy. The directory takes
+    /// `dev`'s copy of `rows` as whole: the launch overwrote them entirely, or `dev` acquired
+    /// them before it. Also a host write with `Place::Host` ([`Directory::host_wrote`]).
     pub fn wrote(&mut self, dev: Place, rows: Range<u64>) -> Result<(), RowsError> {
         self.check(dev)?;
         let rows = self.clip(rows);
@@ -553,8 +558,14 @@ mod tests {
     fn two_device_jacobi_cycle() {
         let mut dir = Directory::new(10, 2, Holders::HOST).unwrap();
         // First launch: each device gets its block and halo from the host, nothing more.
-        assert_eq!(dir.acquire(Device(0), 0..6), Ok(vec![t(Host, Device(0), 0..6)]));
-        assert_eq!(dir.acquire(Device(1), 4..10), Ok(vec![t(Host, Device(1), 4..10)]));
+        assert_eq!(
+            dir.acquire(Device(0), 0..6),
+            Ok(vec![t(Host, Device(0), 0..6)])
+        );
+        assert_eq!(
+            dir.acquire(Device(1), 4..10),
+            Ok(vec![t(Host, Device(1), 4..10)])
+        );
         assert_eq!(
             runs(&dir),
             vec![
@@ -571,8 +582,14 @@ mod tests {
         );
         // Every later launch: one halo row each way, peer to peer.
         for _ in 0..3 {
-            assert_eq!(dir.acquire(Device(0), 0..6), Ok(vec![t(Device(1), Device(0), 5..6)]));
-            assert_eq!(dir.acquire(Device(1), 4..10), Ok(vec![t(Device(0), Device(1), 4..5)]));
+            assert_eq!(
+                dir.acquire(Device(0), 0..6),
+                Ok(vec![t(Device(1), Device(0), 5..6)])
+            );
+            assert_eq!(
+                dir.acquire(Device(1), 4..10),
+                Ok(vec![t(Device(0), Device(1), 4..5)])
+            );
             dir.wrote(Device(0), 0..5).unwrap();
             dir.wrote(Device(1), 5..10).unwrap();
         }
@@ -617,7 +634,14 @@ mod tests {
         let halo = |d: u64| (d * 2048).saturating_sub(1)..(d + 1) * 2048 + 1;
         for d in 0..4 {
             let got = dir.acquire(Device(d as usize), halo(d)).unwrap();
-            assert_eq!(got, vec![t(Host, Device(d as usize), halo(d).start..halo(d).end.min(8192))]);
+            assert_eq!(
+                got,
+                vec![t(
+                    Host,
+                    Device(d as usize),
+                    halo(d).start..halo(d).end.min(8192)
+                )]
+            );
         }
         for d in 0..4 {
             dir.wrote(Device(d as usize), block(d)).unwrap();
@@ -656,7 +680,10 @@ mod tests {
         assert_eq!(dir.acquire(Device(0), 0..6), Ok(vec![]));
         assert_eq!(dir.to_host(0..10), vec![]);
         dir.wrote(Device(1), 5..10).unwrap();
-        assert_eq!(dir.acquire(Device(0), 0..6), Ok(vec![t(Device(1), Device(0), 5..6)]));
+        assert_eq!(
+            dir.acquire(Device(0), 0..6),
+            Ok(vec![t(Device(1), Device(0), 5..6)])
+        );
         // Row 5 is on both devices, 6..10 on device 1 only: one piece from device 1, since
         // device 1 holds the longer stretch.
         assert_eq!(dir.to_host(0..10), vec![t(Device(1), Host, 5..10)]);
@@ -669,9 +696,15 @@ mod tests {
     fn sources_cover_a_range_in_the_fewest_pieces() {
         let mut dir = Directory::new(6, 3, Holders::NONE).unwrap();
         dir.wrote(Device(1), 0..4).unwrap();
-        assert_eq!(dir.acquire(Device(0), 0..2), Ok(vec![t(Device(1), Device(0), 0..2)]));
+        assert_eq!(
+            dir.acquire(Device(0), 0..2),
+            Ok(vec![t(Device(1), Device(0), 0..2)])
+        );
         dir.wrote(Device(2), 4..6).unwrap();
-        assert_eq!(dir.acquire(Device(2), 2..4), Ok(vec![t(Device(1), Device(2), 2..4)]));
+        assert_eq!(
+            dir.acquire(Device(2), 2..4),
+            Ok(vec![t(Device(1), Device(2), 2..4)])
+        );
         assert_eq!(
             dir.to_host(0..6),
             vec![t(Device(1), Host, 0..4), t(Device(2), Host, 4..6)]
@@ -680,7 +713,12 @@ mod tests {
 
     /// A directory of `rows` rows over three devices taking rows by `policy`, where device 1
     /// wrote `written` and then fetched `fetched` from the host.
-    fn policy_fixture(policy: Policy, rows: u64, written: Range<u64>, fetched: Range<u64>) -> Directory {
+    fn policy_fixture(
+        policy: Policy,
+        rows: u64,
+        written: Range<u64>,
+        fetched: Range<u64>,
+    ) -> Directory {
         let mut dir = Directory::new(rows, 3, Holders::HOST)
             .unwrap()
             .with_policy(policy);
@@ -699,7 +737,11 @@ mod tests {
         ];
         for (policy, transfer) in expect {
             let mut dir = policy_fixture(policy, 4, 0..0, 0..4);
-            assert_eq!(dir.acquire(Device(0), 0..4), Ok(vec![transfer]), "{policy:?}");
+            assert_eq!(
+                dir.acquire(Device(0), 0..4),
+                Ok(vec![transfer]),
+                "{policy:?}"
+            );
         }
     }
 
@@ -742,7 +784,10 @@ mod tests {
             let mut dir = policy_fixture(policy, 6, 4..6, 2..4);
             assert_eq!(
                 dir.acquire(Device(0), 0..6),
-                Ok(vec![t(Host, Device(0), 0..4), t(Device(1), Device(0), 4..6)]),
+                Ok(vec![
+                    t(Host, Device(0), 0..4),
+                    t(Device(1), Device(0), 4..6)
+                ]),
                 "{policy:?}"
             );
         }
@@ -756,7 +801,10 @@ mod tests {
         dir.host_wrote(2..5);
         assert_eq!(dir.holders(2), Some(Holders::HOST));
         assert_eq!(dir.holders(5), Some(Holders::all(2)));
-        assert_eq!(dir.acquire(Device(1), 0..8), Ok(vec![t(Host, Device(1), 2..5)]));
+        assert_eq!(
+            dir.acquire(Device(1), 0..8),
+            Ok(vec![t(Host, Device(1), 2..5)])
+        );
         // `wrote(Host, …)` is the same thing.
         dir.wrote(Host, 7..8).unwrap();
         assert_eq!(dir.holders(7), Some(Holders::HOST));
@@ -778,14 +826,20 @@ mod tests {
         // A dropped device fetches everything again.
         assert_eq!(
             dir.acquire(Device(0), 0..6),
-            Ok(vec![t(Host, Device(0), 0..4), t(Device(1), Device(0), 4..6)])
+            Ok(vec![
+                t(Host, Device(0), 0..4),
+                t(Device(1), Device(0), 4..6)
+            ])
         );
     }
 
     #[test]
     fn ranges_are_clipped_and_devices_checked() {
         let mut dir = Directory::new(4, 1, Holders::HOST).unwrap();
-        assert_eq!(dir.acquire(Device(0), 2..100), Ok(vec![t(Host, Device(0), 2..4)]));
+        assert_eq!(
+            dir.acquire(Device(0), 2..100),
+            Ok(vec![t(Host, Device(0), 2..4)])
+        );
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = 3..1;
         assert_eq!(dir.acquire(Device(0), reversed.clone()), Ok(vec![]));
@@ -802,9 +856,12 @@ mod tests {
             devices: 1,
         });
         assert_eq!(dir.acquire(Device(1), 0..4), missing);
-        assert_eq!(dir.wrote(Device(1), 0..4), Err(missing.clone().unwrap_err()));
+        assert_eq!(
+            dir.wrote(Device(1), 0..4),
+            Err(missing.clone().unwrap_err())
+        );
         assert_eq!(dir.drop_device(1), missing);
-        assert_eq!(dir.acquire(Device(usize::MAX), 0..4).map(|_| ()).is_err(), true);
+        assert!(dir.acquire(Device(usize::MAX), 0..4).is_err());
         assert_eq!(runs(&dir), before, "a refused operation changes nothing");
 
         assert_eq!(
@@ -827,7 +884,10 @@ mod tests {
 
     #[test]
     fn holders_print_as_sets() {
-        assert_eq!(format!("{:?}", set(&[Device(2), Host, Device(0)])), "{host, 0, 2}");
+        assert_eq!(
+            format!("{:?}", set(&[Device(2), Host, Device(0)])),
+            "{host, 0, 2}"
+        );
         assert_eq!(format!("{:?}", Holders::NONE), "{}");
         assert_eq!(Holders::only(Device(MAX_DEVICES)), Holders::NONE);
     }
@@ -912,9 +972,10 @@ mod tests {
         ]
     }
 
-    /// The fewest pieces that bring the rows of `rows` the destination lacks to it from single
-    /// devices (`to_host`'s sources), by dynamic programming over the rows' current holders.
-    fn fewest_pieces(world: &World, to: Place, rows: Range<u64>) -> usize {
+    /// The fewest pieces that bring the rows of `rows` the destination lacks to it, each from
+    /// one of `sources` that holds all of its rows, by dynamic programming over the rows'
+    /// current holders.
+    fn fewest_pieces(world: &World, to: Place, rows: Range<u64>, sources: Holders) -> usize {
         let rows: Vec<u64> = rows.collect();
         let need = |i: usize| !world.current(rows[i]).contains(to);
         // best[i]: the fewest pieces for rows[..i].
@@ -926,7 +987,7 @@ mod tests {
                 continue;
             }
             // A piece rows[j..i] from one device that holds every row of it.
-            let mut common = Holders(u64::MAX).without(Host);
+            let mut common = sources;
             for j in (0..i).rev() {
                 if !need(j) {
                     break;
@@ -958,16 +1019,24 @@ mod tests {
             }
             // Sorted, and maximal: no transfer continues another of the same places.
             for other in &transfers[i + 1..] {
-                prop_assert!((tr.to, tr.from, tr.rows.start) < (other.to, other.from, other.rows.start));
+                prop_assert!(
+                    (tr.to, tr.from, tr.rows.start) < (other.to, other.from, other.rows.start)
+                );
                 if (tr.from, tr.to) == (other.from, other.to) {
-                    prop_assert!(tr.rows.end != other.rows.start && other.rows.end != tr.rows.start);
+                    prop_assert!(
+                        tr.rows.end != other.rows.start && other.rows.end != tr.rows.start
+                    );
                 }
             }
             for r in tr.rows.clone() {
                 let r = r as usize;
                 let value = world.mem[slot(tr.from)][r];
                 prop_assert_eq!(value, world.latest[r], "{:?}: a stale source", tr);
-                prop_assert!(world.mem[slot(tr.to)][r] != world.latest[r], "{:?}: already held", tr);
+                prop_assert!(
+                    world.mem[slot(tr.to)][r] != world.latest[r],
+                    "{:?}: already held",
+                    tr
+                );
                 world.mem[slot(tr.to)][r] = value;
             }
         }
@@ -1041,9 +1110,23 @@ mod tests {
                     }
                     Op::Acquire(p, r) => {
                         let within = r.start.min(r.end).min(rows)..r.end.min(rows);
-                        let fewest = fewest_pieces(&world, p, within.clone());
+                        let everyone = Holders::all(devices).without(p);
+                        let devices_only = everyone.without(Host);
+                        let fewest = fewest_pieces(&world, p, within.clone(), everyone);
+                        // Without peer access, the pieces out of the host are the stretches of
+                        // rows the device lacks.
+                        let lacks = |row: u64| !world.current(row).contains(p);
+                        let stretches = within
+                            .clone()
+                            .filter(|&row| lacks(row) && (row == within.start || !lacks(row - 1)))
+                            .count();
                         let got = dir.acquire(p, r).unwrap();
                         if p == Host {
+                            prop_assert_eq!(got.len(), fewest_pieces(&world, p, within.clone(), devices_only));
+                        } else if policy == Policy::NoPeer {
+                            let from_host = got.iter().filter(|t| t.to == p).count();
+                            prop_assert_eq!(from_host, stretches);
+                        } else {
                             prop_assert_eq!(got.len(), fewest);
                         }
                         make(&mut world, &got, within.clone(), policy)?;
@@ -1053,7 +1136,8 @@ mod tests {
                     }
                     Op::ToHost(r) => {
                         let within = r.start.min(r.end).min(rows)..r.end.min(rows);
-                        let fewest = fewest_pieces(&world, Host, within.clone());
+                        let devices_only = Holders::all(devices).without(Host);
+                        let fewest = fewest_pieces(&world, Host, within.clone(), devices_only);
                         let got = dir.to_host(r);
                         prop_assert_eq!(got.len(), fewest);
                         make(&mut world, &got, within.clone(), policy)?;
