@@ -22,6 +22,7 @@ pub mod presence;
 pub mod profile;
 pub mod queue;
 pub mod rng;
+pub mod rows;
 
 pub use array::{live_arrays, live_buffers};
 pub use context::{Context, Outcome};
