@@ -6,12 +6,16 @@
 //!   subscripts. A subscript that is affine in the loop variables (`2*i + j - 1`, with
 //!   loop-invariant variables as symbols) is tested exactly per dimension: a dimension whose two
 //!   subscripts are the same function of the loop's own variable proves both iterations equal;
-//!   one whose equation has no integer solution (GCD test), or whose distance exceeds a constant
-//!   trip count, proves no conflict at all. Other subscripts are assumed to conflict. Distinct
-//!   array variables are distinct storage unless the compile binds one to the other (`let b = a`,
-//!   `reshape`), a function returns it, or one is a function parameter ([`Aliases`]).
-//! - **Scalars.** A scalar declared inside the loop is private to each iteration. One assigned
-//!   from outside is a reduction when every use is one accumulation with one operator
+//!   one whose equation has no integer solution (GCD test), whose distance exceeds a constant
+//!   trip count, or whose two subscripts range over disjoint values while the loop's variable
+//!   runs over its bounds ([`disjoint_ranges`]), proves no conflict at all. Other subscripts are
+//!   assumed to conflict. Distinct array variables are distinct storage unless the compile binds
+//!   one to the other (`let b = a`, `reshape`), a function returns it, or one is a function
+//!   parameter ([`Aliases`]); the pairs a proof relied on are kept for the launch to check,
+//!   since a later compile or the embedding program may still bind them together.
+//! - **Scalars.** A scalar declared inside the loop is private to each iteration, and so is one
+//!   from outside that every iteration assigns before reading it and whose value after the loop
+//!   nothing reads ([`privatizable`]). One assigned from outside is otherwise a reduction when every use is one accumulation with one operator
 //!   (`s += e`, `s = s * e`, `s = max(s, e)`, `&`, `|`, `^`, `&&`, `||`, with `e` free of `s`);
 //!   any other write is a dependence.
 //! - **Calls** of user functions that write no global and no argument are known to be free of
