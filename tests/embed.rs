@@ -651,3 +651,68 @@ fn registered_rust_functions_are_called_from_host_code_with_checked_signatures()
         }
     }
 }
+
+/// The dependence test parallelizes a `kernels` loop of one compile on the proof that two
+/// global arrays are different storage (LANGUAGE.md 7.6). A later compile (`B = A`, as the
+/// next REPL input would) or the embedding program (`set_global`) may make them one array;
+/// the loop then has a carried dependence (`A[i] = A[i - 1] + 1`), and running it in parallel
+/// gives a wrong answer. Every device stops it at launch instead, naming the loop and both
+/// arrays. The sequential answer is worked out by hand: `A[i] = i`.
+#[test]
+fn a_loop_parallelized_on_distinct_arrays_stops_when_they_become_one() {
+    const N: usize = 200_000;
+    // `slow` (of no effect: `slow(x) = x`) gives the iterations enough work for the threads
+    // of the threaded devices to overlap.
+    let lib = "let n = 200000\nlet A = zeros(n)\nlet B = zeros(n)\nfn shift() {\n  acc kernels {\n    for i in 1..n { B[i] = slow(A[i - 1]) + 1.0 }\n  }\n}\nfn slow(x: f64) -> f64 {\n  let y = x\n  for k in 0..20 { y = sqrt(y * y) }\n  return y\n}\n";
+    // The threaded devices first: there the race shows in the answer, not only in the error.
+    for kind in [
+        DeviceKind::Multicore,
+        DeviceKind::Emulated,
+        DeviceKind::Host,
+    ] {
+        let (mut e, _) = engine_on(kind);
+        e.set_devices(acc::DeviceOptions::new().device(kind, 0).threads(8));
+        e.run("lib.acc", lib).unwrap();
+        // Distinct arrays: the loop runs, B[i] = A[i - 1] + 1 = 1.
+        e.call::<_, ()>("shift", ()).unwrap();
+        let b: Array<f64> = e.global("B").unwrap();
+        assert!(b.to_vec()[1..].iter().all(|x| *x == 1.0), "{kind:?}");
+        // A later compile makes them one array.
+        e.run("alias.acc", "B = A").unwrap();
+        let outcome = e.call::<_, ()>("shift", ());
+        let a: Array<f64> = e.global("A").unwrap();
+        let got = a.to_vec();
+        let wrong = (0..N).filter(|&i| got[i] != i as f64).count();
+        let err = match outcome {
+            Ok(()) => panic!(
+                "{kind:?}: the parallel loop ran on one array: {wrong} of {N} elements differ \
+                 from the sequential answer A[i] = i (A[{N} - 1] = {})",
+                got[N - 1]
+            ),
+            Err(err) => err.to_string(),
+        };
+        assert!(
+            err.contains("`B` and `A` are the same array, but this loop was parallelized"),
+            "{kind:?}: {err}"
+        );
+        assert!(
+            err.contains("lib.acc:6:5"),
+            "{kind:?}: the loop's place: {err}"
+        );
+        assert!(
+            err.contains("give `B` its own storage with `B = copy(A)`"),
+            "{kind:?}: {err}"
+        );
+        // Nothing ran: A is as it was.
+        assert!(got.iter().all(|x| *x == 0.0), "{kind:?}");
+        // Own storage again: the loop runs.
+        e.run("fix.acc", "B = copy(A)").unwrap();
+        e.call::<_, ()>("shift", ()).unwrap();
+        // The embedding program can bind them too.
+        let shared = Array::from_vec(vec![0.0; N], &[N]).unwrap();
+        e.set_global("A", shared.clone()).unwrap();
+        e.set_global("B", shared.clone()).unwrap();
+        let err = e.call::<_, ()>("shift", ()).unwrap_err().to_string();
+        assert!(err.contains("are the same array"), "{kind:?}: {err}");
+    }
+}

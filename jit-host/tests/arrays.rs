@@ -264,6 +264,7 @@ fn counting_region() -> Region {
             param: 2,
         }],
         loops: vec![],
+        distinct: vec![],
     }
 }
 
@@ -398,6 +399,7 @@ fn region_results_reach_globals_and_private_arrays_are_per_gang() {
         ],
         reductions: vec![],
         loops: vec![],
+        distinct: vec![],
     };
     let body = vec![
         Stmt::SetGlobal(VarId(0), i64c(1)),
@@ -478,6 +480,7 @@ fn float_max_reduction_over_gangs() {
             param: 1,
         }],
         loops: vec![],
+        distinct: vec![],
     };
     let body = vec![
         set(0, lit),

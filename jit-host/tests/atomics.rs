@@ -207,6 +207,7 @@ fn region() -> Region {
         })],
         reductions: vec![],
         loops: vec![],
+        distinct: vec![],
     }
 }
 
@@ -403,6 +404,7 @@ fn read_write_region() -> Region {
         })],
         reductions: vec![],
         loops: vec![],
+        distinct: vec![],
     }
 }
 
@@ -501,6 +503,7 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
         })],
         reductions: vec![],
         loops: vec![],
+        distinct: vec![],
     };
     let mut jit = Jit::new(&symbols()).unwrap();
     let mut m = module(vec![twice], main(&[], vec![]));

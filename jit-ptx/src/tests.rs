@@ -183,7 +183,7 @@ acc serial copy(a) {
 acc kernels copy(a) {
     a[0] = 2.0
     for i in 1..10 {
-        a[i] = a[0]
+        a[i] = a[i - 1]
     }
 }
 acc parallel loop copy(a)
@@ -211,8 +211,8 @@ acc kernels copy(a) {
 ",
     );
     // A `kernels` region of `copy` scalar assignments alone runs as one gang (each block
-    // would apply the assignment again), and so does one whose loop depends on a statement
-    // before it; a gang's own scalar beside one loop nest does not need to. The fifth region
+    // would apply the assignment again), and so does one whose loop carries a dependence
+    // from the statement before it (`a[i - 1]`: sequential, so no gang nest to split off); a gang's own scalar beside one loop nest does not need to. The fifth region
     // is split (LANGUAGE.md 7.6): its assignment of `t` is a single-gang kernel (the fifth),
     // its loop nest a kernel of its own (the seventh, numbered after every construct).
     let one: Vec<bool> = m.regions.iter().map(crate::plan::one_gang).collect();

@@ -461,3 +461,36 @@ fn a_cell_is_checked_whole_and_its_messages_give_its_lines() {
     run(&mut s, "print(v)");
     assert_eq!(out.take(), "[0.0, 0.0, 0.0]\n");
 }
+
+/// A `kernels` loop parallelized in one input because `A` and `B` were different arrays
+/// (LANGUAGE.md 7.6) stops at its launch once a later input makes them one (`B = A`), on every
+/// host device, with the loop's place, both names and what to do; the arrays are untouched.
+#[test]
+fn a_later_input_that_makes_two_arrays_one_stops_a_loop_parallelized_on_them() {
+    for device in ["host", "multicore", "emulated"] {
+        let (mut s, out) = session(device);
+        run(
+            &mut s,
+            "let n = 1000\nlet A = zeros(n)\nlet B = zeros(n)\nfn shift() {\n  acc kernels {\n    for i in 1..n { B[i] = A[i - 1] + 1.0 }\n  }\n}",
+        );
+        run(&mut s, "B = A");
+        let e = error(&mut s, "shift()");
+        assert!(
+            e.contains("`B` and `A` are the same array, but this loop was parallelized because they were different"),
+            "{device}: {e}"
+        );
+        assert!(e.contains(":6:5"), "{device}: the loop's place: {e}");
+        assert!(
+            e.contains("for i in 1..n { B[i] = A[i - 1] + 1.0 }"),
+            "{device}: {e}"
+        );
+        assert!(
+            e.contains("add `acc loop seq` before the loop, or give `B` its own storage with `B = copy(A)`"),
+            "{device}: {e}"
+        );
+        run(&mut s, "print(sum(A))");
+        assert_eq!(out.take(), "0.0\n", "{device}: nothing ran");
+        run(&mut s, "B = copy(A)\nshift()\nprint(sum(B))");
+        assert_eq!(out.take(), "999.0\n", "{device}: B[1..] = 0 + 1");
+    }
+}

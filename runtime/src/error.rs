@@ -95,6 +95,10 @@ pub enum RunErrorKind {
     Device { message: String },
     /// Compiled code broke the ABI (a bad element code or rank): a compiler bug.
     Internal { message: String },
+    /// A loop the compiler parallelized because `written` and `other` were different arrays
+    /// (LANGUAGE.md 7.6) was launched with both naming one storage (a later REPL input or the
+    /// embedding program bound one to the other). The site is the loop.
+    SharedStorage { written: String, other: String },
 }
 
 impl RunErrorKind {
@@ -221,6 +225,10 @@ impl RunErrorKind {
                 "a recursion without an end, or one too deep for the stack: check the case that stops it"
                     .into(),
             ),
+            RunErrorKind::SharedStorage { written, other } => Some(format!(
+                "add `acc loop seq` before the loop, or give `{written}` its own storage with \
+                 `{written} = copy({other})`"
+            )),
             _ => None,
         }
     }
@@ -289,6 +297,11 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),
+            RunErrorKind::SharedStorage { written, other } => write!(
+                f,
+                "`{written}` and `{other}` are the same array, but this loop was parallelized \
+                 because they were different: its iterations would race"
+            ),
         }
     }
 }

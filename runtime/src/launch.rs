@@ -121,9 +121,61 @@ pub struct RegionDesc {
     pub name: &'static str,
     pub params: Vec<ParamDesc>,
     pub reductions: Vec<ReductionDesc>,
+    /// Array parameters that must be different storage (a loop was parallelized on that
+    /// assumption): checked before every launch (`Devices::launch`).
+    pub distinct: Vec<DistinctDesc>,
+}
+
+/// Two array parameters of a region that must not share storage, and the loop that needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistinctDesc {
+    /// The parameter of the array the loop writes.
+    pub written: usize,
+    pub other: usize,
+    /// The loop's site.
+    pub site: u32,
+}
+
+/// The storage an array argument slot's array uses: its owner's header for a view, its own
+/// otherwise (what presence is keyed by).
+///
+/// # Safety
+/// `slot` holds a live `ArrayHeader` pointer.
+unsafe fn storage_of(slot: u64) -> *const crate::abi::ArrayHeader {
+    let header = slot as usize as *const crate::abi::ArrayHeader;
+    match header.as_ref() {
+        Some(h) if !h.owner.is_null() => h.owner,
+        _ => header,
+    }
 }
 
 impl RegionDesc {
+    /// The first pair of parameters that must be different storage but are not, with the
+    /// error to report (at the loop that needs them distinct).
+    ///
+    /// # Safety
+    /// The array parameters' slots of `args` hold live `ArrayHeader` pointers.
+    pub unsafe fn shared_storage(&self, args: &[u64]) -> Option<RunError> {
+        self.distinct.iter().find_map(|d| {
+            let (a, b) = (*args.get(d.written)?, *args.get(d.other)?);
+            if storage_of(a) != storage_of(b) {
+                return None;
+            }
+            let name = |i: usize| {
+                self.params
+                    .get(i)
+                    .map_or_else(String::new, |p| p.name.clone())
+            };
+            Some(RunError {
+                kind: RunErrorKind::SharedStorage {
+                    written: name(d.written),
+                    other: name(d.other),
+                },
+                site: Some(d.site),
+            })
+        })
+    }
+
     pub fn new(
         key: RegionKey,
         kind: ComputeKind,
@@ -138,6 +190,7 @@ impl RegionDesc {
             name,
             params,
             reductions,
+            distinct: Vec::new(),
         }
     }
 

@@ -20,7 +20,7 @@ use acc_lang::ir::visit::{walk_expr, Visitor};
 use acc_lang::ir::{DeviceExprs, Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
 use acc_runtime::launch::{
-    ComputeKind, ParamDesc, ParamPass, ReductionDesc, RegionDesc, RegionKey, UnitId,
+    ComputeKind, DistinctDesc, ParamDesc, ParamPass, ReductionDesc, RegionDesc, RegionKey, UnitId,
 };
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
@@ -371,7 +371,17 @@ pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
         unit,
         region: r.id.0,
     };
-    RegionDesc::new(key, kind, r.construct.name(), params, reductions)
+    let mut desc = RegionDesc::new(key, kind, r.construct.name(), params, reductions);
+    desc.distinct = r
+        .distinct
+        .iter()
+        .map(|d| DistinctDesc {
+            written: d.written,
+            other: d.other,
+            site: d.site.0,
+        })
+        .collect();
+    desc
 }
 
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.

@@ -6,12 +6,16 @@
 //!   subscripts. A subscript that is affine in the loop variables (`2*i + j - 1`, with
 //!   loop-invariant variables as symbols) is tested exactly per dimension: a dimension whose two
 //!   subscripts are the same function of the loop's own variable proves both iterations equal;
-//!   one whose equation has no integer solution (GCD test), or whose distance exceeds a constant
-//!   trip count, proves no conflict at all. Other subscripts are assumed to conflict. Distinct
-//!   array variables are distinct storage unless the compile binds one to the other (`let b = a`,
-//!   `reshape`), a function returns it, or one is a function parameter ([`Aliases`]).
-//! - **Scalars.** A scalar declared inside the loop is private to each iteration. One assigned
-//!   from outside is a reduction when every use is one accumulation with one operator
+//!   one whose equation has no integer solution (GCD test), whose distance exceeds a constant
+//!   trip count, or whose two subscripts range over disjoint values while the loop's variable
+//!   runs over its bounds ([`disjoint_ranges`]), proves no conflict at all. Other subscripts are
+//!   assumed to conflict. Distinct array variables are distinct storage unless the compile binds
+//!   one to the other (`let b = a`, `reshape`), a function returns it, or one is a function
+//!   parameter ([`Aliases`]); the pairs a proof relied on are kept for the launch to check,
+//!   since a later compile or the embedding program may still bind them together.
+//! - **Scalars.** A scalar declared inside the loop is private to each iteration, and so is one
+//!   from outside that every iteration assigns before reading it and whose value after the loop
+//!   nothing reads ([`privatizable`]). One assigned from outside is otherwise a reduction when every use is one accumulation with one operator
 //!   (`s += e`, `s = s * e`, `s = max(s, e)`, `&`, `|`, `^`, `&&`, `||`, with `e` free of `s`);
 //!   any other write is a dependence.
 //! - **Calls** of user functions that write no global and no argument are known to be free of
@@ -27,15 +31,24 @@ use super::{Cx, ReductionInfo};
 use crate::builtins::Builtin;
 use crate::hir::{
     BinOp, Block, Const, Construct, Expr, ExprKind, FnId, ForLoop, Place, PlaceKind, ReductionOp,
-    ScalarType, Stmt, StmtKind, Type, UnOp, VarId,
+    ScalarType, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
 };
 use crate::span::Span;
 
 /// What the analysis decided for one loop.
 #[derive(Clone, Debug)]
 pub(super) enum Verdict {
-    /// No iteration depends on another; these scalars accumulate (reductions to generate).
-    Parallel { reductions: Vec<ReductionInfo> },
+    /// No iteration depends on another; these scalars accumulate (reductions to generate), and
+    /// these are private to each iteration (assigned before they are read, their value dead
+    /// after the loop).
+    Parallel {
+        reductions: Vec<ReductionInfo>,
+        privatized: Vec<VarId>,
+        /// Pairs of array variables the proof took to be different storage (one written, the
+        /// other accessed): a later compile, or the embedding program, may still make them
+        /// one, so the launch checks them (`ir::Region::distinct`).
+        distinct: Vec<(VarId, VarId)>,
+    },
     /// The reason the loop stays sequential.
     Sequential(String),
 }
@@ -44,6 +57,8 @@ pub(super) enum Verdict {
 /// the body of the innermost.
 pub(super) struct LoopNest<'a> {
     pub vars: &'a [VarId],
+    /// The loop's own `private` clauses.
+    pub private: &'a [VarId],
     pub outer: &'a ForLoop,
     pub body: &'a Block,
     pub has_break: bool,
@@ -54,20 +69,29 @@ pub(super) fn test(cx: &Cx, nest: &LoopNest) -> Verdict {
     if nest.has_break {
         return Verdict::Sequential("contains a `break`".into());
     }
-    let mut scan = Scan::new(cx, nest.vars);
+    let mut scan = Scan::new(cx, nest);
     visit::walk_block(&mut scan, nest.body);
     if let Some(why) = scan.unknown_call.take() {
         return Verdict::Sequential(why);
     }
+    let privatized = scan.privatize(nest.body);
     let reductions = match scan.scalars() {
         Ok(r) => r,
         Err(why) => return Verdict::Sequential(why),
     };
-    let trips = constant_trips(nest.outer);
-    if let Some(why) = scan.array_conflict(&cx.aliases, trips) {
-        return Verdict::Sequential(why);
+    let bounds = Bounds {
+        trips: constant_trips(nest.outer),
+        range: scan.range(nest.outer),
+    };
+    let distinct = match scan.array_conflict(&cx.aliases, &bounds) {
+        Ok(distinct) => distinct,
+        Err(why) => return Verdict::Sequential(why),
+    };
+    Verdict::Parallel {
+        reductions,
+        privatized,
+        distinct,
     }
-    Verdict::Parallel { reductions }
 }
 
 /// An assignment of a scalar from outside a loop, by every iteration of it (outside `acc
@@ -81,7 +105,7 @@ pub(super) struct OutsideWrite {
 /// The scalars from outside `nest` that its body assigns (for the race warning of a loop the
 /// program partitions).
 pub(super) fn outside_writes(cx: &Cx, nest: &LoopNest) -> Vec<OutsideWrite> {
-    let mut scan = Scan::new(cx, nest.vars);
+    let mut scan = Scan::new(cx, nest);
     visit::walk_block(&mut scan, nest.body);
     scan.scalar_writes
         .into_iter()
@@ -176,6 +200,34 @@ impl Affine {
     }
 }
 
+/// Whether `fa` and `fb` take values in ranges that do not overlap while `v` runs over
+/// `lo..=last`: both depend on no loop variable but `v`, and one range ends below the other's
+/// start by a constant (their symbols cancel).
+fn disjoint_ranges(
+    fa: &Affine,
+    fb: &Affine,
+    v: VarId,
+    lo: &Affine,
+    last: &Affine,
+    free: &impl Fn(&VarId) -> bool,
+) -> bool {
+    let only_v = |f: &Affine| f.terms.keys().all(|w| *w == v || !free(w));
+    if !only_v(fa) || !only_v(fb) {
+        return false;
+    }
+    let (Some((min_a, max_a)), Some((min_b, max_b))) =
+        (extremes(fa, v, lo, last), extremes(fb, v, lo, last))
+    else {
+        return false;
+    };
+    let above = |low: Affine, high: &Affine| {
+        low.add(high, -1)
+            .and_then(|d| d.as_constant())
+            .is_some_and(|d| d > 0)
+    };
+    above(min_a, &max_b) || above(min_b, &max_a)
+}
+
 fn is_int(t: &Type) -> bool {
     matches!(t, Type::Scalar(ScalarType::I32 | ScalarType::I64))
 }
@@ -186,6 +238,30 @@ fn gcd(a: i64, b: i64) -> i64 {
         (a, b) = (b, a % b);
     }
     i64::try_from(a).unwrap_or(i64::MAX)
+}
+
+/// What the loop's bounds say about its variable.
+struct Bounds {
+    /// The trip count, when the bounds and step are constants.
+    trips: Option<i64>,
+    /// The outer loop's variable and its first and last values as affine forms of the
+    /// loop-invariant variables (`lo ≤ v ≤ last`), when the step is a positive constant.
+    range: Option<(VarId, Affine, Affine)>,
+}
+
+/// The smallest and largest value of `f` as `v` runs over `lo..=last`, when `v` is the only
+/// loop variable in it.
+fn extremes(f: &Affine, v: VarId, lo: &Affine, last: &Affine) -> Option<(Affine, Affine)> {
+    let c = f.terms.get(&v).copied().unwrap_or(0);
+    let mut rest = f.clone();
+    rest.terms.remove(&v);
+    let at_lo = rest.clone().add(&lo.clone().scale(c)?, 1)?;
+    let at_last = rest.add(&last.clone().scale(c)?, 1)?;
+    Some(if c >= 0 {
+        (at_lo, at_last)
+    } else {
+        (at_last, at_lo)
+    })
 }
 
 /// The outer loop's trip count, when its bounds and step are constants.
@@ -246,20 +322,23 @@ struct Scan<'c, 'p> {
     /// Why a statement of unknown effect keeps the loop sequential (the first one).
     unknown_call: Option<String>,
     atomic_depth: u32,
+    /// Scalars every iteration assigns first whose value may be read after the loop: why.
+    live_out: HashMap<VarId, String>,
 }
 
 impl<'c, 'p> Scan<'c, 'p> {
-    fn new(cx: &'c Cx<'p>, loop_vars: &[VarId]) -> Self {
+    fn new(cx: &'c Cx<'p>, nest: &LoopNest) -> Self {
         Scan {
             cx,
-            loop_vars: loop_vars.to_vec(),
+            loop_vars: nest.vars.to_vec(),
             inner_vars: HashSet::new(),
-            declared: HashSet::new(),
+            declared: nest.private.iter().copied().collect(),
             accesses: Vec::new(),
             scalar_writes: Vec::new(),
             scalar_reads: HashMap::new(),
             unknown_call: None,
             atomic_depth: 0,
+            live_out: HashMap::new(),
         }
     }
 
@@ -370,12 +449,43 @@ impl<'c, 'p> Scan<'c, 'p> {
         (!mentions(e, s)).then_some((op, e))
     }
 
+    /// The outside scalars that every iteration assigns before it reads them and whose value
+    /// nothing reads after the loop ([`privatizable`]): they become private to each iteration,
+    /// and their accesses no longer tie iterations together.
+    fn privatize(&mut self, body: &Block) -> Vec<VarId> {
+        let mut found: Vec<VarId> = Vec::new();
+        for w in &self.scalar_writes {
+            if found.contains(&w.var) || self.live_out.contains_key(&w.var) {
+                continue;
+            }
+            match privatizable(self.cx, body, w.var) {
+                Privatizable::Yes => found.push(w.var),
+                Privatizable::ReadFirst => {}
+                Privatizable::LiveAfter(why) => {
+                    self.live_out.insert(w.var, why);
+                }
+            }
+        }
+        self.scalar_writes.retain(|w| !found.contains(&w.var));
+        self.scalar_reads.retain(|v, _| !found.contains(v));
+        // Private now: a different value in each iteration, so never a symbol of a subscript.
+        self.declared.extend(found.iter().copied());
+        found
+    }
+
     /// The scalars the loop accumulates, or why a scalar makes it sequential.
     fn scalars(&self) -> Result<Vec<ReductionInfo>, String> {
         let mut reductions: Vec<ReductionInfo> = Vec::new();
         for w in &self.scalar_writes {
             let name = self.cx.var_name(w.var);
             let Some(op) = w.accumulates else {
+                if let Some(why) = self.live_out.get(&w.var) {
+                    return Err(format!(
+                        "scalar `{name}` is assigned before it is read in every iteration, but \
+                         {why} (declare it inside the loop, `let {name} = …`, to make it private \
+                         to each iteration)"
+                    ));
+                }
                 return Err(if self.scalar_reads.contains_key(&w.var) {
                     format!("scalar `{name}` is assigned in one iteration and read in another")
                 } else {
@@ -425,14 +535,13 @@ impl<'c, 'p> Scan<'c, 'p> {
 
     /// The first pair of accesses that iterations of the loop may make to one element, at least
     /// one of them a write, described.
-    fn array_conflict(&self, aliases: &Aliases, trips: Option<i64>) -> Option<String> {
-        let allowed = |v: VarId| {
-            self.loop_vars.contains(&v)
-                || self.inner_vars.contains(&v)
-                || (!self.declared.contains(&v)
-                    && !self.cx.var_ty(v).is_array()
-                    && !self.scalar_writes.iter().any(|w| w.var == v))
-        };
+    fn array_conflict(
+        &self,
+        aliases: &Aliases,
+        bounds: &Bounds,
+    ) -> Result<Vec<(VarId, VarId)>, String> {
+        let allowed = |v: VarId| self.loop_var(v) || self.symbol(v);
+        let mut distinct: Vec<(VarId, VarId)> = Vec::new();
         let forms: Vec<Option<Vec<Option<Affine>>>> = self
             .accesses
             .iter()
@@ -452,20 +561,28 @@ impl<'c, 'p> Scan<'c, 'p> {
                     continue;
                 }
                 if a.array != b.array {
-                    if elem(a.array) == elem(b.array) && aliases.may_alias(a.array, b.array) {
-                        return Some(format!(
+                    if elem(a.array) != elem(b.array) {
+                        continue;
+                    }
+                    if aliases.may_alias(a.array, b.array) {
+                        return Err(format!(
                             "`{}` is written and `{}` may be the same array ({})",
                             self.cx.var_name(a.array),
                             self.cx.var_name(b.array),
                             aliases.why(a.array, b.array, self.cx),
                         ));
                     }
+                    for pair in aliases.assumed_distinct(a.array, b.array) {
+                        if !distinct.contains(&pair) {
+                            distinct.push(pair);
+                        }
+                    }
                     continue;
                 }
-                if self.independent(forms[i].as_deref(), forms[j].as_deref(), trips) {
+                if self.independent(forms[i].as_deref(), forms[j].as_deref(), bounds) {
                     continue;
                 }
-                return Some(if i == j {
+                return Err(if i == j {
                     format!("{} is written by more than one iteration", a.text)
                 } else {
                     format!(
@@ -477,7 +594,43 @@ impl<'c, 'p> Scan<'c, 'p> {
                 });
             }
         }
-        None
+        Ok(distinct)
+    }
+
+    /// A variable of the loop nest or of a loop inside it.
+    fn loop_var(&self, v: VarId) -> bool {
+        self.loop_vars.contains(&v) || self.inner_vars.contains(&v)
+    }
+
+    /// A scalar with one value during the whole loop (not assigned in it, not private to an
+    /// iteration, not a loop's): a symbol of affine forms.
+    fn symbol(&self, v: VarId) -> bool {
+        !self.loop_var(v)
+            && !self.declared.contains(&v)
+            && !self.cx.var_ty(v).is_array()
+            && !self.scalar_writes.iter().any(|w| w.var == v)
+    }
+
+    /// The outer loop's first and last values, when its step is a positive constant and its
+    /// bounds are affine in symbols (bounds are evaluated once, on entry, and symbols keep
+    /// their value through the loop, so the forms hold in every iteration).
+    fn range(&self, f: &ForLoop) -> Option<(VarId, Affine, Affine)> {
+        let step = match &f.step {
+            None => 1,
+            Some(e) => Affine::of(e, &|_| false)?.as_constant()?,
+        };
+        if step <= 0 {
+            return None;
+        }
+        let symbol = |v: VarId| self.symbol(v);
+        let lo = Affine::of(&f.start, &symbol)?;
+        let end = Affine::of(&f.end, &symbol)?;
+        let last = if f.inclusive {
+            end
+        } else {
+            end.add(&Affine::constant(1), -1)?
+        };
+        Some((f.var, lo, last))
     }
 
     /// Whether two accesses to one array with these subscripts touch different elements in
@@ -486,17 +639,24 @@ impl<'c, 'p> Scan<'c, 'p> {
         &self,
         a: Option<&[Option<Affine>]>,
         b: Option<&[Option<Affine>]>,
-        trips: Option<i64>,
+        bounds: &Bounds,
     ) -> bool {
         let (Some(a), Some(b)) = (a, b) else {
             return false;
         };
-        let free = |v: &VarId| self.loop_vars.contains(v) || self.inner_vars.contains(v);
+        let free = |v: &VarId| self.loop_var(*v);
         let mut pinned: HashSet<VarId> = HashSet::new();
         for (fa, fb) in a.iter().zip(b) {
             let (Some(fa), Some(fb)) = (fa, fb) else {
                 continue;
             };
+            // The values each subscript takes over the loop's range never meet (`a[0]` against
+            // `a[i]` for `i` in `1..n`; `a[i]` against `a[i + n]` for `i` in `0..n`).
+            if let Some((v, lo, last)) = &bounds.range {
+                if disjoint_ranges(fa, fb, *v, lo, last, &free) {
+                    return true;
+                }
+            }
             // Symbols (loop-invariant variables) have one value on both sides: they must cancel.
             let symbols = |f: &Affine| -> Vec<(VarId, i64)> {
                 f.terms
@@ -529,7 +689,7 @@ impl<'c, 'p> Scan<'c, 'p> {
                     if distance == 0 {
                         pinned.insert(*v);
                     } else if self.loop_vars.len() == 1
-                        && trips.is_some_and(|t| (distance / c).abs() >= t)
+                        && bounds.trips.is_some_and(|t| (distance / c).abs() >= t)
                     {
                         return true;
                     }
@@ -671,6 +831,199 @@ impl Visitor for Scan<'_, '_> {
         }
         self.atomic_depth -= u32::from(atomic);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar privatization
+// ---------------------------------------------------------------------------------------------
+
+/// Whether an outside scalar `v` that a loop assigns can be private to each of its iterations.
+enum Privatizable {
+    Yes,
+    /// Some iteration may read the value an earlier one left.
+    ReadFirst,
+    /// Every iteration assigns it first, but its value may be read after the loop: why.
+    LiveAfter(String),
+}
+
+/// `v` can be private to each iteration of a loop with this body when every iteration assigns
+/// it before any read ([`first_access`]) and nothing reads the value the loop leaves in it: it
+/// is a local (or parameter) of the function, or of the top-level code, that holds the loop
+/// (later compiles and other functions cannot name it), and every mention of it there is
+/// inside a loop whose iterations also assign it first ([`Escapes`]). The value after the loop
+/// is then never read, so a private copy per iteration (what `private(v)` gives) computes what
+/// the sequential loop does.
+fn privatizable(cx: &Cx, body: &Block, v: VarId) -> Privatizable {
+    if first_access(&body.stmts, v) == Access1::Read {
+        return Privatizable::ReadFirst;
+    }
+    let info = cx.program.var(v);
+    let name = &info.name;
+    if !matches!(info.kind, VarKind::Local | VarKind::Param) || info.ty.is_array() {
+        return Privatizable::LiveAfter(format!(
+            "`{name}` is a global, whose value the host may read after the loop"
+        ));
+    }
+    let mut escapes = Escapes { var: v, at: None };
+    match info.owner {
+        Some(f) => visit::walk_block(&mut escapes, &cx.program.function(f).body),
+        None => {
+            for s in &cx.program.top {
+                escapes.stmt(s);
+            }
+        }
+    }
+    match escapes.at {
+        None => Privatizable::Yes,
+        Some(_) => Privatizable::LiveAfter(format!(
+            "`{name}` is used outside the loops that assign it first, so its value after the \
+             loop may be read"
+        )),
+    }
+}
+
+/// How a sequence of statements first touches a scalar, in the order they run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access1 {
+    /// A plain assignment `v = e` (with `e` free of `v`) runs before any read.
+    Assigned,
+    /// Nothing reads the value it had before (it may assign it, in a loop that may not run).
+    Untouched,
+    /// It may read the value it had before.
+    Read,
+}
+
+/// How `stmts` first touch `v`. Conservative: an assignment under a condition, in a loop, or a
+/// compound one (`v += e`) does not count; a loop counts as not reading `v` when each of its
+/// iterations assigns it first (then the statements after it must assign it again).
+fn first_access(stmts: &[Stmt], v: VarId) -> Access1 {
+    for s in stmts {
+        match stmt_access(s, v) {
+            Access1::Untouched => {}
+            found => return found,
+        }
+    }
+    Access1::Untouched
+}
+
+fn stmt_access(s: &Stmt, v: VarId) -> Access1 {
+    let loop_access = |bounds: &[Option<&Expr>], body: &Block| {
+        let in_bounds = bounds.iter().flatten().any(|e| mentions(e, v));
+        if !in_bounds && first_access(&body.stmts, v) != Access1::Read {
+            Access1::Untouched
+        } else {
+            Access1::Read
+        }
+    };
+    match &s.kind {
+        StmtKind::Assign {
+            place: Place {
+                kind: PlaceKind::Var(w),
+                ..
+            },
+            op: None,
+            value,
+        } if *w == v && !mentions(value, v) => Access1::Assigned,
+        StmtKind::For(f) => loop_access(&[Some(&f.start), Some(&f.end), f.step.as_ref()], &f.body),
+        StmtKind::While { cond, body } => loop_access(&[Some(cond)], body),
+        StmtKind::Block(b) => first_access(&b.stmts, v),
+        StmtKind::Directive(d) if d.construct == Construct::Loop && !clauses_mention(d, v) => d
+            .body
+            .as_deref()
+            .map_or(Access1::Untouched, |b| stmt_access(b, v)),
+        _ if stmt_mentions(s, v) => Access1::Read,
+        _ => Access1::Untouched,
+    }
+}
+
+/// Finds a mention of `var` outside the loops whose iterations assign it first (those are
+/// skipped whole: they never read the value it had before them). A `private` clause is no
+/// mention: it reads nothing.
+struct Escapes {
+    var: VarId,
+    at: Option<Span>,
+}
+
+impl Visitor for Escapes {
+    fn stmt(&mut self, s: &Stmt) {
+        if self.at.is_some() {
+            return;
+        }
+        let private_loop = match &s.kind {
+            StmtKind::For(_) | StmtKind::While { .. } => {
+                stmt_access(s, self.var) == Access1::Untouched
+            }
+            _ => false,
+        };
+        if !private_loop {
+            visit::walk_stmt(self, s);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        if e.as_var() == Some(self.var) {
+            self.at.get_or_insert(e.span);
+        }
+        visit::walk_expr(self, e);
+    }
+
+    fn place(&mut self, p: &Place, compound: bool) {
+        if let PlaceKind::Var(w) = p.kind {
+            if w == self.var {
+                self.at.get_or_insert(p.span);
+            }
+        }
+        let _ = compound;
+        visit::walk_place(self, p);
+    }
+
+    fn data_ref(&mut self, r: &crate::hir::DataRef) {
+        if r.var == self.var {
+            self.at.get_or_insert(r.span);
+        }
+        visit::walk_data_ref(self, r);
+    }
+
+    fn directive(&mut self, d: &crate::hir::Directive, _s: &Stmt) {
+        for c in &d.clauses {
+            if !matches!(c.kind, crate::hir::ClauseKind::Private(_)) {
+                visit::walk_clause(self, c);
+            }
+        }
+        if let Some(body) = &d.body {
+            self.stmt(body);
+        }
+    }
+}
+
+/// Whether a clause of `d` (other than `private`) names or mentions `v`.
+fn clauses_mention(d: &crate::hir::Directive, v: VarId) -> bool {
+    let mut f = Escapes { var: v, at: None };
+    for c in &d.clauses {
+        if !matches!(c.kind, crate::hir::ClauseKind::Private(_)) {
+            visit::walk_clause(&mut f, c);
+        }
+    }
+    f.at.is_some()
+}
+
+/// Whether `s` mentions `v` anywhere (read, assigned, or named in a clause).
+fn stmt_mentions(s: &Stmt, v: VarId) -> bool {
+    struct All(Escapes);
+    impl Visitor for All {
+        fn expr(&mut self, e: &Expr) {
+            self.0.expr(e)
+        }
+        fn place(&mut self, p: &Place, compound: bool) {
+            self.0.place(p, compound)
+        }
+        fn data_ref(&mut self, r: &crate::hir::DataRef) {
+            self.0.data_ref(r)
+        }
+    }
+    let mut f = All(Escapes { var: v, at: None });
+    f.stmt(s);
+    f.0.at.is_some()
 }
 
 /// Whether `e` mentions the variable `v`.
@@ -823,6 +1176,27 @@ impl Aliases {
     pub(super) fn may_alias(&self, a: VarId, b: VarId) -> bool {
         let (ra, rb) = (self.find(a), self.find(b));
         ra == rb || self.unknown.contains(&ra) || self.unknown.contains(&rb)
+    }
+
+    /// The pairs of variables, one bound with `a` and one with `b`, whose storage a proof that
+    /// `a` and `b` are distinct takes to differ: what the launch checks, since a later compile
+    /// (`b = a` in the next REPL input) or the embedding program may bind them to one array.
+    pub(super) fn assumed_distinct(&self, a: VarId, b: VarId) -> Vec<(VarId, VarId)> {
+        let class = |v: VarId| {
+            let root = self.find(v);
+            let mut out = vec![v];
+            for w in std::iter::once(root).chain(self.parent.keys().copied()) {
+                if !out.contains(&w) && self.find(w) == root {
+                    out.push(w);
+                }
+            }
+            out.sort();
+            out
+        };
+        let (ca, cb) = (class(a), class(b));
+        ca.iter()
+            .flat_map(|x| cb.iter().map(move |y| (*x, *y)))
+            .collect()
     }
 
     /// Why two arrays may be one, for the reason.

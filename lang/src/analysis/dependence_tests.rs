@@ -164,10 +164,16 @@ fn a_reduction_in_a_nest_is_generated_on_every_loop_that_accumulates() {
 
 #[test]
 fn scalars_that_are_not_accumulations_keep_the_loop_sequential() {
-    let l = loops("acc kernels {\n  for i in 0..n { s = a[i]; b[i] = s }\n}\n");
+    let l = loops("acc kernels {\n  for i in 0..n { b[i] = s; s = a[i] }\n}\n");
     sequential(
         &l[0],
         "scalar `s` is assigned in one iteration and read in another",
+    );
+    // Assigned first, but a global: its last value may be read after the region.
+    let l = loops("acc kernels {\n  for i in 0..n { s = a[i]; b[i] = s }\n}\n");
+    sequential(
+        &l[0],
+        "`s` is a global, whose value the host may read after the loop",
     );
     let l = loops("acc kernels {\n  for i in 0..n { s = a[i] }\n}\n");
     sequential(&l[0], "declare it inside the loop, `let s = …`");
@@ -311,4 +317,127 @@ fn an_array_written_but_only_copied_in_is_warned_of() {
     ] {
         assert_eq!(warnings(quiet), Vec::<String>::new(), "{quiet}");
     }
+}
+
+/// The loops of the one region of `src` (no prelude), inside a function or not.
+#[track_caller]
+fn loops_of(src: &str) -> Vec<LoopInfo> {
+    let compiled = match crate::check_source(&SourceFile::new("t.acc", src)) {
+        Ok(c) => c,
+        Err(d) => panic!(
+            "{:#?}\n{src}",
+            d.iter().map(|d| &d.message).collect::<Vec<_>>()
+        ),
+    };
+    let regions = compiled.analysis.regions;
+    assert_eq!(regions.len(), 1, "one region expected");
+    regions
+        .into_iter()
+        .next()
+        .map(|r| r.loops)
+        .unwrap_or_default()
+}
+
+/// The names of the loop's privatized scalars.
+fn privatized(l: &LoopInfo, src: &str) -> Vec<String> {
+    let compiled = crate::check_source(&SourceFile::new("t.acc", src)).expect("compiles");
+    l.privatized
+        .iter()
+        .map(|v| compiled.hir.var(*v).name.clone())
+        .collect()
+}
+
+#[test]
+fn a_local_scalar_assigned_first_in_every_iteration_is_privatized() {
+    // `t` is assigned before any read in every iteration, and read nowhere after the loop.
+    let src = "fn f(a: f64[], b: f64[]) {\n  let c = copy(a)\n  let d = copy(b)\n  let t = 0.0\n  acc kernels {\n    for i in 0..len(c) { t = c[i] * 2.0; d[i] = t + 1.0 }\n  }\n}\n";
+    let l = loops_of(src);
+    parallel(&l[0]);
+    assert_eq!(privatized(&l[0], src), ["t"]);
+    assert!(l[0].private.iter().any(|v| l[0].privatized.contains(v)));
+    assert!(
+        l[0].reason.contains("with `t` private to each iteration"),
+        "{}",
+        l[0].reason
+    );
+    // An inner loop whose iterations each assign `t` first leaves it dead for the outer one too.
+    let src = "fn f(g: f64[,]) {\n  let h = copy(g)\n  let t = 0.0\n  acc kernels {\n    for j in 0..size(h, 0) {\n      for i in 0..size(h, 1) { t = h[j, i]; h[j, i] = t * t }\n    }\n  }\n}\n";
+    let l = loops_of(src);
+    parallel(&l[0]);
+    parallel(&l[1]);
+    assert_eq!(privatized(&l[0], src), ["t"]);
+    assert_eq!(privatized(&l[1], src), ["t"]);
+    // A parameter is the function's own copy.
+    let src = "fn f(a: f64[], t: f64) {\n  let c = copy(a)\n  acc kernels {\n    for i in 0..len(c) { t = c[i]; c[i] = t + t }\n  }\n}\n";
+    parallel(&loops_of(src)[0]);
+}
+
+#[test]
+fn a_scalar_read_before_its_assignment_or_after_the_loop_stays_shared() {
+    let body = |stmts: &str, after: &str| {
+        format!("fn f(a: f64[], b: f64[]) -> f64 {{\n  let c = copy(a)\n  let d = copy(b)\n  let t = 0.0\n  acc kernels {{\n    for i in 0..len(c) {{ {stmts} }}\n  }}\n  return {after}\n}}\n")
+    };
+    // Read first: the previous iteration's value.
+    let l = loops_of(&body("d[i] = t; t = c[i]", "0.0"));
+    sequential(
+        &l[0],
+        "scalar `t` is assigned in one iteration and read in another",
+    );
+    // Assigned only under a condition: an iteration may read an earlier one's value.
+    let l = loops_of(&body("if c[i] > 0.0 { t = c[i] }\n d[i] = t", "0.0"));
+    sequential(&l[0], "assigned in one iteration and read in another");
+    // Assigned in an inner loop that may not run, then read.
+    let l = loops_of(&body("for j in 0..i { t = c[j] }\n d[i] = t", "0.0"));
+    sequential(&l[0], "assigned in one iteration and read in another");
+    // Compound: reads the old value.
+    let l = loops_of(&body("t = t * 0.5 + c[i]; d[i] = t", "0.0"));
+    sequential(&l[0], "scalar `t`");
+    // Read after the loop: the last iteration's value is needed.
+    let l = loops_of(&body("t = c[i]; d[i] = t", "t"));
+    sequential(
+        &l[0],
+        "scalar `t` is assigned before it is read in every iteration, but `t` is used outside the loops that assign it first",
+    );
+    // A global: later code, and later compiles, may read it.
+    let l = loops("acc kernels {\n  for i in 0..n { s = a[i]; b[i] = s }\n}\n");
+    sequential(&l[0], "`s` is a global");
+}
+
+#[test]
+fn a_private_clause_on_a_kernels_loop_makes_the_scalar_private() {
+    let l = loops(
+        "acc kernels {\n  acc loop private(s)\n  for i in 0..n { s = a[i]; b[i] = s * s }\n}\n",
+    );
+    parallel(&l[0]);
+}
+
+#[test]
+fn constant_subscripts_outside_the_loop_range_do_not_conflict() {
+    // i ≥ 1: a[0] is never written.
+    let l = loops("acc kernels {\n  for i in 1..n { a[i] = a[0] + b[i] }\n}\n");
+    parallel(&l[0]);
+    // i ≤ n - 1: a[n] (a symbol's subscript) is never written (the runtime checks bounds).
+    let l = loops("acc kernels {\n  for i in 0..n-1 { a[i] = a[n - 1] * b[i] }\n}\n");
+    parallel(&l[0]);
+    // An inclusive range: i ≤ 49, element 50 is read only.
+    let l = loops("acc kernels {\n  for i in 0..=49 { a[i] = a[50] }\n}\n");
+    parallel(&l[0]);
+    // Two ranges a symbol apart: [0, k-1] written, [k, 2k-1] read.
+    let l = loops("acc kernels {\n  for i in 0..k { a[i] = a[i + k] }\n}\n");
+    parallel(&l[0]);
+    // 0 is in 0..n: iteration 0 writes what the others read.
+    let l = loops("acc kernels {\n  for i in 0..n { a[i] = a[0] }\n}\n");
+    sequential(
+        &l[0],
+        "`a[i]` is written and `a[0]` read by another iteration",
+    );
+    // n - 1 is the last value of 0..n.
+    let l = loops("acc kernels {\n  for i in 0..n { a[i] = a[n - 1] }\n}\n");
+    sequential(&l[0], "`a[i]` is written and `a[n - 1]` read");
+    // [0, k] and [k, 2k] share k.
+    let l = loops("acc kernels {\n  for i in 0..=k { a[i] = a[i + k] }\n}\n");
+    sequential(&l[0], "`a[i]` is written and `a[i + k]` read");
+    // A bound the loop assigns is no symbol; neither is one of unknown sign's step.
+    let l = loops("acc kernels {\n  for i in 1..n { a[i] = a[0]; k = 2 }\n}\n");
+    sequential(&l[0], "scalar `k`");
 }

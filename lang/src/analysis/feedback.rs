@@ -123,6 +123,14 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
                 );
             }
         }
+        for v in &l.privatized {
+            let _ = writeln!(
+                out,
+                "{}: {pad}  private({}) (assigned before it is read in every iteration)",
+                at(l.span),
+                name(program, *v)
+            );
+        }
         for red in &l.reductions {
             let _ = writeln!(
                 out,

@@ -260,6 +260,8 @@ impl Scan<'_, '_> {
                 worker_size: None,
                 vector_size: None,
                 private: Vec::new(),
+                privatized: Vec::new(),
+                distinct: Vec::new(),
                 reductions: Vec::new(),
                 has_break: false,
             },
@@ -312,6 +314,7 @@ impl Scan<'_, '_> {
         let chooses = node.compiler_chooses(self.context);
         let nest = dependence::LoopNest {
             vars: &node.info.vars,
+            private: &node.info.private,
             outer,
             body,
             has_break: node.info.has_break,
@@ -329,8 +332,10 @@ impl Scan<'_, '_> {
         let mut verdict = dependence::test(self.cx, &nest);
         // Outside `kernels`, scalars are private to a gang unless a clause says otherwise: an
         // accumulation there is the program's to declare.
-        if let (LoopContext::Parallel | LoopContext::Routine(_), Verdict::Parallel { reductions }) =
-            (self.context, &verdict)
+        if let (
+            LoopContext::Parallel | LoopContext::Routine(_),
+            Verdict::Parallel { reductions, .. },
+        ) = (self.context, &verdict)
         {
             if let Some(r) = reductions.first() {
                 let name = self.cx.var_name(r.var);
@@ -341,10 +346,26 @@ impl Scan<'_, '_> {
             }
         }
         let node = &mut self.nodes[index];
-        if let Verdict::Parallel { reductions } = &verdict {
+        if let Verdict::Parallel {
+            reductions,
+            privatized,
+            distinct,
+        } = &verdict
+        {
+            if chooses {
+                node.info.distinct.clone_from(distinct);
+            }
             for r in reductions {
                 if !node.info.reductions.iter().any(|x| x.var == r.var) {
                     node.info.reductions.push(r.clone());
+                }
+            }
+            // As a `private` clause would: lowering gives each iteration its own copy, and the
+            // region does not capture the variable for it.
+            for &v in privatized {
+                if !node.info.private.contains(&v) {
+                    node.info.private.push(v);
+                    node.info.privatized.push(v);
                 }
             }
         }
@@ -475,10 +496,24 @@ impl Scan<'_, '_> {
             return (Schedule::Seq, "in an `acc routine seq` function".into());
         }
         let (schedule, reason) = self.default_schedule(enclosing, nested_min, nested_default);
-        match node.proven() {
-            true => (schedule, format!("no loop-carried dependence; {reason}")),
-            false => (schedule, reason),
+        if !node.proven() {
+            return (schedule, reason);
         }
+        let private: Vec<String> = node
+            .info
+            .privatized
+            .iter()
+            .map(|v| format!("`{}`", self.cx.var_name(*v)))
+            .collect();
+        let with = match private.as_slice() {
+            [] => String::new(),
+            [one] => format!(" with {one} private to each iteration"),
+            many => format!(" with {} private to each iteration", many.join(", ")),
+        };
+        (
+            schedule,
+            format!("no loop-carried dependence{with}; {reason}"),
+        )
     }
 
     /// 7.2's defaulting rules, given the levels around and inside a loop.

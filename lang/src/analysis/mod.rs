@@ -247,6 +247,12 @@ pub struct LoopInfo {
     pub vector_size: Option<Size>,
     /// Variables private to each iteration (`private` clauses; loop variables are implicitly so).
     pub private: Vec<VarId>,
+    /// The scalars of `private` that the dependence test made private (no clause names them):
+    /// every iteration assigns them before reading them and nothing reads them after the loop.
+    pub privatized: Vec<VarId>,
+    /// Pairs of array variables that the dependence test took to be different storage when it
+    /// parallelized the loop: the launch checks that they are (LANGUAGE.md 7.6).
+    pub distinct: Vec<(VarId, VarId)>,
     pub reductions: Vec<ReductionInfo>,
     /// The loop's body (or its associated loops') contains a `break` out of the loop.
     pub has_break: bool,

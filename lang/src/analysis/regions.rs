@@ -200,6 +200,7 @@ impl HostWalk<'_, '_> {
         // What the body uses.
         let mut scan = UseScan {
             cx: self.cx,
+            loops: &loops,
             locals: Vec::new(),
             privatized: Vec::new(),
             uses: Vec::new(),
@@ -670,6 +671,8 @@ struct Use {
 
 struct UseScan<'c, 'p> {
     cx: &'c Cx<'p>,
+    /// The region's loops: the variables private to each (clauses, and the dependence test's).
+    loops: &'c [super::LoopInfo],
     /// Variables declared inside the region.
     locals: Vec<VarId>,
     /// `private` lists of the loops being walked.
@@ -706,7 +709,15 @@ impl Visitor for UseScan<'_, '_> {
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Let { var, .. } => self.locals.push(*var),
-            StmtKind::For(f) => self.locals.push(f.var),
+            StmtKind::For(f) => {
+                self.locals.push(f.var);
+                let private = self.loops.iter().find(|l| l.for_span == s.span);
+                self.privatized
+                    .push(private.map_or_else(Vec::new, |l| l.private.clone()));
+                visit::walk_stmt(self, s);
+                self.privatized.pop();
+                return;
+            }
             _ => {}
         }
         visit::walk_stmt(self, s);

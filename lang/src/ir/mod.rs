@@ -372,6 +372,21 @@ pub struct Region {
     pub reductions: Vec<RegionReduction>,
     /// The loops' analysis, for `--info` and the back ends' schedule choices.
     pub loops: Vec<LoopInfo>,
+    /// Array parameters that must be different storage: a loop the dependence test
+    /// parallelized took them to be (LANGUAGE.md 7.6). The runtime checks them at every launch,
+    /// since a later compile or the embedding program may bind both names to one array.
+    pub distinct: Vec<DistinctParams>,
+}
+
+/// Two array parameters of a region that a parallelized loop needs to be different storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistinctParams {
+    /// The written array's parameter.
+    pub written: usize,
+    /// The other array's parameter.
+    pub other: usize,
+    /// The loop (its `for`), where the error is reported.
+    pub site: SiteId,
 }
 
 impl Region {

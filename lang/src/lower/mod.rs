@@ -245,5 +245,6 @@ fn empty_region(analysis: &Analysis, i: usize) -> ir::Region {
         body: Vec::new(),
         reductions: Vec::new(),
         loops: Vec::new(),
+        distinct: Vec::new(),
     }
 }

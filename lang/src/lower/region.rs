@@ -181,8 +181,10 @@ impl<'a> Body<'_, 'a> {
         let vector_length = self.device_exprs(&info.launch, |l| &l.vector_length, &mut sizes);
         let site = self.cx.site(part.span, d.construct.name());
 
+        let distinct = self.distinct_params(info, &params);
         let id = part.id;
-        let region = outline(self.cx, info, params, d.construct, part);
+        let mut region = outline(self.cx, info, params, d.construct, part);
+        region.distinct = distinct;
         let slot = id.0 as usize;
         if slot == self.cx.regions.len() {
             self.cx.regions.push(None);
@@ -203,6 +205,47 @@ impl<'a> Body<'_, 'a> {
             data,
             site,
         }
+    }
+
+    /// The array parameters the region's parallelized loops take to be different storage
+    /// (`analysis::LoopInfo::distinct`), each with a site at its loop.
+    fn distinct_params(
+        &mut self,
+        info: &RegionInfo,
+        params: &[ir::RegionParam],
+    ) -> Vec<ir::DistinctParams> {
+        let array = |v: hir::VarId| {
+            params
+                .iter()
+                .position(|p| p.var == v && p.pass == Pass::Array)
+        };
+        let mut out: Vec<ir::DistinctParams> = Vec::new();
+        for l in &info.loops {
+            if !matches!(l.schedule, analysis::Schedule::Parallel(_)) {
+                continue;
+            }
+            let mut site = None;
+            for &(a, b) in &l.distinct {
+                let (Some(written), Some(other)) = (array(a), array(b)) else {
+                    continue;
+                };
+                if written == other
+                    || out.iter().any(|d| {
+                        (d.written, d.other) == (written, other)
+                            || (d.written, d.other) == (other, written)
+                    })
+                {
+                    continue;
+                }
+                let at = *site.get_or_insert_with(|| self.cx.site(l.for_span, "loop"));
+                out.push(ir::DistinctParams {
+                    written,
+                    other,
+                    site: at,
+                });
+            }
+        }
+        out
     }
 
     /// The host array a region parameter receives, and its data op.
@@ -414,6 +457,7 @@ fn outline<'a>(
         body,
         reductions,
         loops: info.loops.clone(),
+        distinct: Vec::new(),
     }
 }
 

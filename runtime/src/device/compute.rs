@@ -142,6 +142,12 @@ impl Devices {
         if !super::directives::queue_values_ok(ctx, l.queue, l.waits.unwrap_or_default(), site) {
             return;
         }
+        // A loop parallelized on the proof that two arrays differ must not run with them one
+        // array (a later compile or the embedding program may have bound one to the other).
+        // Every device checks, so that all give the same output; `if(false)` too.
+        if let Some(e) = l.desc.shared_storage(l.args) {
+            return report(ctx, e);
+        }
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);

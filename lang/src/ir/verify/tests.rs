@@ -78,6 +78,7 @@ fn valid() -> Module {
             param: 0,
         }],
         loops: Vec::new(),
+        distinct: Vec::new(),
     };
     let launch = Launch {
         region: RegionId(0),
