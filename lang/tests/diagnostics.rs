@@ -11,6 +11,8 @@
 //! This walks the folder itself rather than using `insta::glob!`, which needs insta's `glob`
 //! feature (and its `globset`/`walkdir` dependencies); the snapshots are the same either way.
 
+mod cases;
+
 use acc_lang::diag::render_plain;
 use acc_lang::{check_source, SourceFile};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,33 +21,10 @@ use std::path::{Path, PathBuf};
 /// The folder of cases, relative to the crate root: snapshots show this path, never a machine's.
 const CASE_DIR: &str = "tests/diagnostics";
 
-/// Every case file, sorted so that failures are listed in a stable order.
-fn case_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(CASE_DIR);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "acc"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Compile one case and compare its rendered diagnostics with the snapshot. `Err` says why the
 /// case failed when that is not a snapshot mismatch (insta reports those itself).
 fn run_case(path: &Path) -> Result<(), String> {
-    let name = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .ok_or("file name is not UTF-8")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let what = text
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("//"))
-        .map(str::trim)
-        .ok_or("the first line must be a `//` comment saying what mistake the case makes")?;
-
+    let cases::Case { name, text, what } = cases::read_case(path, "what mistake the case makes")?;
     let source = SourceFile::new(format!("{CASE_DIR}/{name}.acc"), text.as_str());
     let diags = match catch_unwind(AssertUnwindSafe(|| check_source(&source))) {
         Ok(Err(diags)) => diags,
@@ -67,7 +46,7 @@ fn run_case(path: &Path) -> Result<(), String> {
 #[test]
 fn compile_errors_match_snapshots() {
     let filter = std::env::var("DIAG_CASE").unwrap_or_default();
-    let cases: Vec<PathBuf> = case_files()
+    let cases: Vec<PathBuf> = cases::case_files(CASE_DIR)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(filter.as_str()))
         .collect();

@@ -10,6 +10,8 @@
 //! Write new snapshots with `INSTA_UPDATE=always cargo test -p acc-lang --test warnings` and
 //! read them as a user would. `WARN_CASE=text` runs only the cases whose name contains `text`.
 
+mod cases;
+
 use acc_lang::diag::render_plain;
 use acc_lang::{check_source, SourceFile};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -18,29 +20,8 @@ use std::path::{Path, PathBuf};
 /// The folder of cases, relative to the crate root: snapshots show this path.
 const CASE_DIR: &str = "tests/warnings";
 
-fn case_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(CASE_DIR);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "acc"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn run_case(path: &Path) -> Result<(), String> {
-    let name = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .ok_or("file name is not UTF-8")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let what = text
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("//"))
-        .map(str::trim)
-        .ok_or("the first line must be a `//` comment saying what the case shows")?;
+    let cases::Case { name, text, what } = cases::read_case(path, "what the case shows")?;
     let source = SourceFile::new(format!("{CASE_DIR}/{name}.acc"), text.as_str());
     let warnings = match catch_unwind(AssertUnwindSafe(|| check_source(&source))) {
         Ok(Ok(compiled)) => compiled.warnings,
@@ -76,7 +57,7 @@ fn run_case(path: &Path) -> Result<(), String> {
 #[test]
 fn porting_warnings_match_snapshots_and_are_silenced_by_intent() {
     let filter = std::env::var("WARN_CASE").unwrap_or_default();
-    let cases: Vec<PathBuf> = case_files()
+    let cases: Vec<PathBuf> = cases::case_files(CASE_DIR)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(filter.as_str()))
         .collect();
