@@ -32,6 +32,7 @@ mod directive;
 mod expr;
 mod region;
 mod scan;
+mod split;
 mod show;
 mod stmt;
 
@@ -246,5 +247,6 @@ fn empty_region(analysis: &Analysis, i: usize) -> ir::Region {
         reductions: Vec::new(),
         loops: Vec::new(),
         distinct: Vec::new(),
+        split: None,
     }
 }
