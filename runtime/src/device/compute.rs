@@ -52,6 +52,25 @@ impl<'a> Launch<'a> {
     }
 }
 
+/// `devices(…)` on one device, the current one (until the runtime cuts launches over several):
+/// the block parameters of a cut region take the whole split loop, `[0, trip)`, or, when the
+/// loop's formula cannot be read, the bounds that run every iteration without knowing them.
+fn set_split_block(l: &mut Launch<'_>) {
+    let Some(Ok(split)) = l.desc.split.as_ref().map(|p| p.split.as_ref()) else {
+        return;
+    };
+    // SAFETY: `launch`'s caller promised that the array slots hold live headers.
+    let args = unsafe { crate::gang_loop::LaunchArgs::new(l.args, &l.desc.params) };
+    let (lo, hi) = match split.trip_count(&args) {
+        Some(trip) => (0, trip),
+        None => split.everything(),
+    };
+    if let (Some(_), Some(_)) = (l.args.get(split.lo_param), l.args.get(split.hi_param)) {
+        l.args[split.lo_param] = lo as u64;
+        l.args[split.hi_param] = hi as u64;
+    }
+}
+
 /// A pointer that a queued job carries to another thread.
 #[derive(Clone, Copy)]
 struct SendPtr<T>(*const T);
@@ -148,6 +167,7 @@ impl Devices {
         if let Some(e) = l.desc.shared_storage(l.args) {
             return report(ctx, e);
         }
+        set_split_block(&mut l);
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);
