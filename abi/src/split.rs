@@ -1,4 +1,4 @@
-//! A compute construct's split over several devices (`devices(…)`, LANGUAGE.md 7.12, acc's
+//! A compute construct's split over several devices (`devices(…)`, LANGUAGE.md 7.11, acc's
 //! extension): which loop is cut into contiguous blocks of iterations, and which rows of each
 //! array one block reads and writes. The front end decides it (`acc_lang::analysis::split`),
 //! lowering puts it into the IR (`ir::Region::split`), the host back end hands it to the runtime

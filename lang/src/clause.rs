@@ -66,7 +66,7 @@ pub enum ClauseKind<E, R> {
     DeviceNum(E),
     /// `set default_async(q)`.
     DefaultAsync(E),
-    /// `devices(all)` (`None`) or `devices(0, 1)`: acc's extension (LANGUAGE.md 7.12), the
+    /// `devices(all)` (`None`) or `devices(0, 1)`: acc's extension (LANGUAGE.md 7.11), the
     /// devices of the current type a compute or `data` construct is split over.
     Devices(Option<Vec<E>>),
 }
@@ -509,7 +509,7 @@ pub const CLAUSES: &[ClauseSpec] = &[
     row(Key::IfPresent, &["if_present"], Args::Flag(|| K::IfPresent), Places::UPDATE),
     row(Key::DeviceNum, &["device_num"], Args::One(K::DeviceNum, ""), Places::SET),
     row(Key::DefaultAsync, &["default_async"], Args::One(K::DefaultAsync, ""), Places::SET),
-    // acc's extension (LANGUAGE.md 7.12): not on `serial` (one gang has nothing to split), not
+    // acc's extension (LANGUAGE.md 7.11): not on `serial` (one gang has nothing to split), not
     // per device type (it names devices of the current type).
     row(Key::Devices, &["devices"], Args::Special,
         Places::PARALLEL.or(Places::KERNELS).or(Places::DATA)),

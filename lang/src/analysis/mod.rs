@@ -113,7 +113,7 @@ pub struct RegionInfo {
     /// What the runtime will make of the launch sizes it gives on NVIDIA GPUs, where that
     /// differs from the clauses as written (`--info`'s adjustments).
     pub adjustments: Vec<Adjustment>,
-    /// `devices(…)` (LANGUAGE.md 7.12): how the construct's work is cut over devices.
+    /// `devices(…)` (LANGUAGE.md 7.11): how the construct's work is cut over devices.
     pub split: Option<split::SplitInfo>,
 }
 

@@ -1,4 +1,4 @@
-//! `devices(…)` (LANGUAGE.md 7.12, acc's extension): how a compute construct's work is cut over
+//! `devices(…)` (LANGUAGE.md 7.11, acc's extension): how a compute construct's work is cut over
 //! several devices, decided here once and carried out by lowering (the cut loop, the plan in
 //! `ir::Region::split`) and the runtime.
 //!

@@ -376,7 +376,7 @@ pub struct Region {
     /// parallelized took them to be (LANGUAGE.md 7.6). The runtime checks them at every launch,
     /// since a later compile or the embedding program may bind both names to one array.
     pub distinct: Vec<DistinctParams>,
-    /// `devices(…)` (LANGUAGE.md 7.12): how a launch is cut over devices. When it can be cut
+    /// `devices(…)` (LANGUAGE.md 7.11): how a launch is cut over devices. When it can be cut
     /// (`split: Ok`), the region has two hidden `i64` parameters bounding the block of the
     /// split loop's iterations it runs (`LoopSplit::lo_param`/`hi_param`), and lowering has
     /// rewritten that loop (`lower::split`) to run only them.

@@ -1,4 +1,4 @@
-//! `devices(…)` (LANGUAGE.md 7.12): the split loop cut to a block, and the plan the runtime
+//! `devices(…)` (LANGUAGE.md 7.11): the split loop cut to a block, and the plan the runtime
 //! cuts launches by (`ir::Region::split`, `acc_abi::split`).
 //!
 //! The analysis decided the split (`analysis::split`); here the region's split loop

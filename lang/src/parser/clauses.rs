@@ -749,7 +749,7 @@ fn device_type<'a, E: ParseError<'a>>(
     Ok(ClauseKind::DeviceType(names))
 }
 
-/// `devices(all)` or `devices(e1, e2, …)`: acc's extension (LANGUAGE.md 7.12).
+/// `devices(all)` or `devices(e1, e2, …)`: acc's extension (LANGUAGE.md 7.11).
 fn devices<'a, E: ParseError<'a>>(
     name_span: Span,
     args: Option<ClauseArgs>,

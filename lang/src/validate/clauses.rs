@@ -398,7 +398,7 @@ fn check_literal_args(
                 );
             }
         }
-        // This first version cuts the work by constant device lists (LANGUAGE.md 7.12).
+        // This first version cuts the work by constant device lists (LANGUAGE.md 7.11).
         ClauseKind::Devices(Some(numbers)) => {
             for e in numbers {
                 if !matches!(e.kind, ExprKind::Int(..)) {
