@@ -153,7 +153,10 @@ mod tests {
         assert_eq!(count(Const(0), Const(10), 0, false), None);
         // A split block: `min(hi * step, end - start) + start` with hi = 10, start = -3.
         let cut = Add(
-            boxed(Min(boxed(Mul(boxed(Arg(2)), boxed(Const(1)))), boxed(Const(8)))),
+            boxed(Min(
+                boxed(Mul(boxed(Arg(2)), boxed(Const(1)))),
+                boxed(Const(8)),
+            )),
             boxed(Arg(1)),
         );
         assert_eq!(count(Arg(1), cut, 1, false), Some(8));

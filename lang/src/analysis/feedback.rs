@@ -7,14 +7,14 @@
 
 use std::fmt::Write;
 
+use super::split::{rows_text, SplitInfo};
 use super::{
     Adjustment, AdjustmentKind, Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule, Size,
     Together,
 };
-use super::split::{rows_text, SplitInfo};
 use crate::hir::{Program, VarId};
-use acc_abi::split::{DeviceList, RowSpan};
 use crate::span::{SourceFile, Span};
+use acc_abi::split::{DeviceList, RowSpan};
 
 /// The feedback for every compute construct of a compile, in source order.
 pub fn feedback(source: &SourceFile, program: &Program, analysis: &Analysis) -> String {
@@ -154,7 +154,11 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
 fn split_lines(s: &SplitInfo) -> Vec<String> {
     let devices = match &s.devices {
         DeviceList::All => "all".to_string(),
-        DeviceList::Numbers(ns) => ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "),
+        DeviceList::Numbers(ns) => ns
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     };
     let l = match &s.verdict {
         Ok(l) => l,

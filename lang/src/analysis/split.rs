@@ -139,10 +139,18 @@ fn split_loop(
     };
     let var = for_loop.var;
     let var_name = cx.var_name(var);
-    match for_loop.step.as_ref().map(|s| s.as_const().and_then(|c| c.as_i64())) {
+    match for_loop
+        .step
+        .as_ref()
+        .map(|s| s.as_const().and_then(|c| c.as_i64()))
+    {
         None => {}
         Some(Some(step)) if step > 0 => {}
-        _ => return Err(format!("loop `{var_name}`'s step is not a positive constant")),
+        _ => {
+            return Err(format!(
+                "loop `{var_name}`'s step is not a positive constant"
+            ))
+        }
     }
     let outside = |v: VarId| vars.iter().any(|u| u.var == v);
     for bound in [&for_loop.start, &for_loop.end] {
@@ -193,7 +201,10 @@ fn split_loop(
             continue;
         };
         if u.written && a.writes == RowSpan::None {
-            return Err(format!("`{}` is written by a function the region calls", u.name));
+            return Err(format!(
+                "`{}` is written by a function the region calls",
+                u.name
+            ));
         }
         if u.read && a.reads == RowSpan::None && a.writes == RowSpan::None {
             a.reads = RowSpan::Whole;
@@ -539,7 +550,10 @@ mod tests {
         let a = array(&l, "A");
         assert_eq!((&a.reads, &a.writes), (&rows(1, -1, 1), &RowSpan::None));
         let anew = array(&l, "Anew");
-        assert_eq!((&anew.reads, &anew.writes), (&RowSpan::None, &rows(1, 0, 0)));
+        assert_eq!(
+            (&anew.reads, &anew.writes),
+            (&RowSpan::None, &rows(1, 0, 0))
+        );
         assert_eq!(rows_text(&a.reads, "j"), "j-1..j+1");
     }
 
@@ -599,7 +613,10 @@ mod tests {
              for j in 0..n {\n  a[idx[j]] = 1.0\n}\n",
         );
         let why = s.verdict.expect_err("unsplittable");
-        assert_eq!(why, "`a` is written where subscript `idx[j]` is not affine in `j`");
+        assert_eq!(
+            why,
+            "`a` is written where subscript `idx[j]` is not affine in `j`"
+        );
     }
 
     #[test]
@@ -625,7 +642,10 @@ mod tests {
              for j in 1..n {\n  a[j] = a[j - 1] + 1.0\n}\n",
         );
         let why = s.verdict.expect_err("unsplittable");
-        assert!(why.contains("`a` is written at rows j and read at rows j-1"), "{why}");
+        assert!(
+            why.contains("`a` is written at rows j and read at rows j-1"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -165,9 +165,11 @@ impl Printer<'_> {
         if let Some(plan) = &r.split {
             let devices = match &plan.devices {
                 acc_abi::split::DeviceList::All => "all".to_string(),
-                acc_abi::split::DeviceList::Numbers(ns) => {
-                    ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
-                }
+                acc_abi::split::DeviceList::Numbers(ns) => ns
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             };
             let text = match &plan.split {
                 Ok(cut) => {

@@ -32,8 +32,8 @@ mod directive;
 mod expr;
 mod region;
 mod scan;
-mod split;
 mod show;
+mod split;
 mod stmt;
 
 #[cfg(test)]

@@ -67,7 +67,11 @@ fn cut_loop(r: &mut Region, l: &SplitLoop, lo: usize, hi: usize) -> Result<LoopS
     if f.inclusive {
         end = binary(BinOp::Add, end, int(1));
     }
-    let first = binary(BinOp::Add, start.clone(), binary(BinOp::Mul, param(lo), step.clone()));
+    let first = binary(
+        BinOp::Add,
+        start.clone(),
+        binary(BinOp::Mul, param(lo), step.clone()),
+    );
     let most = binary(BinOp::Sub, end, start.clone());
     let taken = Expr {
         kind: ExprKind::Builtin(
