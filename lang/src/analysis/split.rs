@@ -383,11 +383,7 @@ impl Rows<'_, '_> {
                     lo_offset: c,
                     hi_offset: c,
                 }),
-                _ => Err(format!(
-                    "its subscript `{}` is not affine in `{}`",
-                    self.text(i),
-                    self.cx.var_name(var)
-                )),
+                other => Err(self.not_rows(i, other.is_some())),
             },
             Some(_) => Err("it is used outside the split loop".into()),
             None => Err("it is used whole".into()),
@@ -421,6 +417,21 @@ impl Rows<'_, '_> {
         };
         if let Some(why) = refused {
             self.refuse(why);
+        }
+    }
+
+    /// Why the first index `i` does not give rows of the split loop's blocks (`affine`: it is
+    /// `a*j + c` with `a <= 0`).
+    fn not_rows(&self, i: &Expr, affine: bool) -> String {
+        let (text, var) = (self.text(i), self.cx.var_name(self.var));
+        let scalar = |v: VarId| v != self.var && !self.cx.var_ty(v).is_array();
+        if let Some(v) = first_var(i, &scalar) {
+            let other = self.cx.var_name(v);
+            format!("its subscript `{text}` depends on `{other}`, not only on `{var}`")
+        } else if affine {
+            format!("its subscript `{text}` does not increase with `{var}`")
+        } else {
+            format!("its subscript `{text}` is not affine in `{var}`")
         }
     }
 
@@ -591,7 +602,7 @@ mod tests {
         assert_eq!(a.reads, RowSpan::Whole);
         assert_eq!(
             a.whole_because.as_deref(),
-            Some("its subscript `i` is not affine in `j`")
+            Some("its subscript `i` depends on `i`, not only on `j`")
         );
         assert_eq!(array(&l, "b").writes, rows(1, 0, 0));
     }
@@ -604,6 +615,23 @@ mod tests {
         );
         let l = s.verdict.expect("split");
         assert_eq!(array(&l, "a").reads, rows(2, 1, 2));
+    }
+
+    #[test]
+    fn reversed_and_symbolic_subscripts_are_read_whole() {
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n)\nlet b = zeros(n)\nlet c = zeros(n)\n\
+             acc parallel loop devices(all)\nfor j in 0..n {\n  c[j] = a[n - 1 - j] + b[7 - j]\n}\n",
+        );
+        let l = s.verdict.expect("split");
+        assert_eq!(
+            array(&l, "a").whole_because.as_deref(),
+            Some("its subscript `n - 1 - j` depends on `n`, not only on `j`")
+        );
+        assert_eq!(
+            array(&l, "b").whole_because.as_deref(),
+            Some("its subscript `7 - j` does not increase with `j`")
+        );
     }
 
     #[test]
