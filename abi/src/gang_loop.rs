@@ -18,6 +18,8 @@ pub enum TripExpr {
     Add(Box<TripExpr>, Box<TripExpr>),
     Sub(Box<TripExpr>, Box<TripExpr>),
     Mul(Box<TripExpr>, Box<TripExpr>),
+    /// The lesser (a loop cut to a block of a device split, `split.rs`).
+    Min(Box<TripExpr>, Box<TripExpr>),
 }
 
 /// A counted loop: `for v in start..end` (or `..=`) by a constant positive `step`.
@@ -65,6 +67,7 @@ impl TripExpr {
             TripExpr::Add(a, b) => a.eval(args)?.wrapping_add(b.eval(args)?),
             TripExpr::Sub(a, b) => a.eval(args)?.wrapping_sub(b.eval(args)?),
             TripExpr::Mul(a, b) => a.eval(args)?.wrapping_mul(b.eval(args)?),
+            TripExpr::Min(a, b) => a.eval(args)?.min(b.eval(args)?),
         })
     }
 }
@@ -148,6 +151,15 @@ mod tests {
         assert_eq!(count(Const(0), Arg(5), 1, false), None);
         assert_eq!(count(Const(0), Dim(0, 9), 1, false), None);
         assert_eq!(count(Const(0), Const(10), 0, false), None);
+        // A split block: `min(hi * step, end - start) + start` with hi = 10, start = -3.
+        let cut = Add(
+            boxed(Min(
+                boxed(Mul(boxed(Arg(2)), boxed(Const(1)))),
+                boxed(Const(8)),
+            )),
+            boxed(Arg(1)),
+        );
+        assert_eq!(count(Arg(1), cut, 1, false), Some(8));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod gang_loop;
 pub mod kernel;
+pub mod split;
 
 /// A reduction's operator (`reduction(+: s)`, …): the front end parses it, lowering puts it
 /// into the IR, the back ends combine with it, the runtime folds gangs' partial results.

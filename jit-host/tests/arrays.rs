@@ -265,6 +265,7 @@ fn counting_region() -> Region {
         }],
         loops: vec![],
         distinct: vec![],
+        split: None,
     }
 }
 
@@ -400,6 +401,7 @@ fn region_results_reach_globals_and_private_arrays_are_per_gang() {
         reductions: vec![],
         loops: vec![],
         distinct: vec![],
+        split: None,
     };
     let body = vec![
         Stmt::SetGlobal(VarId(0), i64c(1)),
@@ -481,6 +483,7 @@ fn float_max_reduction_over_gangs() {
         }],
         loops: vec![],
         distinct: vec![],
+        split: None,
     };
     let body = vec![
         set(0, lit),

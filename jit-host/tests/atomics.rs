@@ -208,6 +208,7 @@ fn region() -> Region {
         reductions: vec![],
         loops: vec![],
         distinct: vec![],
+        split: None,
     }
 }
 
@@ -405,6 +406,7 @@ fn read_write_region() -> Region {
         reductions: vec![],
         loops: vec![],
         distinct: vec![],
+        split: None,
     }
 }
 
@@ -504,6 +506,7 @@ fn a_shared_scalar_sums_inlined_calls_across_threads() {
         reductions: vec![],
         loops: vec![],
         distinct: vec![],
+        split: None,
     };
     let mut jit = Jit::new(&symbols()).unwrap();
     let mut m = module(vec![twice], main(&[], vec![]));

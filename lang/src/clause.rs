@@ -66,6 +66,9 @@ pub enum ClauseKind<E, R> {
     DeviceNum(E),
     /// `set default_async(q)`.
     DefaultAsync(E),
+    /// `devices(all)` (`None`) or `devices(0, 1)`: acc's extension (LANGUAGE.md 7.11), the
+    /// devices of the current type a compute or `data` construct is split over.
+    Devices(Option<Vec<E>>),
 }
 
 /// A clause without its arguments: what the tables are keyed by. Data clauses are told apart
@@ -98,6 +101,7 @@ pub enum ClauseKey {
     IfPresent,
     DeviceNum,
     DefaultAsync,
+    Devices,
 }
 
 /// How `ClauseKind::map` turns one tree's clause arguments into another's (the checker's
@@ -141,6 +145,7 @@ impl<E, R> ClauseKind<E, R> {
             C::IfPresent => ClauseKey::IfPresent,
             C::DeviceNum(_) => ClauseKey::DeviceNum,
             C::DefaultAsync(_) => ClauseKey::DefaultAsync,
+            C::Devices(_) => ClauseKey::Devices,
         }
     }
 
@@ -188,6 +193,10 @@ impl<E, R> ClauseKind<E, R> {
             C::IfPresent => C::IfPresent,
             C::DeviceNum(e) => C::DeviceNum(m.integer(name, e)),
             C::DefaultAsync(e) => C::DefaultAsync(m.integer(name, e)),
+            C::Devices(list) => C::Devices(
+                list.as_ref()
+                    .map(|es| es.iter().map(|e| m.integer(name, e)).collect()),
+            ),
         }
     }
 
@@ -206,6 +215,7 @@ impl<E, R> ClauseKind<E, R> {
                 e.iter().collect()
             }
             C::Wait(es) => es.iter().collect(),
+            C::Devices(es) => es.iter().flatten().collect(),
             C::Tile(sizes) => sizes.iter().flatten().collect(),
             C::Seq
             | C::Auto
@@ -251,7 +261,8 @@ impl<E, R> ClauseKind<E, R> {
             | C::Finalize
             | C::IfPresent
             | C::DeviceNum(_)
-            | C::DefaultAsync(_) => &[],
+            | C::DefaultAsync(_)
+            | C::Devices(_) => &[],
         }
     }
 }
@@ -366,7 +377,7 @@ pub enum Args {
     /// A list of variables and array sections.
     Vars(fn(Vec<ast::DataRef>) -> ast::ClauseKind),
     /// `self` (a condition, or on `update` a variable list), `tile`, `reduction`, `default`,
-    /// `device_type`: their own grammar in the parser.
+    /// `device_type`, `devices` (`all` or a list): their own grammar in the parser.
     Special,
 }
 
@@ -498,6 +509,10 @@ pub const CLAUSES: &[ClauseSpec] = &[
     row(Key::IfPresent, &["if_present"], Args::Flag(|| K::IfPresent), Places::UPDATE),
     row(Key::DeviceNum, &["device_num"], Args::One(K::DeviceNum, ""), Places::SET),
     row(Key::DefaultAsync, &["default_async"], Args::One(K::DefaultAsync, ""), Places::SET),
+    // acc's extension (LANGUAGE.md 7.11): not on `serial` (one gang has nothing to split), not
+    // per device type (it names devices of the current type).
+    row(Key::Devices, &["devices"], Args::Special,
+        Places::PARALLEL.or(Places::KERNELS).or(Places::DATA)),
 ];
 
 /// The row of a clause word, if it is one.

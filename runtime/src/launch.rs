@@ -124,6 +124,10 @@ pub struct RegionDesc {
     /// Array parameters that must be different storage (a loop was parallelized on that
     /// assumption): checked before every launch (`Devices::launch`).
     pub distinct: Vec<DistinctDesc>,
+    /// `devices(…)` (LANGUAGE.md 7.11): how a launch is cut over devices, and the hidden
+    /// parameters that bound the block of the split loop a launch runs (`Devices::launch`
+    /// sets them).
+    pub split: Option<acc_abi::split::SplitPlan>,
 }
 
 /// Two array parameters of a region that must not share storage, and the loop that needs it.
@@ -191,6 +195,7 @@ impl RegionDesc {
             params,
             reductions,
             distinct: Vec::new(),
+            split: None,
         }
     }
 

@@ -381,6 +381,7 @@ pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
             site: d.site.0,
         })
         .collect();
+    desc.split = r.split.clone();
     desc
 }
 

@@ -7,12 +7,14 @@
 
 use std::fmt::Write;
 
+use super::split::{rows_text, SplitInfo};
 use super::{
     Adjustment, AdjustmentKind, Analysis, DataAttr, Implicit, LoopInfo, RegionInfo, Schedule, Size,
     Together,
 };
 use crate::hir::{Program, VarId};
 use crate::span::{SourceFile, Span};
+use acc_abi::split::{DeviceList, RowSpan};
 
 /// The feedback for every compute construct of a compile, in source order.
 pub fn feedback(source: &SourceFile, program: &Program, analysis: &Analysis) -> String {
@@ -78,6 +80,11 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
     if !data.is_empty() {
         let _ = writeln!(out, "{}:   data: {}", at(r.span), data.join(", "));
     }
+    if let Some(split) = &r.split {
+        for line in split_lines(split) {
+            let _ = writeln!(out, "{}:   {line}", at(r.span));
+        }
+    }
     for a in &r.adjustments {
         let _ = writeln!(out, "{}:   launch: {}", at(r.span), adjustment(source, a));
     }
@@ -141,6 +148,63 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
             );
         }
     }
+}
+
+/// `devices(…)`: how the loop and each array are split, or why the construct is not.
+fn split_lines(s: &SplitInfo) -> Vec<String> {
+    let devices = match &s.devices {
+        DeviceList::All => "all".to_string(),
+        DeviceList::Numbers(ns) => ns
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let l = match &s.verdict {
+        Ok(l) => l,
+        Err(why) => {
+            return vec![format!(
+                "devices({devices}): not split: {why}; runs on one device"
+            )]
+        }
+    };
+    let var = &l.var_name;
+    let mut lines = vec![format!(
+        "split over devices({devices}): loop `{var}` in contiguous blocks"
+    )];
+    for a in &l.arrays {
+        let rows = |r: &RowSpan| rows_text(r, var);
+        let halo = match a.reads {
+            RowSpan::Rows {
+                coef: 1,
+                lo_offset,
+                hi_offset,
+            } if lo_offset < 0 || hi_offset > 0 => format!(
+                " (halo {} above, {} below)",
+                (-lo_offset).max(0),
+                hi_offset.max(0)
+            ),
+            _ => String::new(),
+        };
+        let line = match (&a.reads, &a.writes) {
+            (RowSpan::None, RowSpan::None) => continue,
+            (RowSpan::Whole, _) => format!(
+                "{}: read whole ({}): replicated on every device",
+                a.name,
+                a.whole_because.as_deref().unwrap_or("not affine")
+            ),
+            (RowSpan::None, w) => format!("{}: writes rows {}", a.name, rows(w)),
+            (r, RowSpan::None) => format!("{}: reads rows {}{halo}", a.name, rows(r)),
+            (r, w) => format!(
+                "{}: reads rows {}{halo}, writes rows {}",
+                a.name,
+                rows(r),
+                rows(w)
+            ),
+        };
+        lines.push(format!("  {line}"));
+    }
+    lines
 }
 
 /// How deep a loop sits among the region's loops.

@@ -29,6 +29,7 @@ mod hostflow;
 mod kernels;
 mod loops;
 mod regions;
+pub mod split;
 mod visit;
 
 #[cfg(test)]
@@ -112,6 +113,8 @@ pub struct RegionInfo {
     /// What the runtime will make of the launch sizes it gives on NVIDIA GPUs, where that
     /// differs from the clauses as written (`--info`'s adjustments).
     pub adjustments: Vec<Adjustment>,
+    /// `devices(…)` (LANGUAGE.md 7.11): how the construct's work is cut over devices.
+    pub split: Option<split::SplitInfo>,
 }
 
 /// A launch size that does not apply as written (LANGUAGE.md 8, `--info`).

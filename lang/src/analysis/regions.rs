@@ -334,6 +334,7 @@ impl HostWalk<'_, '_> {
         let (parts, together) =
             super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
         let adjustments = adjustments(d, runs_as_one_gang(d, &loops, &parts));
+        let split = super::split::plan(self.cx, d, &loops, &vars, parts.len());
         RegionInfo {
             id: RegionId(0),
             construct: d.construct,
@@ -349,6 +350,7 @@ impl HostWalk<'_, '_> {
             parts,
             adjustments,
             together,
+            split,
         }
     }
 

@@ -40,6 +40,17 @@ pub fn gang_loop(r: &Region) -> Option<GangLoop> {
     })
 }
 
+/// The bounds of the loop `r.body[at]` as formulas (the split loop of `devices(…)`, before it is
+/// cut), when its step is a positive constant and nothing before it assigns what they read.
+pub fn counted_at(r: &Region, at: usize) -> Option<Counted> {
+    let Some(Stmt::For(f)) = r.body.get(at) else {
+        return None;
+    };
+    let mut assigned = HashSet::new();
+    bounds::assigned(&r.body[..at], &mut assigned);
+    Formula { r, assigned }.counted(f)
+}
+
 struct Formula<'r> {
     r: &'r Region,
     assigned: HashSet<LocalId>,
@@ -106,6 +117,15 @@ impl Formula<'_> {
                 let (a, b) = two(a, b)?;
                 TripExpr::Mul(a, b)
             }
+            ExprKind::Builtin(Builtin::Min, args) if e.ty.scalar().is_some_and(|t| t.is_int()) => {
+                match args.as_slice() {
+                    [a, b] => {
+                        let (a, b) = two(a, b)?;
+                        TripExpr::Min(a, b)
+                    }
+                    _ => return None,
+                }
+            }
             _ => return None,
         })
     }
@@ -165,5 +185,41 @@ mod tests {
         let text = "let a = zeros(10)\nacc parallel {\n  let m = 5\n  acc loop gang\n  \
                     for i in 0..m {\n    a[i] = 1.0\n  }\n}\n";
         assert_eq!(first_region_loop(text), None);
+    }
+
+    /// A loop cut for `devices(…)` is still a formula, of the block parameters: a grid sizes
+    /// to the block.
+    #[test]
+    fn a_cut_loop_is_a_formula_of_its_block() {
+        /// The parameters' values by name: `n = 20`, the block `[3, 8)`.
+        struct Args(Vec<String>);
+        impl acc_abi::gang_loop::Arguments for Args {
+            fn scalar(&self, i: usize) -> Option<i64> {
+                match self.0.get(i)?.as_str() {
+                    "n" => Some(20),
+                    "split_lo" => Some(3),
+                    "split_hi" => Some(8),
+                    _ => None,
+                }
+            }
+            fn len(&self, _: usize) -> Option<i64> {
+                None
+            }
+            fn extent(&self, _: usize, _: usize) -> Option<i64> {
+                None
+            }
+        }
+        let text = "let n = 20\nlet a = zeros(n)\nacc parallel loop devices(all)\n\
+                    for j in 1..n - 1 {\n  a[j] = 1.0\n}\n";
+        let m = crate::lower_source(&SourceFile::new("t.acc", text)).expect("valid source");
+        let r = &m.regions[0];
+        assert_eq!(r.params.len(), 4, "{:?}", r.params);
+        let args = Args(r.params.iter().map(|p| p.name.clone()).collect());
+        let g = gang_loop(r).expect("a formula");
+        assert!(matches!(g.counted.end, TripExpr::Add(..)), "{g:?}");
+        assert_eq!(g.counted.trip_count(&args), Some(5));
+        let plan = r.split.clone().expect("a plan").split.expect("split");
+        // The plan keeps the loop as written: 1..19, 18 iterations.
+        assert_eq!(plan.counted.trip_count(&args), Some(18));
     }
 }

@@ -376,7 +376,15 @@ pub struct Region {
     /// parallelized took them to be (LANGUAGE.md 7.6). The runtime checks them at every launch,
     /// since a later compile or the embedding program may bind both names to one array.
     pub distinct: Vec<DistinctParams>,
+    /// `devices(…)` (LANGUAGE.md 7.11): how a launch is cut over devices. When it can be cut
+    /// (`split: Ok`), the region has two hidden `i64` parameters bounding the block of the
+    /// split loop's iterations it runs (`LoopSplit::lo_param`/`hi_param`), and lowering has
+    /// rewritten that loop (`lower::split`) to run only them.
+    pub split: Option<SplitPlan>,
 }
+
+/// Defined in `acc-abi`, which the runtime shares.
+pub use acc_abi::split::SplitPlan;
 
 /// Two array parameters of a region that a parallelized loop needs to be different storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

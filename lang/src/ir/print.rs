@@ -162,6 +162,41 @@ impl Printer<'_> {
             );
             self.line(&text);
         }
+        if let Some(plan) = &r.split {
+            let devices = match &plan.devices {
+                acc_abi::split::DeviceList::All => "all".to_string(),
+                acc_abi::split::DeviceList::Numbers(ns) => ns
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let text = match &plan.split {
+                Ok(cut) => {
+                    let arrays: Vec<String> = cut
+                        .arrays
+                        .iter()
+                        .map(|a| {
+                            format!(
+                                "{} reads {:?} writes {:?}",
+                                self.local(LocalId(a.param as u32)),
+                                a.reads,
+                                a.writes
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "  split devices({devices}) block [{}, {}) of {:?}; {}",
+                        self.local(LocalId(cut.lo_param as u32)),
+                        self.local(LocalId(cut.hi_param as u32)),
+                        cut.counted,
+                        arrays.join("; ")
+                    )
+                }
+                Err(why) => format!("  devices({devices}) not split: {why}"),
+            };
+            self.line(&text);
+        }
         self.block_braced(&r.body);
     }
 

@@ -33,6 +33,7 @@ mod expr;
 mod region;
 mod scan;
 mod show;
+mod split;
 mod stmt;
 
 #[cfg(test)]
@@ -246,5 +247,6 @@ fn empty_region(analysis: &Analysis, i: usize) -> ir::Region {
         reductions: Vec::new(),
         loops: Vec::new(),
         distinct: Vec::new(),
+        split: None,
     }
 }

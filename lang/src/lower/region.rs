@@ -17,7 +17,7 @@
 
 use super::body::{reduction, Body, Context, ScopeKind};
 use super::expr::{constant, expr};
-use super::{ty, Cx};
+use super::{split, ty, Cx};
 use crate::analysis::{self, DataAttr, Implicit, PerDevice, RegionId, RegionInfo, Size};
 use crate::hir::{self, BinOp, ClauseKind, Const, DataClause, ScalarType, UnOp};
 use crate::ir::{self, DataAction, ExprKind, Pass, Queue, Stmt, Ty};
@@ -175,6 +175,27 @@ impl<'a> Body<'_, 'a> {
             }
         }
 
+        // `devices(…)` that can be cut: the block's bounds, two hidden parameters the runtime
+        // sets (`acc_abi::split`); the host's arguments run the whole loop.
+        let hidden = match &info.split {
+            Some(s) if s.verdict.is_ok() => {
+                let lo = params.len();
+                for name in ["split_lo", "split_hi"] {
+                    params.push(ir::RegionParam {
+                        var: split::HIDDEN,
+                        name: name.into(),
+                        ty: Ty::Scalar(ScalarType::I64),
+                        pass: Pass::Value,
+                        written: false,
+                    });
+                }
+                args.push(constant(Const::I64(0)));
+                args.push(constant(Const::I64(i64::MAX)));
+                Some((lo, lo + 1))
+            }
+            _ => None,
+        };
+
         let mut sizes = SizeCache::default();
         let num_gangs = self.device_exprs(&info.launch, |l| &l.num_gangs, &mut sizes);
         let num_workers = self.device_exprs(&info.launch, |l| &l.num_workers, &mut sizes);
@@ -185,6 +206,13 @@ impl<'a> Body<'_, 'a> {
         let id = part.id;
         let mut region = outline(self.cx, info, params, d.construct, part);
         region.distinct = distinct;
+        if let Some(s) = &info.split {
+            let plan = split::cut(&mut region, s, hidden);
+            if let (Some((_, hi)), Ok(cut)) = (hidden, &plan.split) {
+                args[hi] = constant(Const::I64(cut.everything().1));
+            }
+            region.split = Some(plan);
+        }
         let slot = id.0 as usize;
         if slot == self.cx.regions.len() {
             self.cx.regions.push(None);
@@ -413,6 +441,9 @@ fn outline<'a>(
     let mut b = Body::new(cx, Context::Region, &info.loops);
     for (i, p) in params.iter().enumerate() {
         let l = b.new_local(p.name.clone(), p.ty);
+        if p.var == split::HIDDEN {
+            continue;
+        }
         if i < info.vars.len() {
             b.bind(p.var, Some(l));
         } else {
@@ -458,6 +489,7 @@ fn outline<'a>(
         reductions,
         loops: info.loops.clone(),
         distinct: Vec::new(),
+        split: None,
     }
 }
 

@@ -932,3 +932,69 @@ fn exit_with_arrays_held_is_not_a_leak() {
     let out = run("for i in 0..4 {\n    let a = zeros(4)\n    if i == 2 {\n        exit(1)\n    }\n    a[i] = 1.0\n}\nprint(\"unreached\")\n");
     assert_eq!(out, Ok(String::new()));
 }
+
+/// `devices(…)`: the cut split loop runs exactly the original iterations `[lo, hi)` (by
+/// normalized index) for the block parameters set in the launch, whatever the loop's form.
+#[test]
+fn a_cut_loop_runs_its_block_of_iterations() {
+    use crate::hir::Const;
+    use crate::ir::{Expr, ExprKind, Stmt, Ty};
+    // (loop header, the loop variable's values in order as a reference: Rust's ranges).
+    let forms: Vec<(&str, Vec<i64>)> = vec![
+        ("for j in 0..20", (0..20).collect()),
+        ("for j in 2..=17 step 3", (2..=17).step_by(3).collect()),
+        ("for j in 2..17 step 3", (2..17).step_by(3).collect()),
+        ("for j in 1..n - 1", (1..19).collect()),
+        ("for j in 5..5", Vec::new()),
+        ("for j in 9..=3", Vec::new()),
+        ("for j in 0..=0", vec![0]),
+    ];
+    let blocks = [(0, 0), (0, 1), (2, 5), (3, 1000), (0, i64::MAX), (25, 30)];
+    for (header, values) in &forms {
+        let src = format!(
+            "let n = 20\nlet a = zeros(i64, n)\nacc parallel loop devices(all)\n{header} {{\n  \
+             a[j] = 1\n}}\nfor i in 0..n {{\n  print(a[i])\n}}\n"
+        );
+        for &(lo, hi) in &blocks {
+            let mut m = lowered(&src);
+            let plan = m.regions[0].split.clone().expect("a plan");
+            let cut = plan.split.expect("split");
+            if hi == i64::MAX && header.contains("step 3") {
+                // `hi` is at most `i64::MAX / step`: the host's own argument.
+                continue;
+            }
+            let launch = m.main.body.iter_mut().find_map(|s| match s {
+                Stmt::Launch(l) => Some(l),
+                _ => None,
+            });
+            let launch = launch.expect("a launch");
+            let int = |v| Expr {
+                kind: ExprKind::Const(Const::I64(v)),
+                ty: Ty::Scalar(crate::hir::ScalarType::I64),
+            };
+            launch.args[cut.lo_param] = int(lo);
+            launch.args[cut.hi_param] = int(hi);
+            let out = interp::run(&m, &[]).unwrap_or_else(|e| panic!("{header}: {e}\n{m}"));
+            let (lo_u, hi_u) = (lo as usize, (hi as usize).min(values.len()));
+            let ran: Vec<i64> = values
+                .get(lo_u.min(hi_u)..hi_u)
+                .unwrap_or_default()
+                .to_vec();
+            let expected: String = (0..20)
+                .map(|i| if ran.contains(&i) { "1\n" } else { "0\n" })
+                .collect();
+            assert_eq!(out, expected, "{header}, block [{lo}, {hi})");
+        }
+    }
+}
+
+/// The host's own arguments of a cut region run the whole loop.
+#[test]
+fn a_cut_loop_runs_whole_with_the_host_arguments() {
+    let out = output(
+        "let n = 10\nlet a = zeros(i64, n)\nacc parallel loop devices(all)\n\
+         for j in 1..=n - 1 step 4 {\n  a[j] = 1\n}\nfor i in 0..n {\n  print(a[i])\n}\n",
+    );
+    // j = 1, 5, 9.
+    assert_eq!(out, "0\n1\n0\n0\n0\n1\n0\n0\n0\n1\n");
+}

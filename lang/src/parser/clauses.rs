@@ -353,6 +353,7 @@ fn build_clause<'a, E: ParseError<'a>>(
             ClauseKey::Reduction => reduction(name_span, args),
             ClauseKey::Default => default_clause(name_span, args),
             ClauseKey::DeviceType => device_type(name_span, args),
+            ClauseKey::Devices => devices(name_span, args),
             key => unreachable!("`{}` has no grammar of its own", key.name()),
         },
     }
@@ -746,4 +747,52 @@ fn device_type<'a, E: ParseError<'a>>(
         })
         .collect::<Result<_, _>>()?;
     Ok(ClauseKind::DeviceType(names))
+}
+
+/// `devices(all)` or `devices(e1, e2, …)`: acc's extension (LANGUAGE.md 7.11).
+fn devices<'a, E: ParseError<'a>>(
+    name_span: Span,
+    args: Option<ClauseArgs>,
+) -> ClauseResult<'a, E> {
+    const HELP: &str = "write `devices(all)` for every device of the current type, or device numbers such as `devices(0, 1)`";
+    let Some(args) = args.filter(|a| !a.items.is_empty() && a.prefix.is_none()) else {
+        return Err(custom(
+            name_span,
+            "`devices` needs `all` or a list of device numbers",
+            "missing devices",
+            HELP,
+        ));
+    };
+    if let [ArgItem::Expr(Expr {
+        kind: ExprKind::Name(n),
+        ..
+    })] = args.items.as_slice()
+    {
+        if n.name == "all" {
+            return Ok(ClauseKind::Devices(None));
+        }
+    }
+    let numbers = args
+        .items
+        .into_iter()
+        .map(|i| match i {
+            ArgItem::Expr(Expr {
+                kind: ExprKind::Name(n),
+                span,
+            }) if n.name == "all" => Err(custom(
+                span,
+                "`all` cannot be mixed with device numbers",
+                "`all` here",
+                HELP,
+            )),
+            ArgItem::Expr(e) => Ok(e),
+            ArgItem::Star(span) => Err(custom(
+                span,
+                "expected a device number",
+                "not a device number",
+                HELP,
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ClauseKind::Devices(Some(numbers)))
 }

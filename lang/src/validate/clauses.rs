@@ -398,6 +398,23 @@ fn check_literal_args(
                 );
             }
         }
+        // This first version cuts the work by constant device lists (LANGUAGE.md 7.11).
+        ClauseKind::Devices(Some(numbers)) => {
+            for e in numbers {
+                if !matches!(e.kind, ExprKind::Int(..)) {
+                    diags.push(
+                        Diagnostic::error(
+                            "device numbers in `devices(…)` must be integer literals",
+                            e.span,
+                            "not an integer literal ≥ 0",
+                        )
+                        .with_help(
+                            "write the numbers, such as `devices(0, 1)`, or `devices(all)` for every device",
+                        ),
+                    );
+                }
+            }
+        }
         ClauseKind::Async(Some(e)) => {
             if matches!(&e.kind, ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(..)))
             {

@@ -52,6 +52,30 @@ impl<'a> Launch<'a> {
     }
 }
 
+/// `devices(…)` on one device, the current one (until the runtime cuts launches over several):
+/// the block parameters of a cut region take the whole split loop, `[0, trip)`, or, when the
+/// loop's formula cannot be read, the bounds that run every iteration without knowing them.
+///
+/// # Safety
+/// The array parameters' slots of `args` hold live array headers.
+unsafe fn set_split_block(desc: &RegionDesc, args: &mut [u64]) {
+    let Some(Ok(split)) = desc.split.as_ref().map(|p| p.split.as_ref()) else {
+        return;
+    };
+    let (lo, hi) = {
+        // SAFETY: the caller's promise.
+        let launch = unsafe { crate::gang_loop::LaunchArgs::new(args, &desc.params) };
+        match split.trip_count(&launch) {
+            Some(trip) => (0, trip),
+            None => split.everything(),
+        }
+    };
+    if split.lo_param < args.len() && split.hi_param < args.len() {
+        args[split.lo_param] = lo as u64;
+        args[split.hi_param] = hi as u64;
+    }
+}
+
 /// A pointer that a queued job carries to another thread.
 #[derive(Clone, Copy)]
 struct SendPtr<T>(*const T);
@@ -148,6 +172,8 @@ impl Devices {
         if let Some(e) = l.desc.shared_storage(l.args) {
             return report(ctx, e);
         }
+        // SAFETY: the caller promised live array headers in `l.args`.
+        set_split_block(l.desc, l.args);
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);
@@ -425,5 +451,61 @@ impl Devices {
         }
         let exited = gpu.exit_ops(ops, QueueArg::Sync);
         ran.and(exited)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::ELEM_I64;
+    use crate::launch::{ParamDesc, ParamPass, RegionKey};
+    use acc_abi::gang_loop::{Counted, TripExpr};
+    use acc_abi::split::{DeviceList, LoopSplit, SplitPlan};
+
+    /// A region of parameters `n`, `split_lo`, `split_hi` whose split loop is `for j in 1..=end`.
+    fn region(end: TripExpr, step: i64) -> RegionDesc {
+        let params = (0..3)
+            .map(|_| ParamDesc::new(ParamPass::Value, ELEM_I64))
+            .collect();
+        let key = RegionKey { unit: 0, region: 0 };
+        let mut desc = RegionDesc::new(key, ComputeKind::Parallel, "parallel loop", params, vec![]);
+        desc.split = Some(SplitPlan {
+            devices: DeviceList::All,
+            split: Ok(LoopSplit {
+                lo_param: 1,
+                hi_param: 2,
+                counted: Counted {
+                    start: TripExpr::Const(1),
+                    end,
+                    step,
+                    inclusive: true,
+                },
+                arrays: Vec::new(),
+            }),
+        });
+        desc
+    }
+
+    #[test]
+    fn one_device_runs_the_whole_split_loop() {
+        // `for j in 1..=n step 3` with n = 10: j = 1, 4, 7, 10.
+        let desc = region(TripExpr::Arg(0), 3);
+        let mut args = [10u64, 77, 77];
+        // SAFETY: no array parameters.
+        unsafe { set_split_block(&desc, &mut args) };
+        assert_eq!(args, [10, 0, 4]);
+        // An empty loop: n = -5.
+        let mut args = [(-5i64) as u64, 77, 77];
+        unsafe { set_split_block(&desc, &mut args) };
+        assert_eq!(args, [(-5i64) as u64, 0, 0]);
+    }
+
+    #[test]
+    fn a_formula_that_cannot_be_read_runs_everything() {
+        let desc = region(TripExpr::Arg(9), 3);
+        let mut args = [10u64, 77, 77];
+        // SAFETY: no array parameters.
+        unsafe { set_split_block(&desc, &mut args) };
+        assert_eq!(args, [10, 0, (i64::MAX / 3) as u64]);
     }
 }

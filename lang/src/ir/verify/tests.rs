@@ -79,6 +79,7 @@ fn valid() -> Module {
         }],
         loops: Vec::new(),
         distinct: Vec::new(),
+        split: None,
     };
     let launch = Launch {
         region: RegionId(0),
