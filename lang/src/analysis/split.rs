@@ -161,6 +161,16 @@ fn split_loop(
             ));
         }
     }
+    // The runtime evaluates the bounds on a launch's arguments (`acc_abi::gang_loop`): `+ - *`
+    // of constants, scalars, `len` and `size`.
+    if ![&for_loop.start, &for_loop.end]
+        .into_iter()
+        .all(formula_shaped)
+    {
+        return Err(format!(
+            "loop `{var_name}`'s bounds are not sums and products of scalars, `len` and `size`"
+        ));
+    }
     if let Some(u) = vars.iter().find(|u| copied_back_scalar(u)) {
         return Err(format!(
             "the scalar `{}` is copied back (only reductions combine across devices)",
@@ -305,6 +315,24 @@ pub fn rows_text(r: &RowSpan, var: &str) -> String {
             lo_offset,
             hi_offset,
         } => format!("{}..{}", one(coef, lo_offset), one(coef, hi_offset)),
+    }
+}
+
+/// Whether `e` is a bound the runtime can evaluate (`ir::gang_loop`'s formulas).
+fn formula_shaped(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(c) => c.as_i64().is_some(),
+        ExprKind::Var(_) => true,
+        ExprKind::Convert { expr, .. } => formula_shaped(expr),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+            formula_shaped(a) && formula_shaped(b)
+        }
+        ExprKind::Builtin(b, args) => {
+            matches!(b.name(), "len" | "size")
+                && args.first().and_then(|a| a.as_var()).is_some()
+                && args.iter().skip(1).all(|a| a.as_const().is_some())
+        }
+        _ => false,
     }
 }
 
@@ -709,5 +737,18 @@ mod tests {
             s.verdict.expect_err("no"),
             "loop `j`'s bounds use `m`, computed inside the region"
         );
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n)\nacc parallel loop devices(all)\n\
+             for j in 0..n / 2 {\n  a[j] = 1.0\n}\n",
+        );
+        assert_eq!(
+            s.verdict.expect_err("no"),
+            "loop `j`'s bounds are not sums and products of scalars, `len` and `size`"
+        );
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n, 3)\nacc parallel loop devices(all)\n\
+             for j in 1..size(a, 0) - 1 {\n  a[j, 0] = len(a) * 1.0\n}\n",
+        );
+        assert!(s.verdict.is_ok(), "{:?}", s.verdict);
     }
 }
