@@ -430,6 +430,33 @@ impl Cx<'_> {
             .map_or_else(|| format!("#{}", f.0), |i| i.name.clone())
     }
 
+    /// An expression as a reason shows it (`a[i - 1]`, `idx[j]`, `f(…)`).
+    fn expr_text(&self, e: &crate::hir::Expr) -> String {
+        use crate::hir::{Const, ExprKind, UnOp};
+        match &e.kind {
+            ExprKind::Const(Const::I32(c)) => c.to_string(),
+            ExprKind::Const(Const::I64(c)) => c.to_string(),
+            ExprKind::Var(v) => self.var_name(*v),
+            ExprKind::Convert { expr, .. } => self.expr_text(expr),
+            ExprKind::Unary(UnOp::Neg, a) => format!("-{}", self.expr_text(a)),
+            ExprKind::Binary(op, a, b) => {
+                format!(
+                    "{} {} {}",
+                    self.expr_text(a),
+                    op.as_str(),
+                    self.expr_text(b)
+                )
+            }
+            ExprKind::Index { base, indices } => {
+                let ix: Vec<String> = indices.iter().map(|i| self.expr_text(i)).collect();
+                format!("{}[{}]", self.expr_text(base), ix.join(", "))
+            }
+            ExprKind::Call(f, _) => format!("{}(…)", self.fn_name(*f)),
+            ExprKind::Builtin(b, _) => format!("{}(…)", b.name()),
+            _ => "…".into(),
+        }
+    }
+
     /// Whether `f` was defined by this compile (its spans point into this source).
     fn is_new_fn(&self, f: FnId) -> bool {
         f.0 >= self.program.first_new_fn

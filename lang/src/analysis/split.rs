@@ -24,8 +24,8 @@ use acc_abi::split::{DeviceList, RowSpan};
 use super::visit::{self, Visitor};
 use super::{Cx, DataAttr, Implicit, LoopInfo, Schedule, VarUse};
 use crate::hir::{
-    BinOp, ClauseKind, Const, DataClause, Directive, Expr, ExprKind, Place, PlaceKind, Stmt,
-    StmtKind, UnOp, VarId,
+    BinOp, ClauseKind, DataClause, Directive, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind,
+    UnOp, VarId,
 };
 use crate::span::Span;
 
@@ -464,23 +464,7 @@ impl Rows<'_, '_> {
     }
 
     fn text(&self, e: &Expr) -> String {
-        match &e.kind {
-            ExprKind::Const(Const::I32(c)) => c.to_string(),
-            ExprKind::Const(Const::I64(c)) => c.to_string(),
-            ExprKind::Var(v) => self.cx.var_name(*v),
-            ExprKind::Convert { expr, .. } => self.text(expr),
-            ExprKind::Unary(UnOp::Neg, a) => format!("-{}", self.text(a)),
-            ExprKind::Binary(op, a, b) => {
-                format!("{} {} {}", self.text(a), op.as_str(), self.text(b))
-            }
-            ExprKind::Index { base, indices } => {
-                let ix: Vec<String> = indices.iter().map(|i| self.text(i)).collect();
-                format!("{}[{}]", self.text(base), ix.join(", "))
-            }
-            ExprKind::Call(f, _) => format!("{}(…)", self.cx.fn_name(*f)),
-            ExprKind::Builtin(b, _) => format!("{}(…)", b.name()),
-            _ => "…".into(),
-        }
+        self.cx.expr_text(e)
     }
 }
 
