@@ -86,7 +86,8 @@ unsafe impl<T> Send for SendPtr<T> {}
 impl Devices {
     /// The gang count of a launch on the current device: `num_gangs` for its type (the
     /// `nvidia` one on `emulated`, which stands in for a GPU), else one per pool thread on
-    /// the threaded devices and 1 on `host`; always 1 for `serial` and `kernels`.
+    /// the threaded devices and 1 on `host`; always 1 for `serial` and for the `kernels`
+    /// regions that run as one gang (`ComputeKind` says which: one loop nest is `Parallel`).
     pub(super) fn gangs(&self, desc: &RegionDesc, sizes: &LaunchSizes, kind: DeviceKind) -> i64 {
         if desc.kind != ComputeKind::Parallel {
             return 1;
