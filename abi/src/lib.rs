@@ -93,6 +93,14 @@ impl DataModifiers {
     pub const FINALIZE: DataModifiers = DataModifiers(1);
     /// `if_present`: an `update` of data not on the device does nothing.
     pub const IF_PRESENT: DataModifiers = DataModifiers(1 << 1);
+    /// `devices(…)` on a `data` construct (LANGUAGE.md 7.11): its arrays are held split over
+    /// devices. The devices are `device_list`'s: a mask of device numbers in the high bits,
+    /// or none of them for `devices(all)`.
+    pub const DEVICES: DataModifiers = DataModifiers(1 << 2);
+    /// The first bit of the device mask: device `d` is bit `DEVICE_MASK_SHIFT + d`.
+    const DEVICE_MASK_SHIFT: u32 = 16;
+    /// Device numbers a `data … devices(…)` list can name (validation rejects larger ones).
+    pub const MAX_LISTED_DEVICE: i64 = 15;
 
     pub const fn bits(self) -> u32 {
         self.0
@@ -100,7 +108,44 @@ impl DataModifiers {
 
     /// The modifiers of `bits`; unknown bits are dropped.
     pub const fn from_bits(bits: u32) -> DataModifiers {
-        DataModifiers(bits & (Self::FINALIZE.0 | Self::IF_PRESENT.0))
+        let known = Self::FINALIZE.0 | Self::IF_PRESENT.0 | Self::DEVICES.0;
+        let mask = if bits & Self::DEVICES.0 != 0 {
+            bits & (u32::MAX << Self::DEVICE_MASK_SHIFT)
+        } else {
+            0
+        };
+        DataModifiers((bits & known) | mask)
+    }
+
+    /// These modifiers with `devices(list)`. Numbers past `MAX_LISTED_DEVICE` are dropped
+    /// (validation rejects them) and the order of a list is not kept: a data region holds
+    /// its arrays on a set of devices.
+    pub fn with_devices(self, list: &split::DeviceList) -> DataModifiers {
+        let mut bits = self.0 | Self::DEVICES.0;
+        if let split::DeviceList::Numbers(numbers) = list {
+            for &d in numbers {
+                if (0..=Self::MAX_LISTED_DEVICE).contains(&d) {
+                    bits |= 1 << (Self::DEVICE_MASK_SHIFT + d as u32);
+                }
+            }
+        }
+        DataModifiers(bits)
+    }
+
+    /// The `devices(…)` list of a `data` construct (`None` without the clause).
+    pub fn device_list(self) -> Option<split::DeviceList> {
+        if !self.contains(Self::DEVICES) {
+            return None;
+        }
+        let mask = self.0 >> Self::DEVICE_MASK_SHIFT;
+        Some(match mask {
+            0 => split::DeviceList::All,
+            _ => split::DeviceList::Numbers(
+                (0..=Self::MAX_LISTED_DEVICE)
+                    .filter(|d| mask & (1 << d) != 0)
+                    .collect(),
+            ),
+        })
     }
 
     pub const fn contains(self, other: DataModifiers) -> bool {

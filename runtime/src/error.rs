@@ -99,6 +99,17 @@ pub enum RunErrorKind {
     /// (LANGUAGE.md 7.6) was launched with both naming one storage (a later REPL input or the
     /// embedding program bound one to the other). The site is the loop.
     SharedStorage { written: String, other: String },
+    /// An error in one device's part of a launch split over devices (LANGUAGE.md 7.11):
+    /// `error` as that device reported it (indices are global), and the device's name and
+    /// block of the split loop.
+    OnDevice {
+        device: String,
+        block: String,
+        error: Box<RunErrorKind>,
+    },
+    /// A `data … devices(…)` region that cannot hold its data split (a section, data already
+    /// on a device outside such a region).
+    SplitData { message: String, help: String },
 }
 
 impl RunErrorKind {
@@ -142,6 +153,12 @@ impl RunErrorKind {
                 format!("`update` of `{what}{section}`, which is not present on {device}")
             }
             RunErrorKind::BadSection(e) => e.message(what),
+            RunErrorKind::OnDevice {
+                device,
+                block,
+                error,
+            } => format!("{} (on {device}, which ran {block})", error.message(what)),
+            RunErrorKind::SplitData { message, .. } => format!("`{what}`: {message}"),
             RunErrorKind::ViewSection { section, storage } => format!(
                 "section `{what}{section}` of a reshaped array is not a section of the data it \
                  shares, of shape {}",
@@ -177,6 +194,8 @@ impl RunErrorKind {
             RunErrorKind::CallDepth { .. } => "called one level too deep".into(),
             RunErrorKind::HostFunction { .. } => "in this call".into(),
             RunErrorKind::Picture { .. } => "this picture".into(),
+            RunErrorKind::OnDevice { error, .. } => error.label(),
+            RunErrorKind::SplitData { .. } => "in this `devices(…)` region".into(),
             _ => "here".into(),
         }
     }
@@ -225,6 +244,8 @@ impl RunErrorKind {
                 "a recursion without an end, or one too deep for the stack: check the case that stops it"
                     .into(),
             ),
+            RunErrorKind::OnDevice { error, .. } => error.help(),
+            RunErrorKind::SplitData { help, .. } => Some(help.clone()),
             RunErrorKind::SharedStorage { written, other } => Some(format!(
                 "add `acc loop seq` before the loop, or give `{written}` its own storage with \
                  `{written} = copy({other})`"
@@ -296,6 +317,9 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::TimeLimit => f.write_str("the run exceeded its time limit"),
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
+            RunErrorKind::OnDevice { .. } | RunErrorKind::SplitData { .. } => {
+                f.write_str(&self.message(""))
+            }
             RunErrorKind::Internal { message } => write!(f, "internal error: {message}"),
             RunErrorKind::SharedStorage { written, other } => write!(
                 f,

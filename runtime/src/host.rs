@@ -177,6 +177,17 @@ impl HostState {
         self.error.take()
     }
 
+    /// Rewrites the recorded error's kind (the error of one device's part of a split launch
+    /// is told with the device's name).
+    pub fn map_error(&mut self, f: impl FnOnce(RunErrorKind) -> RunErrorKind) {
+        if let Some(e) = self.error.take() {
+            self.error = Some(RunError {
+                kind: f(e.kind),
+                site: e.site,
+            });
+        }
+    }
+
     pub fn default_async(&self) -> i32 {
         self.default_async
     }

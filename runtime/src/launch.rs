@@ -94,6 +94,9 @@ pub struct ReductionDesc {
     pub elem: u32,
     /// The `InOut` parameter whose slot carries the partial result.
     pub param: usize,
+    /// The operator's identity on `elem`, as a slot holds it (the IR's `Reduction::identity`):
+    /// what a device's part of a launch split over devices starts from (`device::split`).
+    pub identity: u64,
 }
 
 /// A compile's unit of code: what the JIT frees together (`acc_jit_host::Jit::free`), and
@@ -606,6 +609,7 @@ mod tests {
                 op: ReductionOp::Add,
                 elem: ELEM_I64,
                 param: 0,
+                identity: 0,
             }],
         );
         let before = [10u64, 7];

@@ -412,6 +412,7 @@ fn reduction_partials_are_combined_in_block_order() {
                 op: ReductionOp::Add,
                 elem: ELEM_F64,
                 param: 1,
+                identity: 0.0f64.to_bits(),
             }],
         );
         let ctx = c.ctx_ptr();

@@ -365,6 +365,7 @@ pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
             op: red.reduction.op,
             elem: elem_code(red.reduction.ty) as u32,
             param: red.param,
+            identity: slot_bits(red.reduction.identity),
         })
         .collect();
     let key = RegionKey {
@@ -388,4 +389,17 @@ pub(crate) fn region_desc(r: &Region, unit: UnitId) -> RegionDesc {
 /// The byte offset of parameter `i`'s slot in a region's argument buffer.
 fn slot(i: usize) -> i32 {
     (i * 8) as i32
+}
+
+/// A constant as an argument slot holds it: the value in the low bytes (what the runtime's
+/// `launch::combine` reads).
+fn slot_bits(c: acc_lang::hir::Const) -> u64 {
+    use acc_lang::hir::Const;
+    match c {
+        Const::Bool(b) => u64::from(b),
+        Const::I32(v) => u64::from(v as u32),
+        Const::I64(v) => v as u64,
+        Const::F32(v) => u64::from(v.to_bits()),
+        Const::F64(v) => v.to_bits(),
+    }
 }

@@ -455,6 +455,14 @@ impl Printer<'_> {
         if d.modifiers.contains(DataModifiers::IF_PRESENT) {
             text.push_str(" if_present");
         }
+        match d.modifiers.device_list() {
+            Some(acc_abi::split::DeviceList::All) => text.push_str(" devices(all)"),
+            Some(acc_abi::split::DeviceList::Numbers(ns)) => {
+                let ns: Vec<String> = ns.iter().map(i64::to_string).collect();
+                let _ = write!(text, " devices({})", ns.join(", "));
+            }
+            None => {}
+        }
         let _ = write!(text, " !s{}", d.site.0);
         text
     }

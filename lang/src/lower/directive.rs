@@ -160,6 +160,9 @@ impl Body<'_, '_> {
                 _ => {}
             }
         }
+        if let Some((_, list)) = crate::analysis::split::devices_clause(d) {
+            modifiers = modifiers.with_devices(&list);
+        }
         let ops = self.data_ops(d, freeze);
         let site = self.cx.site(d.span, d.construct.name());
         let phase = match d.construct {

@@ -401,7 +401,21 @@ fn check_literal_args(
         // This first version cuts the work by constant device lists (LANGUAGE.md 7.11).
         ClauseKind::Devices(Some(numbers)) => {
             for e in numbers {
-                if !matches!(e.kind, ExprKind::Int(..)) {
+                if let ExprKind::Int(v, _) = e.kind {
+                    if v > acc_abi::DataModifiers::MAX_LISTED_DEVICE as u64 {
+                        diags.push(
+                            Diagnostic::error(
+                                format!(
+                                    "device numbers in `devices(…)` are 0 to {}",
+                                    acc_abi::DataModifiers::MAX_LISTED_DEVICE
+                                ),
+                                e.span,
+                                "too large",
+                            )
+                            .with_help("write `devices(all)` for every device of the node"),
+                        );
+                    }
+                } else {
                     diags.push(
                         Diagnostic::error(
                             "device numbers in `devices(…)` must be integer literals",

@@ -181,7 +181,14 @@ impl Devices {
         match cond {
             false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
             true if self.autocompare.is_some() => self.launch_compared(ctx, &mut l),
-            true => self.launch_on_device(ctx, &mut l),
+            true if self.launch_split(ctx, &mut l) => {}
+            true => match self.before_split_use(l.desc, l.args, site) {
+                Ok(used) => {
+                    self.launch_on_device(ctx, &mut l);
+                    self.after_split_use(&used);
+                }
+                Err(e) => report(ctx, e),
+            },
         }
         let now = Instant::now();
         self.profiler

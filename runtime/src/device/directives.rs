@@ -182,6 +182,30 @@ impl Devices {
         if !self.wait_clause(ctx, waits, q, site) {
             return;
         }
+        if let (DataPhase::RegionEntry, Some(list)) = (phase, modifiers.device_list()) {
+            let devices = self.listed_devices(&list);
+            if !devices.is_empty() {
+                match self.enter_split_region(ops, &devices) {
+                    Ok(()) => {
+                        let mut region = OpenRegion::new(Some((self.kind, self.num)), q, ops);
+                        region.split = devices;
+                        self.open.push(region);
+                    }
+                    Err(e) => report(ctx, e),
+                }
+                return;
+            }
+        }
+        let held;
+        let ops = if phase == DataPhase::Update && !self.split.is_empty() {
+            held = match self.update_split(ops) {
+                Ok(rest) => rest,
+                Err(e) => return report(ctx, e),
+            };
+            &held[..]
+        } else {
+            ops
+        };
         let device = (self.kind, self.num);
         let done = match (self.current_device(), phase) {
             (Err(e), _) => Err(RunError {
@@ -217,6 +241,13 @@ impl Devices {
         let Some((kind, num)) = region.device else {
             return Ok(());
         };
+        if !region.split.is_empty() {
+            let current = (self.kind, self.num);
+            (self.kind, self.num) = (kind, num);
+            let done = self.exit_split_region(&region.ops, &region.split);
+            (self.kind, self.num) = current;
+            return done;
+        }
         let q = queue.unwrap_or(region.q);
         let current = (self.kind, self.num);
         (self.kind, self.num) = (kind, num);

@@ -110,6 +110,28 @@ impl<M: Memory> Discrete<M> {
         self.presence.device((*storage(a)).id).map(|p| &p.copy)
     }
 
+    /// Copies `section` of host array `host` (a storage, not a view) to (`upload`) or from
+    /// its device copy, now: the row directory's transfers (`device::split`). Nothing when no
+    /// part of it is present.
+    ///
+    /// # Safety
+    /// `host` is a live array.
+    pub unsafe fn transfer_present(
+        &mut self,
+        host: *mut ArrayHeader,
+        section: &Section,
+        upload: bool,
+        site: u32,
+    ) -> Result<(), RunErrorKind> {
+        match self.presence.device((*host).id) {
+            Some(present) => {
+                self.memory
+                    .transfer(host, &present.copy, section, upload, site, QueueArg::Sync)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// `acc_is_present`.
     ///
     /// # Safety

@@ -147,6 +147,21 @@ impl Emulated {
         self.data.present_arrays()
     }
 
+    /// Copies `section` of host array `host` to or from its copy here, now
+    /// (`Discrete::transfer_present`).
+    ///
+    /// # Safety
+    /// `host` is a live array.
+    pub(crate) unsafe fn transfer_present(
+        &mut self,
+        host: *mut ArrayHeader,
+        section: &Section,
+        upload: bool,
+        site: u32,
+    ) -> Result<(), RunErrorKind> {
+        self.data.transfer_present(host, section, upload, site)
+    }
+
     pub(crate) fn queues(&self) -> &Queues {
         &self.data.memory.queues
     }
@@ -277,11 +292,16 @@ pub(crate) fn queue_number(q: QueueArg) -> Option<i32> {
     }
 }
 
-/// Copies the elements of `section` from `from` to `to`; returns the bytes copied.
+/// Copies the elements of `section` from `from` to `to` (a transfer, or a copy between two
+/// emulated devices' memories); returns the bytes copied.
 ///
 /// # Safety
 /// Both are live arrays of the same element type and shape, not written elsewhere meanwhile.
-unsafe fn copy_section(from: *mut ArrayHeader, to: *mut ArrayHeader, section: &Section) -> u64 {
+pub(crate) unsafe fn copy_section(
+    from: *mut ArrayHeader,
+    to: *mut ArrayHeader,
+    section: &Section,
+) -> u64 {
     let size = array::elem_size((*from).elem).unwrap_or(1);
     let dims = array::shape(from);
     let mut bytes = 0u64;

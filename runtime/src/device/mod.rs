@@ -26,6 +26,7 @@ pub mod entry;
 mod nvidia;
 pub mod ops;
 mod peer;
+mod split;
 
 use std::sync::Arc;
 
@@ -324,6 +325,8 @@ pub struct Devices {
     kernels: Arc<KernelTable>,
     /// The `data` constructs entered and not yet exited, innermost last.
     open: Vec<OpenRegion>,
+    /// The arrays `data … devices(…)` regions hold split over devices (`split.rs`).
+    split: split::SplitArrays,
     /// `--autocompare`'s state; `None` when it is off.
     autocompare: Option<autocompare::Autocompare>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
@@ -343,6 +346,7 @@ impl Devices {
             profiler,
             kernels,
             open: Vec::new(),
+            split: Default::default(),
             notice: None,
             autocompare: opts.autocompare.map(autocompare::Autocompare::new),
             opts,
@@ -580,6 +584,10 @@ impl Drop for Devices {
     fn drop(&mut self) {
         // SAFETY: the records hold references on their arrays.
         unsafe { self.unwind() };
+        for (_, s) in self.split.drain() {
+            // SAFETY: the entry's reference (unwinding exited the regions holding it).
+            unsafe { crate::array::release(s.host()) };
+        }
         for e in &mut self.emulated {
             e.wait_all();
             e.free_all();
@@ -665,6 +673,8 @@ pub(crate) struct OpenRegion {
     q: QueueArg,
     /// The clauses entered, each holding a reference on its array.
     ops: Vec<DataOpArg>,
+    /// `devices(…)`: the devices it holds its arrays split over (empty for a plain region).
+    split: Vec<usize>,
 }
 
 impl OpenRegion {
@@ -678,6 +688,7 @@ impl OpenRegion {
             device,
             q,
             ops: ops.to_vec(),
+            split: Vec::new(),
         }
     }
 }

@@ -229,6 +229,35 @@ impl Nvidia {
         self.data.copy_of(a).map(|c| c.data)
     }
 
+    /// Copies `section` of host array `host` to or from its copy on this GPU, on the
+    /// synchronous stream (`Discrete::transfer_present`).
+    ///
+    /// # Safety
+    /// `host` is a live array.
+    pub(crate) unsafe fn transfer_present(
+        &mut self,
+        host: *mut ArrayHeader,
+        section: &crate::presence::Section,
+        upload: bool,
+        site: u32,
+    ) -> Result<(), RunErrorKind> {
+        self.data.transfer_present(host, section, upload, site)
+    }
+
+    /// Waits for everything queued on this GPU's streams (before the row directory copies
+    /// rows that earlier work may still be writing); errors are left for the next wait.
+    pub(crate) fn quiesce(&self) -> Result<(), RunErrorKind> {
+        let fail = |e| driver_error("waiting for the GPU", e);
+        self.make_current()?;
+        // SAFETY: streams of this device's context, which is current.
+        unsafe {
+            for &s in self.data.memory.queues.values() {
+                result::stream::synchronize(s).map_err(fail)?;
+            }
+            result::stream::synchronize(self.data.memory.sync).map_err(fail)
+        }
+    }
+
     /// This GPU's context and synchronous stream, for a copy between GPUs.
     pub(crate) fn endpoint(&self) -> Endpoint {
         Endpoint {

@@ -91,7 +91,7 @@ impl Devices {
     }
 
     /// GPU `num`, opened on first use and made current.
-    fn gpu(&mut self, num: usize) -> Result<&mut Nvidia, RunErrorKind> {
+    pub(super) fn gpu(&mut self, num: usize) -> Result<&mut Nvidia, RunErrorKind> {
         while self.nvidia.len() <= num {
             self.nvidia.push(None);
         }

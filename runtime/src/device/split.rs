@@ -1,0 +1,843 @@
+//! `devices(…)` at run time (LANGUAGE.md 7.11, acc's extension): a compute construct's split
+//! loop cut over several devices of the current type, and `data … devices(…)` regions whose
+//! arrays are held split.
+//!
+//! The compiler decides the split (`acc_abi::split::SplitPlan` in the region's descriptor):
+//! which loop, which rows of each array one block of it reads and writes. Here it is carried
+//! out, for `emulated` and `nvidia` alike (the host devices are one device and run the whole
+//! loop):
+//!
+//! - **A launch** (`launch_split`) divides the split loop's trip count into contiguous blocks
+//!   in device order (`acc_abi::split::blocks`) and runs each block on its device with the
+//!   code that device would run alone (the hidden `split_lo`/`split_hi` parameters bound it).
+//!   Reductions: the first device starts from the value before the construct, the others from
+//!   the operator's identity, and the devices' results are combined in device order, as gangs'
+//!   are.
+//! - **Data outside a devices region.** Each device's part of the construct's data clauses is
+//!   narrowed to the rows its block touches: `copyin` and `copy` send those rows, the copy-out
+//!   brings back the rows it wrote (an array the construct only reads is not copied back).
+//! - **Data in a `data … devices(…)` region.** Each listed device holds a copy of the array's
+//!   whole shape (so that kernels index it as they would alone), and a row directory
+//!   (`crate::rows::Directory`) records which places hold each row's current contents. Rows
+//!   move lazily: before a block runs, its device acquires the rows the block reads and
+//!   writes (from a peer that holds them, else from the host): after `copyin`, the rows its
+//!   iterations touch; after a launch, only the halo rows another device wrote. The region's
+//!   copy-out takes each row from a device that holds it. `update self` brings the host the
+//!   rows it lacks; `update device` makes the host's rows the current ones.
+//! - **Anything else that uses such an array** (a construct without the clause, or one that
+//!   cannot be split) runs whole on the current device, after the directory brought that
+//!   device (or the host, when the current device does not hold the array) every row.
+//!
+//! A construct runs whole on the current device, as without the clause, when its split cannot
+//! be carried out here: the plan says why not (`--info`), the trip count cannot be read, an
+//! array is a `reshape` view, or an array is on a listed device outside a devices region.
+//! Device numbers past the last device are skipped, so a script written for more devices runs
+//! on fewer.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use acc_abi::split::{blocks, DeviceList, LoopSplit, RowSpan};
+
+use super::compute::Launch;
+use super::discrete::Handle;
+use super::ops::{placed, storage, DataOpArg, QueueArg, NO_SECTION};
+use super::ops::{ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE};
+use super::{Current, DeviceKind, Devices};
+use crate::abi::{ArrayHeader, Ctx, STATUS_OK};
+use crate::array;
+use crate::error::{RunError, RunErrorKind};
+use crate::gang_loop::LaunchArgs;
+use crate::host::host_state;
+use crate::launch::{combine, RegionDesc};
+use crate::presence::Section;
+use crate::rows::{Directory, Holders, Place, Transfer};
+
+/// An array a `data … devices(…)` region holds split.
+pub(crate) struct SplitArray {
+    /// The devices holding a copy, in the region's order.
+    devices: Vec<usize>,
+    /// Which places hold each row's current contents.
+    directory: Directory,
+    /// The array (a storage, never a view); the entry holds a reference.
+    host: Handle,
+    /// The regions holding it (a nested `devices` region over the same array counts up).
+    holds: usize,
+}
+
+impl SplitArray {
+    /// The array (its storage), which the entry holds a reference on.
+    pub(crate) fn host(&self) -> *mut ArrayHeader {
+        self.host.0
+    }
+}
+
+/// The arrays held split, by storage id.
+pub(crate) type SplitArrays = HashMap<u64, SplitArray>;
+
+/// A region's array parameter that a split launch on the current device's behalf brought up
+/// to date, for `Devices::after_split_use`.
+pub(super) struct SplitUse {
+    id: u64,
+    written: bool,
+    /// The current device holds the array (else the launch used the host's copy).
+    on_device: bool,
+}
+
+impl Current<'_> {
+    unsafe fn enter_ops(self, ops: &[DataOpArg]) -> Result<(), RunError> {
+        match self {
+            Current::Shared => Ok(()),
+            Current::Emulated(e) => e.enter_ops(ops, QueueArg::Sync),
+            Current::Nvidia(g) => g.enter_ops(ops, QueueArg::Sync),
+        }
+    }
+
+    unsafe fn exit_ops(self, ops: &[DataOpArg]) -> Result<(), RunError> {
+        match self {
+            Current::Shared => Ok(()),
+            Current::Emulated(e) => e.exit_ops(ops, QueueArg::Sync),
+            Current::Nvidia(g) => g.exit_ops(ops, QueueArg::Sync),
+        }
+    }
+
+    unsafe fn holds(self, a: *mut ArrayHeader) -> bool {
+        match self {
+            Current::Shared => false,
+            Current::Emulated(e) => e.copy_of(a).is_some(),
+            Current::Nvidia(g) => g.holds(a),
+        }
+    }
+
+    unsafe fn transfer(
+        self,
+        host: *mut ArrayHeader,
+        section: &Section,
+        upload: bool,
+        site: u32,
+    ) -> Result<(), RunErrorKind> {
+        match self {
+            Current::Shared => Ok(()),
+            Current::Emulated(e) => e.transfer_present(host, section, upload, site),
+            Current::Nvidia(g) => g.transfer_present(host, section, upload, site),
+        }
+    }
+
+    /// Waits for the work queued on the device.
+    fn quiesce(self) -> Result<(), RunErrorKind> {
+        match self {
+            Current::Shared => Ok(()),
+            Current::Emulated(e) => {
+                e.wait_all();
+                Ok(())
+            }
+            Current::Nvidia(g) => g.quiesce(),
+        }
+    }
+}
+
+/// Rows `rows` of an array of extents `dims`, every other dimension whole.
+fn row_section(dims: &[i64], rows: &Range<u64>) -> Section {
+    let mut s = Section::whole(dims);
+    s.lo[0] = rows.start as i64;
+    s.hi[0] = rows.end as i64;
+    s
+}
+
+/// The rows (first extent; a scalar's one element) of array `a`.
+unsafe fn row_count(a: *mut ArrayHeader) -> u64 {
+    array::shape(a).first().map_or(1, |&n| n.max(0) as u64)
+}
+
+/// The rows either of two inclusive ranges touches, as a half-open range clipped to `0..rows`
+/// (`None`: none).
+fn touched(a: Option<(i64, i64)>, b: Option<(i64, i64)>, rows: u64) -> Option<Range<u64>> {
+    let hull = match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => (a0.min(b0), a1.max(b1)),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => return None,
+    };
+    let lo = hull.0.max(0) as u64;
+    let hi = (hull.1.saturating_add(1)).clamp(0, rows as i64) as u64;
+    (lo < hi).then_some(lo..hi)
+}
+
+/// A clause entering the array on a device of a devices region: storage only, the rows come
+/// when a block needs them.
+fn allocating(op: &DataOpArg) -> DataOpArg {
+    let mut op = *op;
+    if matches!(
+        op.action,
+        ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE
+    ) {
+        op.action = ACTION_CREATE;
+    }
+    op
+}
+
+/// One device's part of a split launch.
+struct Part {
+    device: usize,
+    /// The split loop's normalized iterations `lo..hi` and its variable's values.
+    block: (i64, i64),
+    values: (i64, i64),
+    args: Vec<u64>,
+    ops: Vec<DataOpArg>,
+    /// Arrays held split: the rows the block reads or writes, and the rows it writes.
+    acquire: Vec<(u64, *mut ArrayHeader, Range<u64>)>,
+    wrote: Vec<(u64, Range<u64>)>,
+}
+
+/// The part of one data clause a block needs: the clause narrowed to rows `rows` (keeping
+/// its own section's other dimensions and its own rows' limits); `None` when they miss.
+/// A clause of an array the block does not write copies nothing back.
+unsafe fn narrowed(op: &DataOpArg, rows: &Range<u64>, writes: bool) -> Option<DataOpArg> {
+    let mut op = *op;
+    let total = row_count(op.array) as i64;
+    let (mut lo, mut hi) = (rows.start as i64, rows.end as i64);
+    if op.nranges != NO_SECTION && op.nranges > 0 {
+        let [start, count] = op.ranges[0];
+        let start = if start == acc_abi::ABSENT { 0 } else { start };
+        let end = if count == acc_abi::ABSENT {
+            total
+        } else {
+            start.saturating_add(count)
+        };
+        lo = lo.max(start);
+        hi = hi.min(end);
+    } else {
+        op.nranges = 1;
+    }
+    if lo >= hi {
+        return None;
+    }
+    op.ranges[0] = [lo, hi - lo];
+    if !writes {
+        op.action = match op.action {
+            ACTION_COPY => ACTION_COPYIN,
+            ACTION_COPYOUT => ACTION_CREATE,
+            a => a,
+        };
+    }
+    Some(op)
+}
+
+impl Devices {
+    /// The devices of the current type a `devices(…)` list names, in its order, each once;
+    /// numbers past the last device are skipped.
+    pub(super) fn listed_devices(&self, list: &DeviceList) -> Vec<usize> {
+        let count = self.count(self.kind.code());
+        match list {
+            DeviceList::All => (0..count).collect(),
+            DeviceList::Numbers(ns) => {
+                let mut out = Vec::new();
+                for &n in ns {
+                    match usize::try_from(n) {
+                        Ok(n) if n < count && !out.contains(&n) => out.push(n),
+                        _ => {}
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Runs `f` on device `num` of the current type (a GPU's context made current), then
+    /// makes the current device current again.
+    fn with_device<R>(
+        &mut self,
+        num: usize,
+        f: impl FnOnce(Current<'_>) -> Result<R, RunError>,
+    ) -> Result<R, RunError> {
+        let saved = self.num;
+        self.num = num;
+        let r = match self.current_device() {
+            Ok(c) => f(c),
+            Err(kind) => Err(RunError { kind, site: None }),
+        };
+        self.num = saved;
+        if num != saved {
+            let _ = self.current_device();
+        }
+        r
+    }
+
+    /// Whether any part of `a` is on device `num` of the current type.
+    unsafe fn holds_on(&mut self, num: usize, a: *mut ArrayHeader) -> bool {
+        self.with_device(num, |c| Ok(c.holds(a))).unwrap_or(false)
+    }
+
+    /// Makes the row directory's transfers of array `host` (held on `devices`), in order,
+    /// after the work queued on those devices.
+    unsafe fn move_rows(
+        &mut self,
+        host: *mut ArrayHeader,
+        devices: &[usize],
+        transfers: &[Transfer],
+        site: u32,
+    ) -> Result<(), RunError> {
+        if transfers.is_empty() {
+            return Ok(());
+        }
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        for &d in devices {
+            self.with_device(d, |c| c.quiesce().map_err(at))?;
+        }
+        let dims = array::shape(host).to_vec();
+        for t in transfers {
+            let section = row_section(&dims, &t.rows);
+            match (t.from, t.to) {
+                (Place::Host, Place::Device(d)) => {
+                    self.with_device(d, |c| c.transfer(host, &section, true, site).map_err(at))?
+                }
+                (Place::Device(d), Place::Host) => self
+                    .with_device(d, |c| c.transfer(host, &section, false, site).map_err(at))?,
+                (Place::Device(from), Place::Device(to)) => {
+                    self.peer_rows(host, from, to, &section).map_err(at)?
+                }
+                (Place::Host, Place::Host) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies `section` (whole rows) of `host`'s copies from device `from` to device `to`.
+    unsafe fn peer_rows(
+        &mut self,
+        host: *mut ArrayHeader,
+        from: usize,
+        to: usize,
+        section: &Section,
+    ) -> Result<(), RunErrorKind> {
+        let absent = |n: usize| RunErrorKind::Internal {
+            message: format!("a split array is not on device {n}"),
+        };
+        match self.kind {
+            DeviceKind::Emulated => {
+                let a = self.emulated(from).copy_of(host).ok_or_else(|| absent(from))?;
+                let b = self.emulated(to).copy_of(host).ok_or_else(|| absent(to))?;
+                super::emulated::copy_section(a, b, section);
+                Ok(())
+            }
+            DeviceKind::Nvidia => {
+                let size = array::elem_size((*host).elem).unwrap_or(1);
+                let dims = array::shape(host);
+                let row: usize = dims[1..].iter().map(|&d| d.max(0) as usize).product();
+                let offset = (section.lo[0] as usize * row * size) as u64;
+                let bytes = (section.hi[0] - section.lo[0]).max(0) as usize * row * size;
+                let a = self.gpu(from)?;
+                let (a_end, a) = (a.endpoint(), a.device_address(host));
+                let b = self.gpu(to)?;
+                let (b_end, b) = (b.endpoint(), b.device_address(host));
+                let (a, b) = (a.ok_or_else(|| absent(from))?, b.ok_or_else(|| absent(to))?);
+                let copied = super::peer::peer_copy(b_end, b + offset, a_end, a + offset, bytes);
+                let current = self.num;
+                self.gpu(current)?;
+                copied
+            }
+            DeviceKind::Host | DeviceKind::Multicore => Ok(()),
+        }
+    }
+
+    // ---- data regions ----------------------------------------------------------------------
+
+    /// The entry of a `data … devices(…)` region over `devices`: every clause's array is
+    /// given storage on every device (present data must be present on each), and the arrays
+    /// it brings get a row directory, with the host holding every row after `copy`/`copyin`
+    /// and no row holding anything yet after `create`/`copyout`. Nothing is copied yet.
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(super) unsafe fn enter_split_region(
+        &mut self,
+        ops: &[DataOpArg],
+        devices: &[usize],
+    ) -> Result<(), RunError> {
+        let kind = self.kind;
+        for op in ops {
+            let at = |kind| RunError {
+                kind,
+                site: Some(op.site),
+            };
+            let p = placed(op).map_err(at)?;
+            if !p.section.is_whole(array::shape(p.storage)) || p.storage != op.array {
+                return Err(at(RunErrorKind::SplitData {
+                    message: "a `data … devices(…)` region holds whole arrays, not sections \
+                              or reshaped views"
+                        .into(),
+                    help: "name the whole array, or hold the section in a plain `data` region"
+                        .into(),
+                }));
+            }
+            match self.split.get(&(*p.storage).id) {
+                Some(s) if s.devices != devices => {
+                    return Err(at(RunErrorKind::SplitData {
+                        message: format!(
+                            "is already held split over devices {:?} by an enclosing region",
+                            s.devices
+                        ),
+                        help: "give both `devices(…)` regions the same devices".into(),
+                    }))
+                }
+                Some(_) => {}
+                None => {
+                    let on = devices
+                        .iter()
+                        .copied()
+                        .find(|&d| self.holds_on(d, p.storage));
+                    let Some(d) = on else { continue };
+                    if matches!(
+                        op.action,
+                        ACTION_COPY | ACTION_COPYIN | ACTION_COPYOUT | ACTION_CREATE
+                    ) {
+                        return Err(at(RunErrorKind::SplitData {
+                            message: format!(
+                                "is already on {}:{d}, put there outside a `devices(…)` region",
+                                kind.name()
+                            ),
+                            help: "enter it in the `devices(…)` region only (not also in an \
+                                   enclosing `data` or an `enter data`)"
+                                .into(),
+                        }));
+                    }
+                }
+            }
+        }
+        let entry: Vec<DataOpArg> = ops.iter().map(allocating).collect();
+        for (i, &d) in devices.iter().enumerate() {
+            if let Err(e) = self.with_device(d, |c| c.enter_ops(&entry)) {
+                for &prev in &devices[..i] {
+                    let _ = self.with_device(prev, |c| c.exit_ops(&entry));
+                }
+                return Err(e);
+            }
+        }
+        let count = self.count(kind.code());
+        for op in ops {
+            let host = storage(op.array);
+            let id = (*host).id;
+            if let Some(s) = self.split.get_mut(&id) {
+                s.holds += 1;
+                continue;
+            }
+            let valid = match op.action {
+                ACTION_COPY | ACTION_COPYIN => Holders::HOST,
+                ACTION_COPYOUT | ACTION_CREATE => Holders::NONE,
+                _ => continue,
+            };
+            let directory = Directory::new(row_count(host), count, valid).map_err(|e| {
+                RunError {
+                    kind: RunErrorKind::Internal {
+                        message: e.to_string(),
+                    },
+                    site: Some(op.site),
+                }
+            })?;
+            array::retain(host);
+            self.split.insert(
+                id,
+                SplitArray {
+                    devices: devices.to_vec(),
+                    directory,
+                    host: Handle(host),
+                    holds: 1,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The exit of a `data … devices(…)` region: `copy` and `copyout` arrays leaving the
+    /// devices bring the host the rows it lacks, each from a device that holds it; then every
+    /// device lets go of its copies. Every clause is exited; the first error is returned.
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(super) unsafe fn exit_split_region(
+        &mut self,
+        ops: &[DataOpArg],
+        devices: &[usize],
+    ) -> Result<(), RunError> {
+        let mut first = Ok(());
+        for op in ops {
+            let host = storage(op.array);
+            let id = (*host).id;
+            let Some(s) = self.split.get_mut(&id) else {
+                continue;
+            };
+            s.holds -= 1;
+            if s.holds > 0 {
+                continue;
+            }
+            let Some(mut s) = self.split.remove(&id) else {
+                continue;
+            };
+            if matches!(op.action, ACTION_COPY | ACTION_COPYOUT) {
+                let transfers = s.directory.to_host(0..row_count(host));
+                let moved = self.move_rows(host, &s.devices, &transfers, op.site);
+                if first.is_ok() {
+                    first = moved;
+                }
+            }
+            array::release(s.host.0);
+        }
+        let exit: Vec<DataOpArg> = ops.iter().map(allocating).collect();
+        for &d in devices {
+            let done = self.with_device(d, |c| c.exit_ops(&exit));
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
+    }
+
+    /// `update self` / `update device` of arrays held split (the others are left to the
+    /// device): `update self` brings the host the rows of the section it lacks; `update
+    /// device` makes the host's copy of the rows the current one (devices fetch them again
+    /// when a block needs them). Returns the ops left for the current device.
+    ///
+    /// # Safety
+    /// The ops' arrays are live.
+    pub(super) unsafe fn update_split(
+        &mut self,
+        ops: &[DataOpArg],
+    ) -> Result<Vec<DataOpArg>, RunError> {
+        let mut rest = Vec::new();
+        for op in ops {
+            let host = storage(op.array);
+            let id = (*host).id;
+            if !self.split.contains_key(&id) {
+                rest.push(*op);
+                continue;
+            }
+            let at = |kind| RunError {
+                kind,
+                site: Some(op.site),
+            };
+            let p = placed(op).map_err(at)?;
+            let dims = array::shape(host);
+            let rows = p.section.lo[0].max(0) as u64..p.section.hi[0].max(0) as u64;
+            let whole_rows = row_section(dims, &rows) == p.section;
+            let Some(s) = self.split.get_mut(&id) else {
+                continue;
+            };
+            if op.action == super::ops::ACTION_UPDATE_HOST {
+                let transfers = s.directory.to_host(rows);
+                let devices = s.devices.clone();
+                self.move_rows(host, &devices, &transfers, op.site)?;
+            } else if whole_rows {
+                s.directory.host_wrote(rows);
+            } else {
+                return Err(at(RunErrorKind::SplitData {
+                    message: "`update device` of part of a row of an array held split".into(),
+                    help: "update whole rows (`A[i:n]`, every column)".into(),
+                }));
+            }
+        }
+        Ok(rest)
+    }
+
+    // ---- launches ---------------------------------------------------------------------------
+
+    /// Before a launch that runs whole on the current device: each array parameter held split
+    /// gets its current contents in the place the launch reads it, the current device's copy
+    /// (or the host's, when the current device holds none).
+    ///
+    /// # Safety
+    /// The array parameters' slots of `args` hold live array headers.
+    pub(super) unsafe fn before_split_use(
+        &mut self,
+        desc: &RegionDesc,
+        args: &[u64],
+        site: u32,
+    ) -> Result<Vec<SplitUse>, RunError> {
+        let mut used = Vec::new();
+        if self.split.is_empty() {
+            return Ok(used);
+        }
+        let current = self.num;
+        for (p, &slot) in desc.params.iter().zip(args) {
+            let a = slot as usize as *mut ArrayHeader;
+            if !p.is_array() || a.is_null() {
+                continue;
+            }
+            let host = storage(a);
+            let id = (*host).id;
+            let Some(s) = self.split.get_mut(&id) else {
+                continue;
+            };
+            let rows = 0..row_count(host);
+            let on_device = s.devices.contains(&current);
+            let transfers = if on_device {
+                s.directory
+                    .acquire(Place::Device(current), rows)
+                    .unwrap_or_default()
+            } else {
+                s.directory.to_host(rows)
+            };
+            let devices = s.devices.clone();
+            self.move_rows(host, &devices, &transfers, site)?;
+            used.push(SplitUse {
+                id,
+                written: p.written,
+                on_device,
+            });
+        }
+        Ok(used)
+    }
+
+    /// After such a launch: what it wrote is current where it ran.
+    pub(super) fn after_split_use(&mut self, used: &[SplitUse]) {
+        let current = self.num;
+        for u in used.iter().filter(|u| u.written) {
+            if let Some(s) = self.split.get_mut(&u.id) {
+                let rows = 0..s.directory.rows();
+                if u.on_device {
+                    let _ = s.directory.wrote(Place::Device(current), rows);
+                } else {
+                    s.directory.host_wrote(rows);
+                }
+            }
+        }
+    }
+
+    /// A launch of a region whose `devices(…)` split can be carried out: each listed device
+    /// runs its block. False when the launch must run whole on the current device instead
+    /// (see the module doc), having done nothing.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    pub(super) unsafe fn launch_split(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) -> bool {
+        let desc = l.desc;
+        let Some(plan) = desc.split.as_ref() else {
+            return false;
+        };
+        let Ok(split) = plan.split.as_ref() else {
+            return false;
+        };
+        if !matches!(self.kind, DeviceKind::Emulated | DeviceKind::Nvidia)
+            || self.autocompare.is_some()
+        {
+            return false;
+        }
+        let devices = self.listed_devices(&plan.devices);
+        if devices.is_empty() || devices == [self.num] {
+            return false;
+        }
+        let Some(parts) = self.plan_parts(l, split, &devices) else {
+            return false;
+        };
+        // Rows held split that blocks need from elsewhere move before any block runs.
+        for part in &parts {
+            for (id, host, rows) in &part.acquire {
+                let Some(s) = self.split.get_mut(id) else {
+                    continue;
+                };
+                let transfers = s
+                    .directory
+                    .acquire(Place::Device(part.device), rows.clone())
+                    .unwrap_or_default();
+                let held = s.devices.clone();
+                if let Err(e) = self.move_rows(*host, &held, &transfers, l.site) {
+                    super::report(ctx, e);
+                    return true;
+                }
+            }
+        }
+        let mut results: Vec<Vec<u64>> = Vec::new();
+        for mut part in parts {
+            let saved = self.num;
+            self.num = part.device;
+            let mut launch = Launch {
+                desc,
+                args: &mut part.args,
+                ops: &part.ops,
+                sizes: l.sizes,
+                queue: l.queue,
+                waits: l.waits,
+                site: l.site,
+            };
+            self.launch_on_device(ctx, &mut launch);
+            self.num = saved;
+            let _ = self.current_device();
+            if (*ctx).status != STATUS_OK {
+                let device = format!("{}:{}", self.kind.name(), part.device);
+                let block = format!(
+                    "iterations {} to {} of the split loop, values {} to {}",
+                    part.block.0,
+                    part.block.1 - 1,
+                    part.values.0,
+                    part.values.1
+                );
+                host_state(ctx).map_error(|error| match error {
+                    RunErrorKind::Interrupted | RunErrorKind::TimeLimit => error,
+                    error => RunErrorKind::OnDevice {
+                        device,
+                        block,
+                        error: Box::new(error),
+                    },
+                });
+                return true;
+            }
+            for (id, rows) in &part.wrote {
+                if let Some(s) = self.split.get_mut(id) {
+                    let _ = s.directory.wrote(Place::Device(part.device), rows.clone());
+                }
+            }
+            results.push(part.args);
+        }
+        // Reductions in device order; the first device's values of the other results.
+        if let Some((first, rest)) = results.split_first() {
+            for (i, p) in desc.params.iter().enumerate() {
+                if p.pass.is_result() {
+                    l.args[i] = first[i];
+                }
+            }
+            for r in &desc.reductions {
+                l.args[r.param] = rest.iter().fold(first[r.param], |v, res| {
+                    combine(r.op, r.elem, v, res[r.param])
+                });
+            }
+        }
+        true
+    }
+
+    /// The devices' parts of a split launch; `None` when it must run whole instead.
+    unsafe fn plan_parts(
+        &mut self,
+        l: &Launch<'_>,
+        split: &LoopSplit,
+        devices: &[usize],
+    ) -> Option<Vec<Part>> {
+        let desc = l.desc;
+        let launch_args = LaunchArgs::new(l.args, &desc.params);
+        let trip = split.trip_count(&launch_args)?;
+        if trip <= 0 {
+            return None;
+        }
+        // The arrays: their storage, and whether a devices region holds them split.
+        struct Arr<'s> {
+            host: *mut ArrayHeader,
+            id: u64,
+            held: bool,
+            reads: &'s RowSpan,
+            writes: &'s RowSpan,
+        }
+        let mut arrays = Vec::new();
+        for a in &split.arrays {
+            let host = *l.args.get(a.param)? as usize as *mut ArrayHeader;
+            if host.is_null() || storage(host) != host {
+                return None;
+            }
+            let id = (*host).id;
+            let held = match self.split.get(&id) {
+                Some(s) if devices.iter().all(|d| s.devices.contains(d)) => true,
+                Some(_) => return None,
+                None => false,
+            };
+            if !held && devices.iter().any(|&d| self.holds_on(d, host)) {
+                return None;
+            }
+            arrays.push(Arr {
+                host,
+                id,
+                held,
+                reads: &a.reads,
+                writes: &a.writes,
+            });
+        }
+        let find = |op: &DataOpArg| arrays.iter().find(|a| storage(op.array) == a.host);
+        if l.ops.iter().any(|op| find(op).is_some_and(|a| a.host != op.array)) {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for (&device, &(lo, hi)) in devices.iter().zip(&blocks(trip, devices.len())) {
+            if lo >= hi {
+                continue;
+            }
+            let values = split.values(lo, hi, &launch_args)?;
+            let mut args = l.args.to_vec();
+            *args.get_mut(split.lo_param)? = lo as u64;
+            *args.get_mut(split.hi_param)? = hi as u64;
+            if !parts.is_empty() {
+                for r in &desc.reductions {
+                    args[r.param] = r.identity;
+                }
+            }
+            let mut part = Part {
+                device,
+                block: (lo, hi),
+                values,
+                args,
+                ops: Vec::new(),
+                acquire: Vec::new(),
+                wrote: Vec::new(),
+            };
+            let mut spans = Vec::new();
+            for a in &arrays {
+                let rows = row_count(a.host);
+                let read = a.reads.rows(values.0, values.1, rows as i64);
+                let write = a.writes.rows(values.0, values.1, rows as i64);
+                let used = touched(read, write, rows);
+                let written = touched(write, None, rows);
+                if a.held {
+                    if let Some(r) = &used {
+                        part.acquire.push((a.id, a.host, r.clone()));
+                    }
+                    if let Some(w) = &written {
+                        part.wrote.push((a.id, w.clone()));
+                    }
+                }
+                spans.push((used, written.is_some()));
+            }
+            for op in l.ops {
+                let found = arrays.iter().position(|a| storage(op.array) == a.host);
+                match found {
+                    // Data the region does not use goes with the first device's part.
+                    None if parts.is_empty() => part.ops.push(*op),
+                    None => {}
+                    Some(i) if arrays[i].held => part.ops.push(*op),
+                    Some(i) => {
+                        if let (Some(rows), writes) = &spans[i] {
+                            part.ops.extend(narrowed(op, rows, *writes));
+                        }
+                    }
+                }
+            }
+            parts.push(part);
+        }
+        (!parts.is_empty()).then_some(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_touched_are_the_hull_clipped_to_the_array() {
+        assert_eq!(touched(Some((2, 6)), Some((3, 5)), 100), Some(2..7));
+        assert_eq!(touched(Some((-1, 3)), None, 100), Some(0..4));
+        assert_eq!(touched(None, Some((98, 101)), 100), Some(98..100));
+        assert_eq!(touched(None, None, 100), None);
+        assert_eq!(touched(Some((120, 130)), None, 100), None);
+    }
+
+    #[test]
+    fn device_lists_skip_missing_devices_and_repeats() {
+        let devices = Devices::new(
+            super::super::DeviceOptions::new()
+                .device(DeviceKind::Emulated, 0)
+                .emulated_devices(3),
+            Default::default(),
+        );
+        assert_eq!(devices.listed_devices(&DeviceList::All), vec![0, 1, 2]);
+        assert_eq!(
+            devices.listed_devices(&DeviceList::Numbers(vec![2, 0, 2, 7])),
+            vec![2, 0]
+        );
+    }
+}
