@@ -104,6 +104,12 @@ pub enum EventKind {
     Download {
         bytes: u64,
     },
+    /// A device-to-device copy of rows that a launch split over devices needs (a halo, or rows
+    /// another device wrote), recorded on the destination device at the compute (or data)
+    /// construct's site. Copies through the host are `Upload`/`Download`s instead.
+    Peer {
+        bytes: u64,
+    },
     /// A wait: `acc wait`, a `wait` clause, or the implicit end-of-construct synchronization.
     Wait,
     Alloc {
@@ -118,7 +124,9 @@ impl EventKind {
     fn notify_bit(self) -> u32 {
         match self {
             EventKind::Launch { .. } => NOTIFY_LAUNCHES,
-            EventKind::Upload { .. } | EventKind::Download { .. } => NOTIFY_TRANSFERS,
+            EventKind::Upload { .. } | EventKind::Download { .. } | EventKind::Peer { .. } => {
+                NOTIFY_TRANSFERS
+            }
             EventKind::Wait => NOTIFY_WAITS,
             EventKind::RegionEnter | EventKind::RegionExit => NOTIFY_REGIONS,
             EventKind::Alloc { .. } | EventKind::Free { .. } => NOTIFY_ALLOCATIONS,
@@ -133,6 +141,7 @@ impl EventKind {
             EventKind::Launch { .. } => "launch",
             EventKind::Upload { .. } => "upload",
             EventKind::Download { .. } => "download",
+            EventKind::Peer { .. } => "peer",
             EventKind::Wait => "wait",
             EventKind::Alloc { .. } => "alloc",
             EventKind::Free { .. } => "free",
@@ -145,6 +154,7 @@ impl EventKind {
             EventKind::RegionEnter | EventKind::RegionExit => "region",
             EventKind::Launch { .. } => "launch",
             EventKind::Upload { .. } | EventKind::Download { .. } => "transfer",
+            EventKind::Peer { .. } => "halo",
             EventKind::Wait => "wait",
             EventKind::Alloc { .. } | EventKind::Free { .. } => "alloc",
         }
@@ -155,6 +165,7 @@ impl EventKind {
         match self {
             EventKind::Upload { bytes }
             | EventKind::Download { bytes }
+            | EventKind::Peer { bytes }
             | EventKind::Alloc { bytes }
             | EventKind::Free { bytes } => Some(bytes),
             _ => None,
@@ -270,6 +281,8 @@ pub struct SiteStats {
     pub shapes: Vec<(LaunchShape, u64)>,
     pub uploads: ByteStats,
     pub downloads: ByteStats,
+    /// Device-to-device copies (`EventKind::Peer`), on the destination device.
+    pub peers: ByteStats,
     pub waits: Timing,
     pub allocs: ByteStats,
     pub frees: ByteStats,
@@ -302,6 +315,7 @@ impl SiteStats {
             }
             EventKind::Upload { bytes } => self.uploads.add(bytes, d),
             EventKind::Download { bytes } => self.downloads.add(bytes, d),
+            EventKind::Peer { bytes } => self.peers.add(bytes, d),
             EventKind::Wait => self.waits.add(d),
             EventKind::Alloc { bytes } => self.allocs.add(bytes, d),
             EventKind::Free { bytes } => self.frees.add(bytes, d),
@@ -323,6 +337,7 @@ impl SiteStats {
         }
         self.uploads.merge(&other.uploads);
         self.downloads.merge(&other.downloads);
+        self.peers.merge(&other.peers);
         self.waits.merge(&other.waits);
         self.allocs.merge(&other.allocs);
         self.frees.merge(&other.frees);
@@ -599,7 +614,8 @@ impl Profiler {
 
     /// The `--profile` report: per source file, per construct sorted by line, the times
     /// reached, launches with their grid and block and device time, transfers each way,
-    /// waits and allocations; then a totals line. Times are in microseconds.
+    /// device-to-device (peer) copies, waits and allocations; then a totals line. Times are in
+    /// microseconds.
     pub fn report(&self, resolve: &dyn Fn(u32) -> (String, String, u32)) -> String {
         let snapshot = self.sites();
         let totals = sum(&snapshot);
@@ -643,7 +659,8 @@ impl Profiler {
     /// event per recorded event with `ts`/`dur` in microseconds since the profiler's creation
     /// (or last `reset`). Names: launches are their construct (`parallel loop @ mandel.acc:12`),
     /// region entry/exit `enter …`/`exit …`, data events their verb and label (`upload a`,
-    /// or the verb alone without a label); every event's args name its construct.
+    /// or the verb alone without a label; device-to-device copies are `peer a` in category
+    /// `halo`, on the destination device); every event's args name its construct.
     pub fn chrome_trace(&self, resolve: &dyn Fn(u32) -> (String, String, u32)) -> String {
         let state = self.lock_state();
         let mut sites: HashMap<u32, String> = HashMap::new();
@@ -931,6 +948,7 @@ fn write_site(out: &mut String, line: u32, width: usize, construct: &str, s: &Si
     for (what, stats) in [
         ("uploads", &s.uploads),
         ("downloads", &s.downloads),
+        ("peer copies", &s.peers),
         ("allocs", &s.allocs),
         ("frees", &s.frees),
     ] {
@@ -945,11 +963,20 @@ fn write_site(out: &mut String, line: u32, width: usize, construct: &str, s: &Si
     }
 }
 
-/// `totals: reached 4, launches 3 (device time 12.0us), uploads 2 (1600 bytes, 3.0us), …`.
+/// `totals: reached 4, launches 3 (device time 12.0us), uploads 2 (1600 bytes, 3.0us), …`;
+/// device-to-device copies (`peer copies 2 (…)`, after downloads) only where there were any.
 fn write_totals(out: &mut String, t: &SiteStats) {
+    let peers = match t.peers.count() {
+        0 => String::new(),
+        n => format!(
+            ", peer copies {n} ({} bytes, {}us)",
+            t.peers.bytes,
+            us(t.peers.time.total)
+        ),
+    };
     let _ = writeln!(
         out,
-        "totals: reached {}, launches {} (device time {}us), uploads {} ({} bytes, {}us), downloads {} ({} bytes, {}us), waits {} ({}us)",
+        "totals: reached {}, launches {} (device time {}us), uploads {} ({} bytes, {}us), downloads {} ({} bytes, {}us){peers}, waits {} ({}us)",
         t.reached,
         t.launches.count,
         us(t.launches.total),
@@ -1236,6 +1263,119 @@ mod tests {
             "acc profile (times in microseconds)\ntotals: reached 0, launches 0 (device time \
              0.0us), uploads 0 (0 bytes, 0.0us), downloads 0 (0 bytes, 0.0us), waits 0 (0.0us)\n"
         );
+    }
+
+    /// A loop split over emulated:0 and emulated:1 (site 3), each device getting its halo row
+    /// from the other, plus a data region (site 7) whose rows move device to device.
+    fn split_loop_with_halos(p: &Profiler) {
+        let c = Clock::new();
+        let (start, end) = c.span(us_(0), us_(3));
+        p.record_named(
+            at(3, EMU1, None),
+            EventKind::Peer { bytes: 1024 },
+            "a[127:1]",
+            start,
+            end,
+        );
+        record(
+            p,
+            &c,
+            at(3, EMU0, None),
+            EventKind::Peer { bytes: 1024 },
+            0,
+            5,
+        );
+        record(p, &c, at(3, EMU0, None), EventKind::RegionEnter, 10, 0);
+        record(p, &c, at(3, EMU0, None), launch(64, 128), 10, 20);
+        record(p, &c, at(3, EMU1, None), launch(64, 128), 10, 30);
+        record(
+            p,
+            &c,
+            at(7, EMU1, None),
+            EventKind::Peer { bytes: 4096 },
+            50,
+            4,
+        );
+    }
+
+    #[test]
+    fn peer_copies_count_per_site_and_in_the_totals() {
+        let p = profiling();
+        split_loop_with_halos(&p);
+        let s = p.stats(3);
+        assert_eq!((s.peers.count(), s.peers.bytes), (2, 2048));
+        assert_eq!(
+            (s.peers.time.min, s.peers.time.max, s.peers.time.total),
+            (us_(3), us_(5), us_(8))
+        );
+        assert_eq!((s.uploads.count(), s.downloads.count()), (0, 0));
+        assert_eq!(s.devices, vec![EMU1, EMU0]);
+        let t = p.totals();
+        assert_eq!((t.peers.count(), t.peers.bytes), (3, 6144));
+        assert_eq!(t.peers.time.total, us_(12));
+    }
+
+    #[test]
+    fn report_shows_peer_copies_beside_the_transfers() {
+        let p = profiling();
+        split_loop_with_halos(&p);
+        let c = Clock::new();
+        record(&p, &c, sync(7), EventKind::Upload { bytes: 800 }, 0, 2);
+        let report = p.report(&resolve);
+        let expected = [
+            "acc profile (times in microseconds)",
+            "jacobi.acc",
+            "   5: data on emulated:1, emulated:0",
+            "        uploads 1, 800 bytes",
+            "          time(us): total=2.0 min=2.0 max=2.0 avg=2.0",
+            "        peer copies 1, 4096 bytes",
+            "          time(us): total=4.0 min=4.0 max=4.0 avg=4.0",
+            "  12: parallel loop reached 1 time on emulated:1, emulated:0",
+            "        launches 2, grid 64 block 128",
+            "          device time(us): total=50.0 min=20.0 max=30.0 avg=25.0",
+            "        peer copies 2, 2048 bytes",
+            "          time(us): total=8.0 min=3.0 max=5.0 avg=4.0",
+            "totals: reached 1, launches 2 (device time 50.0us), uploads 1 (800 bytes, 2.0us), \
+             downloads 0 (0 bytes, 0.0us), peer copies 3 (6144 bytes, 12.0us), waits 0 (0.0us)",
+        ];
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines, expected, "report:\n{report}");
+    }
+
+    #[test]
+    fn notify_prints_peer_copies_as_transfers() {
+        let (p, buf) = notifying(NOTIFY_TRANSFERS);
+        split_loop_with_halos(&p);
+        assert_eq!(
+            buf.contents(),
+            "peer emulated:1 queue sync site 3 variable=a[127:1] bytes=1024\n\
+             peer emulated:0 queue sync site 3 bytes=1024\n\
+             peer emulated:1 queue sync site 7 bytes=4096\n"
+        );
+        let (p, buf) = notifying(NOTIFY_ALL & !NOTIFY_TRANSFERS);
+        split_loop_with_halos(&p);
+        assert!(!buf.contents().contains("peer"), "{}", buf.contents());
+    }
+
+    #[test]
+    fn chrome_trace_shows_peer_copies_on_the_destination_device() {
+        let p = tracing();
+        split_loop_with_halos(&p);
+        let events = trace_events(&p, "X");
+        let peers: Vec<&Value> = events.iter().filter(|e| e["cat"] == "halo").collect();
+        assert_eq!(peers.len(), 3);
+        let halo = peers[0];
+        assert_eq!(halo["name"], "peer a[127:1]");
+        assert_eq!(halo["pid"], 2, "emulated:1 is the second process");
+        assert_eq!(halo["args"]["bytes"], 1024);
+        assert_eq!(halo["args"]["label"], "a[127:1]");
+        assert_eq!(halo["args"]["construct"], "parallel loop @ jacobi.acc:12");
+        assert_eq!(halo["dur"].as_f64(), Some(3.0));
+        assert_eq!(peers[1]["name"], "peer");
+        assert_eq!(peers[1]["pid"], 1);
+        assert_eq!(peers[1]["dur"].as_f64(), Some(5.0));
+        assert_eq!(peers[2]["args"]["construct"], "data @ jacobi.acc:5");
+        assert_eq!(peers[2]["args"]["bytes"], 4096);
     }
 
     /// One event of every kind, at site 3 on emulated:0's queue 2.
