@@ -36,6 +36,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::time::Instant;
 
 use acc_abi::split::{blocks, DeviceList, LoopSplit, RowSpan};
 
@@ -293,10 +294,11 @@ impl Devices {
                 (Place::Host, Place::Device(d)) => {
                     self.with_device(d, |c| c.transfer(host, &section, true, site).map_err(at))?
                 }
-                (Place::Device(d), Place::Host) => self
-                    .with_device(d, |c| c.transfer(host, &section, false, site).map_err(at))?,
+                (Place::Device(d), Place::Host) => {
+                    self.with_device(d, |c| c.transfer(host, &section, false, site).map_err(at))?
+                }
                 (Place::Device(from), Place::Device(to)) => {
-                    self.peer_rows(host, from, to, &section).map_err(at)?
+                    self.peer_rows(host, from, to, &section, site).map_err(at)?
                 }
                 (Place::Host, Place::Host) => {}
             }
@@ -304,8 +306,34 @@ impl Devices {
         Ok(())
     }
 
-    /// Copies `section` (whole rows) of `host`'s copies from device `from` to device `to`.
+    /// Copies `section` (whole rows) of `host`'s copies from device `from` to device `to`,
+    /// recorded in the profile as a peer copy at `site` on `to`.
     unsafe fn peer_rows(
+        &mut self,
+        host: *mut ArrayHeader,
+        from: usize,
+        to: usize,
+        section: &Section,
+        site: u32,
+    ) -> Result<(), RunErrorKind> {
+        let start = Instant::now();
+        self.copy_between(host, from, to, section)?;
+        let place = crate::profile::Place {
+            site,
+            device: crate::profile::DeviceRef {
+                kind: self.kind.name(),
+                num: to as u32,
+            },
+            queue: None,
+        };
+        let size = array::elem_size((*host).elem).unwrap_or(1) as u64;
+        let bytes = section.elements().max(0) as u64 * size;
+        let peer = crate::profile::EventKind::Peer { bytes };
+        self.profiler.record(place, peer, start, Instant::now());
+        Ok(())
+    }
+
+    unsafe fn copy_between(
         &mut self,
         host: *mut ArrayHeader,
         from: usize,
@@ -317,7 +345,10 @@ impl Devices {
         };
         match self.kind {
             DeviceKind::Emulated => {
-                let a = self.emulated(from).copy_of(host).ok_or_else(|| absent(from))?;
+                let a = self
+                    .emulated(from)
+                    .copy_of(host)
+                    .ok_or_else(|| absent(from))?;
                 let b = self.emulated(to).copy_of(host).ok_or_else(|| absent(to))?;
                 super::emulated::copy_section(a, b, section);
                 Ok(())
@@ -428,14 +459,13 @@ impl Devices {
                 ACTION_COPYOUT | ACTION_CREATE => Holders::NONE,
                 _ => continue,
             };
-            let directory = Directory::new(row_count(host), count, valid).map_err(|e| {
-                RunError {
+            let directory =
+                Directory::new(row_count(host), count, valid).map_err(|e| RunError {
                     kind: RunErrorKind::Internal {
                         message: e.to_string(),
                     },
                     site: Some(op.site),
-                }
-            })?;
+                })?;
             array::retain(host);
             self.split.insert(
                 id,
@@ -647,41 +677,34 @@ impl Devices {
                 }
             }
         }
-        let mut results: Vec<Vec<u64>> = Vec::new();
-        for mut part in parts {
-            let saved = self.num;
-            self.num = part.device;
-            let mut launch = Launch {
-                desc,
-                args: &mut part.args,
-                ops: &part.ops,
-                sizes: l.sizes,
-                queue: l.queue,
-                waits: l.waits,
-                site: l.site,
-            };
-            self.launch_on_device(ctx, &mut launch);
-            self.num = saved;
-            let _ = self.current_device();
-            if (*ctx).status != STATUS_OK {
-                let device = format!("{}:{}", self.kind.name(), part.device);
-                let block = format!(
-                    "iterations {} to {} of the split loop, values {} to {}",
-                    part.block.0,
-                    part.block.1 - 1,
-                    part.values.0,
-                    part.values.1
-                );
-                host_state(ctx).map_error(|error| match error {
-                    RunErrorKind::Interrupted | RunErrorKind::TimeLimit => error,
-                    error => RunErrorKind::OnDevice {
-                        device,
-                        block,
-                        error: Box::new(error),
-                    },
-                });
-                return true;
+        let mut parts = parts;
+        if !self.launch_on_gpus(ctx, l, &mut parts) {
+            for part in &mut parts {
+                let saved = self.num;
+                self.num = part.device;
+                let mut launch = Launch {
+                    desc,
+                    args: &mut part.args,
+                    ops: &part.ops,
+                    sizes: l.sizes,
+                    queue: l.queue,
+                    waits: l.waits,
+                    site: l.site,
+                };
+                self.launch_on_device(ctx, &mut launch);
+                self.num = saved;
+                let _ = self.current_device();
+                if (*ctx).status != STATUS_OK {
+                    self.tell_device(ctx, part);
+                    return true;
+                }
             }
+        }
+        if (*ctx).status != STATUS_OK {
+            return true;
+        }
+        let mut results: Vec<Vec<u64>> = Vec::new();
+        for part in parts {
             for (id, rows) in &part.wrote {
                 if let Some(s) = self.split.get_mut(id) {
                     let _ = s.directory.wrote(Place::Device(part.device), rows.clone());
@@ -700,6 +723,160 @@ impl Devices {
                 l.args[r.param] = rest.iter().fold(first[r.param], |v, res| {
                     combine(r.op, r.elem, v, res[r.param])
                 });
+            }
+        }
+        true
+    }
+
+    /// The error just recorded came from `part`'s device: its message says so.
+    unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
+        let device = format!("{}:{}", self.kind.name(), part.device);
+        let block = format!(
+            "iterations {} to {} of the split loop, values {} to {}",
+            part.block.0,
+            part.block.1 - 1,
+            part.values.0,
+            part.values.1
+        );
+        host_state(ctx).map_error(|error| match error {
+            RunErrorKind::Interrupted | RunErrorKind::TimeLimit => error,
+            error => RunErrorKind::OnDevice {
+                device,
+                block,
+                error: Box::new(error),
+            },
+        });
+    }
+
+    /// The parts of a split launch on GPUs, all at once: one host thread per GPU launches
+    /// its part as it would alone (clauses, kernel, results) with a context of its own, so
+    /// the GPUs compute, and copy, side by side. Their output is written and the first error
+    /// (in device order) reported afterwards, as gangs' are. False, having done nothing, where
+    /// a part must go the ordinary way one after another: not GPUs, a `wait` clause, a region
+    /// with no kernel, or data that is the host's.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    unsafe fn launch_on_gpus(&mut self, ctx: *mut Ctx, l: &Launch<'_>, parts: &mut [Part]) -> bool {
+        if self.kind != DeviceKind::Nvidia || l.waits.is_some() || parts.len() < 2 {
+            return false;
+        }
+        let Some(kernel) = self.kernels.get(l.desc.key) else {
+            return false;
+        };
+        let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
+            return true;
+        };
+        for part in parts.iter() {
+            match self.gpu(part.device) {
+                Ok(gpu) if !gpu.uses_host_data(&part.ops) => {}
+                _ => return false,
+            }
+        }
+        let _ = self.current_device();
+        let _ = host_state(ctx).flush();
+        /// What one thread takes: its GPU and part, and the launch's shared pieces.
+        struct Job<'a> {
+            gpu: &'a mut super::Nvidia,
+            part: &'a mut Part,
+            launch: &'a Launch<'a>,
+            kernel: &'a crate::kernels::GpuKernel,
+            q: QueueArg,
+            globals: usize,
+            interrupt: usize,
+            max_depth: u64,
+        }
+        // SAFETY: each job has its own GPU and part; the rest is only read while the threads
+        // run (the globals by compiled code's launch arguments, as gangs read them).
+        unsafe impl Send for Job<'_> {}
+        let (globals, interrupt, max_depth) = (
+            (*ctx).globals as usize,
+            (*ctx).interrupt as usize,
+            (*ctx).max_depth,
+        );
+        let mut gpus: Vec<(usize, &mut super::Nvidia)> = (self.nvidia.iter_mut().enumerate())
+            .filter_map(|(i, g)| g.as_mut().map(|g| (i, g)))
+            .collect();
+        let mut jobs = Vec::new();
+        for part in parts.iter_mut() {
+            let Some(at) = gpus.iter().position(|(i, _)| *i == part.device) else {
+                return false;
+            };
+            let (_, gpu) = gpus.swap_remove(at);
+            jobs.push(Job {
+                gpu,
+                part,
+                launch: l,
+                kernel: &kernel,
+                q,
+                globals,
+                interrupt,
+                max_depth,
+            });
+        }
+        let outcomes: Vec<(Vec<u8>, Option<RunError>)> = std::thread::scope(|scope| {
+            let threads: Vec<_> = jobs
+                .into_iter()
+                .map(|job| {
+                    scope.spawn(move || {
+                        let job = job;
+                        let out = crate::host::SharedBuffer::new();
+                        let mut host = crate::host::HostState::new(Box::new(out.clone()));
+                        let mut own = Ctx {
+                            globals: job.globals as *mut u64,
+                            status: STATUS_OK,
+                            exit_code: 0,
+                            host: (&mut host as *mut crate::host::HostState).cast(),
+                            stack_limit: crate::abi::stack_limit_here(),
+                            interrupt: job.interrupt as *const std::sync::atomic::AtomicU32,
+                            max_depth: job.max_depth,
+                            devices: std::ptr::null_mut(),
+                        };
+                        let mut launch = Launch {
+                            desc: job.launch.desc,
+                            args: &mut job.part.args,
+                            ops: &job.part.ops,
+                            sizes: job.launch.sizes,
+                            queue: job.launch.queue,
+                            waits: None,
+                            site: job.launch.site,
+                        };
+                        // SAFETY: the caller's promise; `own` and `host` outlive the launch.
+                        let done = job.gpu.make_current().map_err(|kind| RunError {
+                            kind,
+                            site: Some(job.launch.site),
+                        });
+                        let done = done.and_then(|()| unsafe {
+                            job.gpu.launch(&mut own, &mut launch, job.q, job.kernel)
+                        });
+                        if let Err(e) = done {
+                            // SAFETY: `own` is live.
+                            unsafe { super::report(&mut own, e) };
+                        }
+                        (out.take(), host.take_error())
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        let kind = RunErrorKind::Internal {
+                            message: "a GPU's part of a split launch panicked".into(),
+                        };
+                        (Vec::new(), Some(RunError { kind, site: None }))
+                    })
+                })
+                .collect()
+        });
+        let _ = self.current_device();
+        for (part, (output, error)) in parts.iter().zip(outcomes) {
+            host_state(ctx).write(&output);
+            if let Some(e) = error {
+                if (*ctx).status == STATUS_OK {
+                    super::report(ctx, e);
+                    self.tell_device(ctx, part);
+                }
             }
         }
         true
@@ -750,7 +927,10 @@ impl Devices {
             });
         }
         let find = |op: &DataOpArg| arrays.iter().find(|a| storage(op.array) == a.host);
-        if l.ops.iter().any(|op| find(op).is_some_and(|a| a.host != op.array)) {
+        if l.ops
+            .iter()
+            .any(|op| find(op).is_some_and(|a| a.host != op.array))
+        {
             return None;
         }
         let mut parts = Vec::new();
