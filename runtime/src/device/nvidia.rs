@@ -78,6 +78,17 @@ static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
 
 /// A kernel launched by `Nvidia::start_kernel`: when, on which stream, its scratch memory
 /// and its grid.
+/// A launch the host has yet to wait for (`Nvidia::launch_start`).
+pub(crate) struct Pending {
+    start: Instant,
+    stream: sys::CUstream,
+    scratch: Scratch,
+    grid: u32,
+    q: QueueArg,
+    place: crate::profile::Place,
+    launched: EventKind,
+}
+
 struct Started {
     start: Instant,
     stream: sys::CUstream,
@@ -372,6 +383,26 @@ impl Nvidia {
         q: QueueArg,
         kernel: &GpuKernel,
     ) -> Result<(), RunError> {
+        match self.launch_start(ctx, l, q, kernel)? {
+            Some(p) => self.launch_finish(ctx, l, p),
+            None => Ok(()),
+        }
+    }
+
+    /// A launch up to the kernel's start: `Some` when the host must wait for it
+    /// (`launch_finish`: a synchronous construct, or one with results), `None` when it is
+    /// queued with its clauses' exit. GPUs of a split launch all start before the host waits
+    /// for the first.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    pub(crate) unsafe fn launch_start(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &mut Launch<'_>,
+        q: QueueArg,
+        kernel: &GpuKernel,
+    ) -> Result<Option<Pending>, RunError> {
         let Launch {
             desc,
             ref mut args,
@@ -446,11 +477,7 @@ impl Nvidia {
             }
         };
         let Launch {
-            desc,
-            ref mut args,
-            ops,
-            site,
-            ..
+            desc, ops, site, ..
         } = *l;
         let place = self.data.memory.place(site, q);
         let launched = EventKind::Launch {
@@ -459,25 +486,59 @@ impl Nvidia {
             vector: block.0,
         };
         if q == QueueArg::Sync || desc.has_results() {
-            // The kernel first, then the copies out: a copy to pageable host memory blocks
-            // until the kernel is done, where an interrupt could not reach the wait.
-            let done = self.await_stream(ctx, stream).map_err(at);
-            self.data.exit_ops(ops, q)?;
-            done?;
-            self.data
-                .memory
-                .profiler
-                .record(place, launched, start, Instant::now());
-            self.output.drain(ctx, stream);
-            self.check_error(ctx);
-            scratch.results(desc, args, grid.0, &self.scratch);
-        } else {
-            self.data.exit_ops(ops, q)?;
-            self.data
-                .memory
-                .profiler
-                .record(place, launched, start, start);
+            return Ok(Some(Pending {
+                start,
+                stream,
+                scratch,
+                grid: grid.0,
+                q,
+                place,
+                launched,
+            }));
         }
+        self.data.exit_ops(ops, q)?;
+        self.data
+            .memory
+            .profiler
+            .record(place, launched, start, start);
+        Ok(None)
+    }
+
+    /// The end of a launch the host waits for (`launch_start` left it pending): the wait, the
+    /// clauses' exit, the kernel's output, errors and results.
+    ///
+    /// # Safety
+    /// As `launch`; `p` is what `launch_start` returned for `l`, and no launch on this GPU
+    /// came between.
+    pub(crate) unsafe fn launch_finish(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &mut Launch<'_>,
+        p: Pending,
+    ) -> Result<(), RunError> {
+        let Launch {
+            desc,
+            ref mut args,
+            ops,
+            site,
+            ..
+        } = *l;
+        let at = |kind| RunError {
+            kind,
+            site: Some(site),
+        };
+        // The kernel first, then the copies out: a copy to pageable host memory blocks
+        // until the kernel is done, where an interrupt could not reach the wait.
+        let done = self.await_stream(ctx, p.stream).map_err(at);
+        self.data.exit_ops(ops, p.q)?;
+        done?;
+        self.data
+            .memory
+            .profiler
+            .record(p.place, p.launched, p.start, Instant::now());
+        self.output.drain(ctx, p.stream);
+        self.check_error(ctx);
+        p.scratch.results(desc, args, p.grid, &self.scratch);
         Ok(())
     }
 

@@ -162,6 +162,46 @@ pub(crate) fn peer_copy(
     }
 }
 
+/// `peer_copy` without waiting: the copy is queued on `to_end`'s synchronous stream, so the
+/// next work there (the next launch of a split loop) sees the rows, and the host goes on at
+/// once. The first copy between two GPUs is `peer_copy` itself, which sets up their access.
+/// The caller makes sure the rows are written (the work that wrote them is finished) and are
+/// not written again before the copy is done (work after it on `to_end`'s stream is waited
+/// for first).
+pub(crate) fn peer_copy_queued(
+    to_end: Endpoint,
+    to: sys::CUdeviceptr,
+    from_end: Endpoint,
+    from: sys::CUdeviceptr,
+    bytes: usize,
+) -> Result<(), RunErrorKind> {
+    static READY: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+    let pair = (to_end.context as usize, from_end.context as usize);
+    let ready = READY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&pair);
+    if !ready {
+        peer_copy(to_end, to, from_end, from, bytes)?;
+        READY.lock().unwrap_or_else(|e| e.into_inner()).push(pair);
+        return Ok(());
+    }
+    let fail = |e| driver_error("copying between GPUs", e);
+    // SAFETY: as `peer_copy`'s; the stream is the destination context's, made current.
+    unsafe {
+        result::ctx::set_current(to_end.context).map_err(fail)?;
+        let r = sys::cuMemcpyPeerAsync(
+            to,
+            to_end.context,
+            from,
+            from_end.context,
+            bytes,
+            to_end.stream,
+        );
+        result_of(r).map_err(fail)
+    }
+}
+
 /// The device of the current context.
 ///
 /// # Safety

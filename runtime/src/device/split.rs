@@ -18,11 +18,12 @@
 //!   brings back the rows it wrote (an array the construct only reads is not copied back).
 //! - **Data in a `data … devices(…)` region.** Each listed device holds a copy of the array's
 //!   whole shape (so that kernels index it as they would alone), and a row directory
-//!   (`crate::rows::Directory`) records which places hold each row's current contents. Rows
-//!   move lazily: before a block runs, its device acquires the rows the block reads and
-//!   writes (from a peer that holds them, else from the host): after `copyin`, the rows its
-//!   iterations touch; after a launch, only the halo rows another device wrote. The region's
-//!   copy-out takes each row from a device that holds it. `update self` brings the host the
+//!   (`crate::rows::Directory`) records which places hold each row's current contents. On
+//!   entry, `copy` and `copyin` data is dealt out: each device receives an equal block of
+//!   rows. Then rows move when needed: before a block runs, its device acquires the rows the
+//!   block reads and writes (from a peer that holds them, else from the host), which after a
+//!   launch are only the halo rows another device wrote. The region's copy-out brings the host
+//!   the rows it lacks, each from a device that holds it. `update self` brings the host the
 //!   rows it lacks; `update device` makes the host's rows the current ones.
 //! - **Anything else that uses such an array** (a construct without the clause, or one that
 //!   cannot be split) runs whole on the current device, after the directory brought that
@@ -269,13 +270,16 @@ impl Devices {
     }
 
     /// Makes the row directory's transfers of array `host` (held on `devices`), in order,
-    /// after the work queued on those devices.
+    /// after the work queued on those devices. `queued`: copies between GPUs may be left
+    /// queued on the destination's synchronous stream, where the next synchronous launch
+    /// follows them (the host waits for that launch).
     unsafe fn move_rows(
         &mut self,
         host: *mut ArrayHeader,
         devices: &[usize],
         transfers: &[Transfer],
         site: u32,
+        queued: bool,
     ) -> Result<(), RunError> {
         if transfers.is_empty() {
             return Ok(());
@@ -297,9 +301,9 @@ impl Devices {
                 (Place::Device(d), Place::Host) => {
                     self.with_device(d, |c| c.transfer(host, &section, false, site).map_err(at))?
                 }
-                (Place::Device(from), Place::Device(to)) => {
-                    self.peer_rows(host, from, to, &section, site).map_err(at)?
-                }
+                (Place::Device(from), Place::Device(to)) => self
+                    .peer_rows(host, from, to, &section, site, queued)
+                    .map_err(at)?,
                 (Place::Host, Place::Host) => {}
             }
         }
@@ -315,9 +319,10 @@ impl Devices {
         to: usize,
         section: &Section,
         site: u32,
+        queued: bool,
     ) -> Result<(), RunErrorKind> {
         let start = Instant::now();
-        self.copy_between(host, from, to, section)?;
+        self.copy_between(host, from, to, section, queued)?;
         let place = crate::profile::Place {
             site,
             device: crate::profile::DeviceRef {
@@ -339,6 +344,7 @@ impl Devices {
         from: usize,
         to: usize,
         section: &Section,
+        queued: bool,
     ) -> Result<(), RunErrorKind> {
         let absent = |n: usize| RunErrorKind::Internal {
             message: format!("a split array is not on device {n}"),
@@ -364,7 +370,11 @@ impl Devices {
                 let b = self.gpu(to)?;
                 let (b_end, b) = (b.endpoint(), b.device_address(host));
                 let (a, b) = (a.ok_or_else(|| absent(from))?, b.ok_or_else(|| absent(to))?);
-                let copied = super::peer::peer_copy(b_end, b + offset, a_end, a + offset, bytes);
+                let copy = match queued {
+                    true => super::peer::peer_copy_queued,
+                    false => super::peer::peer_copy,
+                };
+                let copied = copy(b_end, b + offset, a_end, a + offset, bytes);
                 let current = self.num;
                 self.gpu(current)?;
                 copied
@@ -466,7 +476,19 @@ impl Devices {
                     },
                     site: Some(op.site),
                 })?;
+            let mut directory = directory;
             array::retain(host);
+            // Copied data goes to the devices now, as a `data` region's would, each device
+            // taking an equal block of rows: a block split of a loop over the rows then finds
+            // its rows in place, and fetches only the rows where the blocks differ (halos).
+            let mut transfers = Vec::new();
+            if valid == Holders::HOST {
+                let rows = row_count(host) as i64;
+                for (&d, &(lo, hi)) in devices.iter().zip(&blocks(rows, devices.len())) {
+                    let t = directory.acquire(Place::Device(d), lo as u64..hi as u64);
+                    transfers.extend(t.unwrap_or_default());
+                }
+            }
             self.split.insert(
                 id,
                 SplitArray {
@@ -476,6 +498,7 @@ impl Devices {
                     holds: 1,
                 },
             );
+            self.move_rows(host, devices, &transfers, op.site, false)?;
         }
         Ok(())
     }
@@ -507,7 +530,7 @@ impl Devices {
             };
             if matches!(op.action, ACTION_COPY | ACTION_COPYOUT) {
                 let transfers = s.directory.to_host(0..row_count(host));
-                let moved = self.move_rows(host, &s.devices, &transfers, op.site);
+                let moved = self.move_rows(host, &s.devices, &transfers, op.site, false);
                 if first.is_ok() {
                     first = moved;
                 }
@@ -557,7 +580,7 @@ impl Devices {
             if op.action == super::ops::ACTION_UPDATE_HOST {
                 let transfers = s.directory.to_host(rows);
                 let devices = s.devices.clone();
-                self.move_rows(host, &devices, &transfers, op.site)?;
+                self.move_rows(host, &devices, &transfers, op.site, false)?;
             } else if whole_rows {
                 s.directory.host_wrote(rows);
             } else {
@@ -609,7 +632,7 @@ impl Devices {
                 s.directory.to_host(rows)
             };
             let devices = s.devices.clone();
-            self.move_rows(host, &devices, &transfers, site)?;
+            self.move_rows(host, &devices, &transfers, site, false)?;
             used.push(SplitUse {
                 id,
                 written: p.written,
@@ -660,7 +683,14 @@ impl Devices {
         let Some(parts) = self.plan_parts(l, split, &devices) else {
             return false;
         };
-        // Rows held split that blocks need from elsewhere move before any block runs.
+        // Rows held split that blocks need from elsewhere move before any block runs; copies
+        // between GPUs stay queued before a synchronous launch, which waits for them (under
+        // `--profile` and `--trace` they are waited for, so that their time is their own).
+        let queued = l.waits.is_none()
+            && !self.opts.synchronous
+            && !self.opts.profile.is_on()
+            && l.queue == super::ASYNC_SYNC
+            && self.kind == DeviceKind::Nvidia;
         for part in &parts {
             for (id, host, rows) in &part.acquire {
                 let Some(s) = self.split.get_mut(id) else {
@@ -671,7 +701,7 @@ impl Devices {
                     .acquire(Place::Device(part.device), rows.clone())
                     .unwrap_or_default();
                 let held = s.devices.clone();
-                if let Err(e) = self.move_rows(*host, &held, &transfers, l.site) {
+                if let Err(e) = self.move_rows(*host, &held, &transfers, l.site, queued) {
                     super::report(ctx, e);
                     return true;
                 }
@@ -748,12 +778,11 @@ impl Devices {
         });
     }
 
-    /// The parts of a split launch on GPUs, all at once: one host thread per GPU launches
-    /// its part as it would alone (clauses, kernel, results) with a context of its own, so
-    /// the GPUs compute, and copy, side by side. Their output is written and the first error
-    /// (in device order) reported afterwards, as gangs' are. False, having done nothing, where
-    /// a part must go the ordinary way one after another: not GPUs, a `wait` clause, a region
-    /// with no kernel, or data that is the host's.
+    /// The parts of a split launch on GPUs, all at once: each GPU's part is started as it
+    /// would start alone (clauses, kernel), and only then does the host wait for each, in
+    /// device order, taking its output, errors and results: the GPUs compute side by side.
+    /// False, having done nothing, where the parts must go the ordinary way one after
+    /// another: not GPUs, a `wait` clause, a region with no kernel, or data that is the host's.
     ///
     /// # Safety
     /// As `Devices::launch`.
@@ -773,112 +802,65 @@ impl Devices {
                 _ => return false,
             }
         }
-        let _ = self.current_device();
+        // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
-        /// What one thread takes: its GPU and part, and the launch's shared pieces.
-        struct Job<'a> {
-            gpu: &'a mut super::Nvidia,
-            part: &'a mut Part,
-            launch: &'a Launch<'a>,
-            kernel: &'a crate::kernels::GpuKernel,
-            q: QueueArg,
-            globals: usize,
-            interrupt: usize,
-            max_depth: u64,
-        }
-        // SAFETY: each job has its own GPU and part; the rest is only read while the threads
-        // run (the globals by compiled code's launch arguments, as gangs read them).
-        unsafe impl Send for Job<'_> {}
-        let (globals, interrupt, max_depth) = (
-            (*ctx).globals as usize,
-            (*ctx).interrupt as usize,
-            (*ctx).max_depth,
-        );
-        let mut gpus: Vec<(usize, &mut super::Nvidia)> = (self.nvidia.iter_mut().enumerate())
-            .filter_map(|(i, g)| g.as_mut().map(|g| (i, g)))
-            .collect();
-        let mut jobs = Vec::new();
+        let mut pending = Vec::new();
         for part in parts.iter_mut() {
-            let Some(at) = gpus.iter().position(|(i, _)| *i == part.device) else {
-                return false;
+            let mut launch = Launch {
+                desc: l.desc,
+                args: &mut part.args,
+                ops: &part.ops,
+                sizes: l.sizes,
+                queue: l.queue,
+                waits: None,
+                site: l.site,
             };
-            let (_, gpu) = gpus.swap_remove(at);
-            jobs.push(Job {
-                gpu,
-                part,
-                launch: l,
-                kernel: &kernel,
-                q,
-                globals,
-                interrupt,
-                max_depth,
-            });
-        }
-        let outcomes: Vec<(Vec<u8>, Option<RunError>)> = std::thread::scope(|scope| {
-            let threads: Vec<_> = jobs
-                .into_iter()
-                .map(|job| {
-                    scope.spawn(move || {
-                        let job = job;
-                        let out = crate::host::SharedBuffer::new();
-                        let mut host = crate::host::HostState::new(Box::new(out.clone()));
-                        let mut own = Ctx {
-                            globals: job.globals as *mut u64,
-                            status: STATUS_OK,
-                            exit_code: 0,
-                            host: (&mut host as *mut crate::host::HostState).cast(),
-                            stack_limit: crate::abi::stack_limit_here(),
-                            interrupt: job.interrupt as *const std::sync::atomic::AtomicU32,
-                            max_depth: job.max_depth,
-                            devices: std::ptr::null_mut(),
-                        };
-                        let mut launch = Launch {
-                            desc: job.launch.desc,
-                            args: &mut job.part.args,
-                            ops: &job.part.ops,
-                            sizes: job.launch.sizes,
-                            queue: job.launch.queue,
-                            waits: None,
-                            site: job.launch.site,
-                        };
-                        // SAFETY: the caller's promise; `own` and `host` outlive the launch.
-                        let done = job.gpu.make_current().map_err(|kind| RunError {
-                            kind,
-                            site: Some(job.launch.site),
-                        });
-                        let done = done.and_then(|()| unsafe {
-                            job.gpu.launch(&mut own, &mut launch, job.q, job.kernel)
-                        });
-                        if let Err(e) = done {
-                            // SAFETY: `own` is live.
-                            unsafe { super::report(&mut own, e) };
-                        }
-                        (out.take(), host.take_error())
-                    })
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|t| {
-                    t.join().unwrap_or_else(|_| {
-                        let kind = RunErrorKind::Internal {
-                            message: "a GPU's part of a split launch panicked".into(),
-                        };
-                        (Vec::new(), Some(RunError { kind, site: None }))
-                    })
-                })
-                .collect()
-        });
-        let _ = self.current_device();
-        for (part, (output, error)) in parts.iter().zip(outcomes) {
-            host_state(ctx).write(&output);
-            if let Some(e) = error {
-                if (*ctx).status == STATUS_OK {
-                    super::report(ctx, e);
-                    self.tell_device(ctx, part);
+            let started = match self.gpu(part.device) {
+                Ok(gpu) => gpu.launch_start(ctx, &mut launch, q, &kernel),
+                Err(kind) => Err(RunError {
+                    kind,
+                    site: Some(l.site),
+                }),
+            };
+            match started {
+                Ok(p) => pending.push((part, p)),
+                Err(e) => {
+                    if (*ctx).status == STATUS_OK {
+                        super::report(ctx, e);
+                        self.tell_device(ctx, part);
+                    }
+                    break;
                 }
             }
         }
+        // Every started part is waited for, even after an error, so that nothing runs on.
+        for (part, p) in pending {
+            let Some(p) = p else { continue };
+            let mut launch = Launch {
+                desc: l.desc,
+                args: &mut part.args,
+                ops: &part.ops,
+                sizes: l.sizes,
+                queue: l.queue,
+                waits: None,
+                site: l.site,
+            };
+            let failed_before = (*ctx).status != STATUS_OK;
+            let finished = match self.gpu(part.device) {
+                Ok(gpu) => gpu.launch_finish(ctx, &mut launch, p),
+                Err(kind) => Err(RunError {
+                    kind,
+                    site: Some(l.site),
+                }),
+            };
+            if let Err(e) = finished {
+                super::report(ctx, e);
+            }
+            if !failed_before && (*ctx).status != STATUS_OK {
+                self.tell_device(ctx, part);
+            }
+        }
+        let _ = self.current_device();
         true
     }
 
