@@ -360,6 +360,15 @@ def directive_devices_list():
     for j in range(1, n):
         z[j] = z[j] * 10 + j
     out.append(show(z))
+    u = [j + 1 for j in range(n)]
+    w = [0] * n
+    for j in range(1, n):
+        w[j] = u[j] * 10 + u[j - 1]
+    for j in range(n - 1):
+        u[j] = w[j + 1] * 2
+    for j in range(n):
+        w[j] = w[j] + u[j]
+    out += [show(u), show(w)]
     return out
 
 
