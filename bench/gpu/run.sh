@@ -4,14 +4,19 @@
 # tutorial's three schedules, and 10,000 waited-for launches of a tiny kernel over present data,
 # in acc, CUDA C (nvcc -O3 -arch=sm_90) and CuPy, side by side, with each one's bandwidth against
 # the measured device-to-device copy bandwidth, and the time to a first saxpy result from process
-# start. Run it on the GPU machine from anywhere:
+# start. `multi` (issue 19, acc only): saxpy (f32, 2^30) and Jacobi (8192^2 and 4096^2) written
+# with `devices(all)`, on one GPU and on two (and on each count of $MULTI_GPUS, default "1 2"),
+# with the speed-up over one GPU against its limit. Run it on the GPU machine from anywhere:
 #
 #   bench/gpu/run.sh                  # full sizes (about a minute for nvcc and CuPy together)
 #   bench/gpu/run.sh --quick          # small sizes: checks that every version gives the same checksum
-#   bench/gpu/run.sh saxpy spmv       # some benchmarks only (d2d saxpy dot jacobi spmv launch first)
+#   bench/gpu/run.sh saxpy spmv       # some benchmarks only (d2d saxpy dot jacobi spmv launch first multi)
 #   ACC=path/to/acc ACC_TIMEOUT=60 bench/gpu/run.sh
 #
 # ACC (default .gpu/acc in the repository root) runs with --device $ACC_DEVICE (default nvidia).
+# `multi` picks the GPUs with CUDA_VISIBLE_DEVICES (the first k of those already visible) and
+# sets ACC_EMULATED_DEVICES=k too, so that `ACC_DEVICE=emulated run.sh --quick multi` checks it
+# without a GPU.
 # A missing acc, nvcc or CuPy gives `-` in its columns. Every version prints lines
 #   name=<bench> impl=<nvcc|cupy|acc> time_ms=<best> gbps=<GB/s or -> check=<checksum> [k=v ...]
 # which are echoed as they come, then tabulated. Each run is cut off after $TIMEOUT seconds
@@ -31,7 +36,7 @@ selected=()
 for a in "$@"; do
     case "$a" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) selected+=("$a") ;;
     esac
 done
@@ -46,12 +51,23 @@ else
     saxpy_n=$((1 << 28)) dot_n=$((1 << 27)) jac_n=4096 jac_it=1000 spmv_nx=100 launches=10000
     reps=10 jac_reps=3 rounds=3 d2d_bytes=$((1 << 30))
 fi
+# multi: saxpy n and repetitions; the two Jacobi sizes with their iterations (about 1.5 s per
+# solve on one H100 each: 32 bytes per point per iteration at about 2.3 TB/s) and solves.
+if [ $quick -eq 1 ]; then
+    msaxpy_n=1000003 msaxpy_reps=3 mjac="256:100 130:100" mjac_reps=1
+else
+    msaxpy_n=$((1 << 30)) msaxpy_reps=10 mjac="8192:1500 4096:6000" mjac_reps=2
+fi
+multi_gpus="${MULTI_GPUS:-1 2}"
 first_n=$((1 << 20))
 
 build="$(mktemp -d "${TMPDIR:-/tmp}/acc-bench-gpu.XXXXXX")"
 trap 'rm -rf "$build"' EXIT
 results="$build/results"
 : >"$results"
+multi_results="$build/multi"
+: >"$multi_results"
+into="$results" # where run() keeps result lines
 
 # --- tools --------------------------------------------------------------------------------------
 
@@ -102,7 +118,7 @@ run() {
     [ "$impl" = acc ] && limit="$acc_timeout_s"
     timeout "$limit" "$@" >"$build/out" 2>"$build/err"
     local rc=$?
-    grep '^name=' "$build/out" | tee -a "$results"
+    grep '^name=' "$build/out" | tee -a "$into"
     if [ $rc -eq 124 ]; then
         echo "$label/$impl: cut off after ${limit}s"
     elif [ $rc -ne 0 ]; then
@@ -117,7 +133,7 @@ acc_run() { # BENCH --set ...: the acc version of BENCH
     run acc "$b" "$acc" "$here/acc/$b.acc" --device "$acc_device" "$@"
 }
 
-if want d2d; then
+if want d2d || want multi; then
     [ $have_nvcc -eq 1 ] && run nvcc d2d "$build/bench" d2d "$d2d_bytes" "$reps"
     [ $have_cupy -eq 1 ] && run cupy d2d "$python" "$here/cupy_bench.py" d2d "$d2d_bytes" "$reps"
 fi
@@ -151,6 +167,35 @@ if want launch; then
     [ $have_nvcc -eq 1 ] && run nvcc launch "$build/bench" launch "$launches" "$rounds"
     [ $have_cupy -eq 1 ] && run cupy launch "$python" "$here/cupy_bench.py" launch "$launches" "$rounds"
     [ $have_acc -eq 1 ] && acc_run launch --set launches="$launches" --set rounds="$rounds"
+fi
+
+# multi: each devices(all) script on the first k GPUs for each k of $multi_gpus (the GPUs already
+# visible, else every GPU nvidia-smi lists); k = 1 is the baseline of the speed-ups.
+if want multi && [ $have_acc -eq 1 ]; then
+    into="$multi_results"
+    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+        gpus="$CUDA_VISIBLE_DEVICES"
+    elif command -v nvidia-smi >/dev/null; then
+        gpus="$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)"
+    else
+        gpus=""
+    fi
+    IFS=, read -r -a gpu_list <<<"$gpus"
+    for k in $multi_gpus; do
+        if [ "$acc_device" = nvidia ] && [ "${#gpu_list[@]}" -lt "$k" ]; then
+            echo "multi: $k GPUs wanted, ${#gpu_list[@]} visible; skipped"
+            continue
+        fi
+        visible="$(IFS=,; echo "${gpu_list[*]:0:$k}")"
+        on_k=(env CUDA_VISIBLE_DEVICES="$visible" ACC_EMULATED_DEVICES="$k")
+        run acc "saxpy_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/saxpy_multi.acc" --device "$acc_device" \
+            --set n="$msaxpy_n" --set reps="$msaxpy_reps"
+        for size_it in $mjac; do
+            run acc "jacobi_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/jacobi_multi.acc" --device "$acc_device" \
+                --set n="${size_it%%:*}" --set iter_max="${size_it##*:}" --set reps="$mjac_reps"
+        done
+    done
+    into="$results"
 fi
 
 # Time to first result: wall time of a whole process that runs a 2^20-element saxpy and prints
@@ -255,6 +300,66 @@ END {
                     if ((order[k] SUBSEP im[i]) in c) printf "    %s %s: %s\n", order[k], im[i], c[order[k] SUBSEP im[i]]
     }
 }' "$results"
+
+# The multi table: per benchmark and size, each GPU count's time against one GPU's, and the
+# limit: the bytes it moves (gbps x time) at k times the measured D2D bandwidth of one GPU.
+if want multi; then
+    echo
+    # the D2D copy bandwidth of one GPU: nvcc's, else CuPy's
+    bw="$(awk '/^name=d2d / {
+        impl = ""; v = ""
+        for (i = 1; i <= NF; i++) if ($i ~ /^impl=/) impl = substr($i, 6); else if ($i ~ /^gbps=/) v = substr($i, 6)
+        if (v != "" && v != "-" && (impl == "nvcc" || bw == "")) bw = v
+    } END { print bw }' "$results")"
+    awk -v bw="$bw" -v quick=$quick '
+function field(line, key,    i, n, parts) {
+    n = split(line, parts, " ")
+    for (i = 1; i <= n; i++) {
+        if (index(parts[i], key "=") == 1) return substr(parts[i], length(key) + 2)
+    }
+    return ""
+}
+function num(v) { return v != "" && v != "-" }
+function goal(name, size, k) {
+    if (k != 2 || quick) return ""
+    if (name == "saxpy_multi" && size == 1073741824) return 1.9
+    if (name == "jacobi_multi" && size == 8192) return 1.9
+    if (name == "jacobi_multi" && size == 4096) return 1.7
+    return ""
+}
+{
+    name = field($0, "name"); size = field($0, "size"); k = field($0, "gpus")
+    key = name " " size
+    if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
+    if (!((key SUBSEP k) in t)) ks[key] = ks[key] " " k
+    t[key SUBSEP k] = field($0, "time_ms"); g[key SUBSEP k] = field($0, "gbps")
+    c[key SUBSEP k] = field($0, "check")
+}
+END {
+    printf "%-24s %5s %10s %9s %9s %10s %8s %-15s %s\n", "benchmark (size)", "GPUs", "acc ms", "acc GB/s", \
+        "speed-up", "limit ms", "of limit", "goal", "checksum"
+    for (o = 1; o <= nkeys; o++) {
+        key = order[o]; split(key, nk, " ")
+        t1 = t[key SUBSEP 1]; c1 = c[key SUBSEP 1]
+        nks = split(substr(ks[key], 2), kl, " ")
+        for (i = 1; i <= nks; i++) {
+            k = kl[i]; tk = t[key SUBSEP k]; gk = g[key SUBSEP k]
+            up = (num(t1) && num(tk) && tk + 0 > 0) ? sprintf("%.2fx", t1 / tk) : "-"
+            lim = (num(bw) && num(gk) && num(tk)) ? gk * tk / (k * bw) : ""
+            gl = goal(nk[1], nk[2], k)
+            ok = ""
+            if (gl != "" && up != "-") ok = (t1 / tk >= gl) ? " met" : " NOT met"
+            printf "%-24s %5s %10.3f %9s %9s %10s %8s %-15s %s\n", nk[1] " (" nk[2] ")", k, tk, gk, up, \
+                lim == "" ? "-" : sprintf("%.3f", lim), lim == "" ? "-" : sprintf("%.1f%%", 100 * lim / tk), \
+                gl == "" ? "-" : (">=" gl "x" ok), \
+                (k == 1 || !num(c1)) ? c[key SUBSEP k] : (c[key SUBSEP k] == c1 ? "agrees with 1 GPU" : "DIFFERS from 1 GPU: " c[key SUBSEP k])
+        }
+    }
+    print ""
+    printf "speed-up is the 1-GPU time over the k-GPU time (its limit is k); limit ms is the bytes moved at k x the\n"
+    printf "measured D2D copy bandwidth of one GPU (%s GB/s; the halo rows between GPUs are not counted).\n", num(bw) ? bw : "-"
+}' "$multi_results"
+fi
 
 if want first; then
     line="time to first result, saxpy 2^20 from process start (ms: cold, then two more runs):"
