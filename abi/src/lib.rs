@@ -452,6 +452,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn device_lists_cross_in_the_modifier_bits() {
+        use split::DeviceList;
+        let none = DataModifiers::FINALIZE;
+        assert_eq!(none.device_list(), None);
+        let all = none.with_devices(&DeviceList::All);
+        assert_eq!(
+            DataModifiers::from_bits(all.bits()).device_list(),
+            Some(DeviceList::All)
+        );
+        assert!(DataModifiers::from_bits(all.bits()).contains(DataModifiers::FINALIZE));
+        // A data region holds a set: order and repeats go, numbers past 15 are dropped.
+        let listed = DataModifiers::NONE.with_devices(&DeviceList::Numbers(vec![3, 0, 3, 15, 16]));
+        assert_eq!(
+            DataModifiers::from_bits(listed.bits()).device_list(),
+            Some(DeviceList::Numbers(vec![0, 3, 15]))
+        );
+        // Mask bits without the flag are unknown bits.
+        assert_eq!(DataModifiers::from_bits(1 << 20).device_list(), None);
+        assert_eq!(DataModifiers::from_bits(1 << 20), DataModifiers::NONE);
+    }
+
+    #[test]
     fn nvidia_blocks_hold_at_most_1024_threads() {
         assert_eq!(nvidia_block(ABSENT, ABSENT), (128, 1));
         assert_eq!(nvidia_block(ABSENT, 256), (256, 1));

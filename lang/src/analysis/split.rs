@@ -171,7 +171,10 @@ fn split_loop(
             "loop `{var_name}`'s bounds are not sums and products of scalars, `len` and `size`"
         ));
     }
-    if let Some(u) = vars.iter().find(|u| copied_back_scalar(u)) {
+    // A `kernels` region's reductions are found by the analysis, not written: their scalars
+    // stay implicit `copy` data but are combined like a clause's.
+    let reduced = |u: &VarUse| info.reductions.iter().any(|r| r.var == u.var);
+    if let Some(u) = vars.iter().find(|u| copied_back_scalar(u) && !reduced(u)) {
         return Err(format!(
             "the scalar `{}` is copied back (only reductions combine across devices)",
             u.name
@@ -701,6 +704,23 @@ mod tests {
         );
         let why = s.verdict.expect_err("unsplittable");
         assert!(why.contains("`h`"), "{why}");
+    }
+
+    #[test]
+    fn a_kernels_regions_found_reduction_splits_but_a_copied_scalar_does_not() {
+        // `total` is an implicit `copy` the analysis turns into a `+` reduction.
+        let s = split_of(
+            "let n = 8\nlet x = zeros(n)\nlet total = 0.0\nacc kernels devices(all)\n{\n  \
+             for j in 0..n {\n    total += x[j]\n  }\n}\n",
+        );
+        assert!(s.verdict.is_ok(), "{:?}", s.verdict);
+        // A scalar every iteration assigns is no reduction: which device's value would win?
+        let s = split_of(
+            "let n = 8\nlet x = zeros(n)\nlet last = 0.0\nacc parallel loop devices(all) \
+             copy(last)\nfor j in 0..n {\n  last = x[j]\n}\n",
+        );
+        let why = s.verdict.expect_err("unsplittable");
+        assert!(why.contains("`last` is copied back"), "{why}");
     }
 
     #[test]
