@@ -190,6 +190,21 @@ struct Part {
     wrote: Vec<(u64, Range<u64>)>,
 }
 
+impl Part {
+    /// This part's launch of `l`'s construct: its own arguments and clauses, and `waits`.
+    fn launch<'a>(&'a mut self, l: &'a Launch<'_>, waits: Option<&'a [i64]>) -> Launch<'a> {
+        Launch {
+            desc: l.desc,
+            args: &mut self.args,
+            ops: &self.ops,
+            sizes: l.sizes,
+            queue: l.queue,
+            waits,
+            site: l.site,
+        }
+    }
+}
+
 /// The part of one data clause a block needs: the clause narrowed to rows `rows` (keeping
 /// its own section's other dimensions and its own rows' limits); `None` when they miss.
 /// A clause of an array the block does not write copies nothing back.
@@ -712,15 +727,7 @@ impl Devices {
             for part in &mut parts {
                 let saved = self.num;
                 self.num = part.device;
-                let mut launch = Launch {
-                    desc,
-                    args: &mut part.args,
-                    ops: &part.ops,
-                    sizes: l.sizes,
-                    queue: l.queue,
-                    waits: l.waits,
-                    site: l.site,
-                };
+                let mut launch = part.launch(l, l.waits);
                 self.launch_on_device(ctx, &mut launch);
                 self.num = saved;
                 let _ = self.current_device();
@@ -806,16 +813,9 @@ impl Devices {
         let _ = host_state(ctx).flush();
         let mut pending = Vec::new();
         for part in parts.iter_mut() {
-            let mut launch = Launch {
-                desc: l.desc,
-                args: &mut part.args,
-                ops: &part.ops,
-                sizes: l.sizes,
-                queue: l.queue,
-                waits: None,
-                site: l.site,
-            };
-            let started = match self.gpu(part.device) {
+            let device = part.device;
+            let mut launch = part.launch(l, None);
+            let started = match self.gpu(device) {
                 Ok(gpu) => gpu.launch_start(ctx, &mut launch, q, &kernel),
                 Err(kind) => Err(RunError {
                     kind,
@@ -836,17 +836,10 @@ impl Devices {
         // Every started part is waited for, even after an error, so that nothing runs on.
         for (part, p) in pending {
             let Some(p) = p else { continue };
-            let mut launch = Launch {
-                desc: l.desc,
-                args: &mut part.args,
-                ops: &part.ops,
-                sizes: l.sizes,
-                queue: l.queue,
-                waits: None,
-                site: l.site,
-            };
+            let device = part.device;
+            let mut launch = part.launch(l, None);
             let failed_before = (*ctx).status != STATUS_OK;
-            let finished = match self.gpu(part.device) {
+            let finished = match self.gpu(device) {
                 Ok(gpu) => gpu.launch_finish(ctx, &mut launch, p),
                 Err(kind) => Err(RunError {
                     kind,
