@@ -799,6 +799,18 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "the interpreter words a bounds error its own way",
     ),
     (
+        "error_runtime_devices_bounds",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
+        "error_runtime_devices_bounds_rank2",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
+        "error_runtime_devices_section",
+        "the runtime checks data-clause sections; the interpreter ignores data clauses",
+    ),
+    (
         "error_runtime_section_past_end",
         "the runtime checks data-clause sections; the interpreter ignores data clauses",
     ),
