@@ -420,6 +420,34 @@ def jacobi_lines(n, m, iter_max):
     return out
 
 
+@test(CONFORMANCE)
+def directive_devices_wait():
+    n = 30
+    out = ["last iteration %d" % (n - 1)]
+    out.append(show([j + 1 for j in range(n)]))
+    out.append(show([j * 3 for j in range(n)]))
+    c = [j * j for j in range(n)]
+    d = [0] * n
+    for j in range(1, n - 1):
+        d[j] = c[j - 1] + c[j + 1]
+    out.append(show(d))
+    return out
+
+
+@test(CONFORMANCE)
+def directive_devices_enter_data():
+    n = 12
+    a = [i * 10 + 1 for i in range(n)]
+    b = [100 - i + i * 1000 for i in range(n)]
+    return [show([a[j] + b[j] for j in range(n)])]
+
+
+@test(CONFORMANCE)
+def directive_devices_redundant():
+    # num_gangs(4): `s += 1` runs once per gang; num_gangs(2): two lines.
+    return ["4", "gang start", "gang start", str(sum(range(12)))]
+
+
 @test(EXAMPLES)
 def jacobi_multi():
     return jacobi_lines(256, 256, 1000)
