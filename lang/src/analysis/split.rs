@@ -201,8 +201,28 @@ fn split_loop(
     };
     visit::walk_block(&mut scan, &for_loop.body);
     scan.in_loop = false;
-    for s in others {
+    for s in &others {
         scan.stmt(s);
+    }
+    // Statements outside the split loop run on every gang: split, on every gang of every
+    // device. Where that shows (output, an update of a variable from outside, a call that may
+    // print), the construct stays on one device.
+    let mut redundant = Redundant {
+        outside: &outside,
+        what: None,
+    };
+    for s in &others {
+        redundant.stmt(s);
+    }
+    if let Some(what) = redundant.what {
+        let what = match what {
+            Effect::Assigns(v) => format!("the assignment to `{}`", cx.var_name(v)),
+            Effect::Calls => "a function call".into(),
+            Effect::Prints(name) => format!("`{name}`"),
+        };
+        return Err(format!(
+            "{what} before or after loop `{var_name}` would run on every device's gangs"
+        ));
     }
     if let Some(why) = scan.unsplittable {
         return Err(why);
@@ -471,6 +491,45 @@ impl Rows<'_, '_> {
     }
 }
 
+/// The first statement outside a split loop whose effect shows when it runs on more gangs.
+struct Redundant<'o, F: Fn(VarId) -> bool> {
+    /// Whether a variable is declared outside the construct.
+    outside: &'o F,
+    what: Option<Effect>,
+}
+
+/// What a statement does that more gangs would do more often.
+enum Effect {
+    /// Assigns a variable from outside the construct.
+    Assigns(VarId),
+    Calls,
+    Prints(&'static str),
+}
+
+impl<F: Fn(VarId) -> bool> Visitor for Redundant<'_, F> {
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Call(..) if self.what.is_none() => self.what = Some(Effect::Calls),
+            ExprKind::Builtin(b, _)
+                if self.what.is_none() && matches!(b.name(), "print" | "printf") =>
+            {
+                self.what = Some(Effect::Prints(b.name()));
+            }
+            _ => {}
+        }
+        visit::walk_expr(self, e);
+    }
+
+    fn place(&mut self, p: &Place, _compound: bool) {
+        if let PlaceKind::Var(v) = p.kind {
+            if self.what.is_none() && (self.outside)(v) {
+                self.what = Some(Effect::Assigns(v));
+            }
+        }
+        visit::walk_place(self, p);
+    }
+}
+
 impl Visitor for Rows<'_, '_> {
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
@@ -721,6 +780,31 @@ mod tests {
         );
         let why = s.verdict.expect_err("unsplittable");
         assert!(why.contains("`last` is copied back"), "{why}");
+    }
+
+    #[test]
+    fn effects_outside_the_split_loop_keep_a_parallel_region_whole() {
+        // Gang-redundant code would run on every device's gangs.
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n)\nlet s = 0\nacc parallel devices(all) reduction(+: s)\n\
+             {\n  s += 1\n  acc loop gang\n  for j in 0..n {\n    a[j] = 1.0\n  }\n}\n",
+        );
+        let why = s.verdict.expect_err("unsplittable");
+        assert!(
+            why.starts_with("the assignment to `s` before or after loop `j`"),
+            "{why}"
+        );
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n)\nacc parallel devices(all)\n{\n  printf(\"hi\\n\")\n  \
+             acc loop gang\n  for j in 0..n {\n    a[j] = 1.0\n  }\n}\n",
+        );
+        assert!(s.verdict.expect_err("unsplittable").starts_with("`printf`"));
+        // A local of the region is the gang's own: that splits.
+        let s = split_of(
+            "let n = 8\nlet a = zeros(n)\nacc parallel devices(all)\n{\n  let k = 2.0\n  \
+             acc loop gang\n  for j in 0..n {\n    a[j] = k\n  }\n}\n",
+        );
+        assert!(s.verdict.is_ok(), "{:?}", s.verdict);
     }
 
     #[test]

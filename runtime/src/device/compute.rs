@@ -180,11 +180,15 @@ impl Devices {
             .record(self.place(site, None), EventKind::RegionEnter, now, now);
         match cond {
             false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
-            true if self.autocompare.is_some() => self.launch_compared(ctx, &mut l),
             true if self.launch_split(ctx, &mut l) => {}
+            // Arrays a `devices` region holds split are brought whole to where it runs.
             true => match self.before_split_use(l.desc, l.args, site) {
                 Ok(used) => {
-                    self.launch_on_device(ctx, &mut l);
+                    if self.autocompare.is_some() {
+                        self.launch_compared(ctx, &mut l);
+                    } else {
+                        self.launch_on_device(ctx, &mut l);
+                    }
                     self.after_split_use(&used);
                 }
                 Err(e) => report(ctx, e),

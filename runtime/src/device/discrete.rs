@@ -132,6 +132,17 @@ impl<M: Memory> Discrete<M> {
         }
     }
 
+    /// The references, structured and dynamic, on the whole of array `a` (0 when it is not
+    /// present whole).
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub unsafe fn references(&self, a: *mut ArrayHeader) -> u32 {
+        let host = storage(a);
+        let whole = Section::whole(array::shape(host));
+        (self.presence.counts((*host).id, &whole)).map_or(0, |(s, d)| s + d)
+    }
+
     /// `acc_is_present`.
     ///
     /// # Safety

@@ -147,6 +147,12 @@ impl Emulated {
         self.data.present_arrays()
     }
 
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn references(&self, a: *mut ArrayHeader) -> u32 {
+        self.data.references(a)
+    }
+
     /// Copies `section` of host array `host` to or from its copy here, now
     /// (`Discrete::transfer_present`).
     ///

@@ -224,6 +224,14 @@ impl Nvidia {
         self.data.present_arrays()
     }
 
+    /// The references on this GPU's copy of the whole of `a` (`Discrete::references`).
+    ///
+    /// # Safety
+    /// `a` is a live array.
+    pub(crate) unsafe fn references(&self, a: *mut ArrayHeader) -> u32 {
+        self.data.references(a)
+    }
+
     /// Whether any part of host array `a` is present on this GPU.
     ///
     /// # Safety

@@ -57,7 +57,8 @@ use crate::rows::{Directory, Holders, Place, Transfer};
 
 /// An array a `data … devices(…)` region holds split.
 pub(crate) struct SplitArray {
-    /// The devices holding a copy, in the region's order.
+    /// The devices holding a copy, of type `kind`, in the region's order.
+    kind: DeviceKind,
     devices: Vec<usize>,
     /// Which places hold each row's current contents.
     directory: Directory,
@@ -122,6 +123,15 @@ impl Current<'_> {
             Current::Shared => Ok(()),
             Current::Emulated(e) => e.transfer_present(host, section, upload, site),
             Current::Nvidia(g) => g.transfer_present(host, section, upload, site),
+        }
+    }
+
+    /// The references (structured and dynamic) on the device's copy of the whole of `a`.
+    unsafe fn references(self, a: *mut ArrayHeader) -> u32 {
+        match self {
+            Current::Shared => 0,
+            Current::Emulated(e) => e.references(a),
+            Current::Nvidia(g) => g.references(a),
         }
     }
 
@@ -259,21 +269,21 @@ impl Devices {
         }
     }
 
-    /// Runs `f` on device `num` of the current type (a GPU's context made current), then
-    /// makes the current device current again.
+    /// Runs `f` on device `num` of type `kind` (a GPU's context made current), then makes
+    /// the current device current again.
     fn with_device<R>(
         &mut self,
-        num: usize,
+        (kind, num): (DeviceKind, usize),
         f: impl FnOnce(Current<'_>) -> Result<R, RunError>,
     ) -> Result<R, RunError> {
-        let saved = self.num;
-        self.num = num;
+        let saved = (self.kind, self.num);
+        (self.kind, self.num) = (kind, num);
         let r = match self.current_device() {
             Ok(c) => f(c),
             Err(kind) => Err(RunError { kind, site: None }),
         };
-        self.num = saved;
-        if num != saved {
+        (self.kind, self.num) = saved;
+        if (kind, num) != saved {
             let _ = self.current_device();
         }
         r
@@ -281,7 +291,9 @@ impl Devices {
 
     /// Whether any part of `a` is on device `num` of the current type.
     unsafe fn holds_on(&mut self, num: usize, a: *mut ArrayHeader) -> bool {
-        self.with_device(num, |c| Ok(c.holds(a))).unwrap_or(false)
+        let kind = self.kind;
+        self.with_device((kind, num), |c| Ok(c.holds(a)))
+            .unwrap_or(false)
     }
 
     /// Makes the row directory's transfers of array `host` (held on `devices`), in order,
@@ -291,7 +303,7 @@ impl Devices {
     unsafe fn move_rows(
         &mut self,
         host: *mut ArrayHeader,
-        devices: &[usize],
+        (kind, devices): (DeviceKind, &[usize]),
         transfers: &[Transfer],
         site: u32,
         queued: bool,
@@ -304,21 +316,26 @@ impl Devices {
             site: Some(site),
         };
         for &d in devices {
-            self.with_device(d, |c| c.quiesce().map_err(at))?;
+            self.with_device((kind, d), |c| c.quiesce().map_err(at))?;
         }
         let dims = array::shape(host).to_vec();
         for t in transfers {
             let section = row_section(&dims, &t.rows);
             match (t.from, t.to) {
-                (Place::Host, Place::Device(d)) => {
-                    self.with_device(d, |c| c.transfer(host, &section, true, site).map_err(at))?
+                (Place::Host, Place::Device(d)) => self.with_device((kind, d), |c| {
+                    c.transfer(host, &section, true, site).map_err(at)
+                })?,
+                (Place::Device(d), Place::Host) => self.with_device((kind, d), |c| {
+                    c.transfer(host, &section, false, site).map_err(at)
+                })?,
+                (Place::Device(from), Place::Device(to)) => {
+                    let saved = self.kind;
+                    self.kind = kind;
+                    let copied = self.peer_rows(host, from, to, &section, site, queued);
+                    self.kind = saved;
+                    let _ = self.current_device();
+                    copied.map_err(at)?
                 }
-                (Place::Device(d), Place::Host) => {
-                    self.with_device(d, |c| c.transfer(host, &section, false, site).map_err(at))?
-                }
-                (Place::Device(from), Place::Device(to)) => self
-                    .peer_rows(host, from, to, &section, site, queued)
-                    .map_err(at)?,
                 (Place::Host, Place::Host) => {}
             }
         }
@@ -413,6 +430,20 @@ impl Devices {
         devices: &[usize],
     ) -> Result<(), RunError> {
         let kind = self.kind;
+        let count = self.count(kind.code());
+        if count > crate::rows::MAX_DEVICES {
+            return Err(RunError {
+                kind: RunErrorKind::SplitData {
+                    message: format!(
+                        "{count} {} devices: a `devices(…)` region holds data over at most {}",
+                        kind.name(),
+                        crate::rows::MAX_DEVICES
+                    ),
+                    help: "list the devices to use, such as `devices(0, 1)`".into(),
+                },
+                site: ops.first().map(|op| op.site),
+            });
+        }
         for op in ops {
             let at = |kind| RunError {
                 kind,
@@ -429,7 +460,7 @@ impl Devices {
                 }));
             }
             match self.split.get(&(*p.storage).id) {
-                Some(s) if s.devices != devices => {
+                Some(s) if s.kind != kind || s.devices != devices => {
                     return Err(at(RunErrorKind::SplitData {
                         message: format!(
                             "is already held split over devices {:?} by an enclosing region",
@@ -464,14 +495,13 @@ impl Devices {
         }
         let entry: Vec<DataOpArg> = ops.iter().map(allocating).collect();
         for (i, &d) in devices.iter().enumerate() {
-            if let Err(e) = self.with_device(d, |c| c.enter_ops(&entry)) {
+            if let Err(e) = self.with_device((kind, d), |c| c.enter_ops(&entry)) {
                 for &prev in &devices[..i] {
-                    let _ = self.with_device(prev, |c| c.exit_ops(&entry));
+                    let _ = self.with_device((kind, prev), |c| c.exit_ops(&entry));
                 }
                 return Err(e);
             }
         }
-        let count = self.count(kind.code());
         for op in ops {
             let host = storage(op.array);
             let id = (*host).id;
@@ -507,20 +537,24 @@ impl Devices {
             self.split.insert(
                 id,
                 SplitArray {
+                    kind,
                     devices: devices.to_vec(),
                     directory,
                     host: Handle(host),
                     holds: 1,
                 },
             );
-            self.move_rows(host, devices, &transfers, op.site, false)?;
+            self.move_rows(host, (kind, devices), &transfers, op.site, false)?;
         }
         Ok(())
     }
 
     /// The exit of a `data … devices(…)` region: `copy` and `copyout` arrays leaving the
     /// devices bring the host the rows it lacks, each from a device that holds it; then every
-    /// device lets go of its copies. Every clause is exited; the first error is returned.
+    /// device lets go of its copies. A device whose copy stays (an `enter data` or
+    /// `acc_copyin` inside the region holds it) first receives every row it lacks, and the
+    /// host then receives nothing (data still present is copied out when it leaves, as
+    /// OpenACC says). Every clause is exited; the first error is returned.
     ///
     /// # Safety
     /// The ops' arrays are live.
@@ -543,18 +577,32 @@ impl Devices {
             let Some(mut s) = self.split.remove(&id) else {
                 continue;
             };
-            if matches!(op.action, ACTION_COPY | ACTION_COPYOUT) {
-                let transfers = s.directory.to_host(0..row_count(host));
-                let moved = self.move_rows(host, &s.devices, &transfers, op.site, false);
-                if first.is_ok() {
-                    first = moved;
-                }
+            let rows = 0..row_count(host);
+            let staying: Vec<usize> = (s.devices.iter().copied())
+                .filter(|&d| {
+                    self.with_device((s.kind, d), |c| Ok(c.references(host)))
+                        .unwrap_or(0)
+                        > 1
+                })
+                .collect();
+            let mut transfers = Vec::new();
+            for &d in &staying {
+                let t = s.directory.acquire(Place::Device(d), rows.clone());
+                transfers.extend(t.unwrap_or_default());
+            }
+            if staying.is_empty() && matches!(op.action, ACTION_COPY | ACTION_COPYOUT) {
+                transfers = s.directory.to_host(rows);
+            }
+            let moved = self.move_rows(host, (s.kind, &s.devices), &transfers, op.site, false);
+            if first.is_ok() {
+                first = moved;
             }
             array::release(s.host.0);
         }
         let exit: Vec<DataOpArg> = ops.iter().map(allocating).collect();
+        let kind = self.kind;
         for &d in devices {
-            let done = self.with_device(d, |c| c.exit_ops(&exit));
+            let done = self.with_device((kind, d), |c| c.exit_ops(&exit));
             if first.is_ok() {
                 first = done;
             }
@@ -563,9 +611,10 @@ impl Devices {
     }
 
     /// `update self` / `update device` of arrays held split (the others are left to the
-    /// device): `update self` brings the host the rows of the section it lacks; `update
-    /// device` makes the host's copy of the rows the current one (devices fetch them again
-    /// when a block needs them). Returns the ops left for the current device.
+    /// device): `update self` brings the host the rows of the section it lacks (of part of a
+    /// row, only that part, from a device that holds the row); `update device` makes the
+    /// host's copy of the rows the current one (devices fetch them again when a block needs
+    /// them). Returns the ops left for the current device.
     ///
     /// # Safety
     /// The ops' arrays are live.
@@ -592,10 +641,36 @@ impl Devices {
             let Some(s) = self.split.get_mut(&id) else {
                 continue;
             };
-            if op.action == super::ops::ACTION_UPDATE_HOST {
+            let held = (s.kind, s.devices.clone());
+            if op.action == super::ops::ACTION_UPDATE_HOST && whole_rows {
                 let transfers = s.directory.to_host(rows);
-                let devices = s.devices.clone();
-                self.move_rows(host, &devices, &transfers, op.site, false)?;
+                self.move_rows(host, (held.0, &held.1), &transfers, op.site, false)?;
+            } else if op.action == super::ops::ACTION_UPDATE_HOST {
+                // Part of each row: the host does not hold the rows after it, so the directory
+                // stays as it is; each run of rows comes from a device that holds it.
+                let sources: Vec<(Range<u64>, usize)> = (s.directory.runs())
+                    .filter(|(run, h)| {
+                        run.start < rows.end && rows.start < run.end && !h.contains(Place::Host)
+                    })
+                    .filter_map(|(run, h)| {
+                        let d = h.places().find_map(|p| match p {
+                            Place::Device(d) => Some(d),
+                            Place::Host => None,
+                        })?;
+                        Some((run.start.max(rows.start)..run.end.min(rows.end), d))
+                    })
+                    .collect();
+                for &d in &held.1 {
+                    self.with_device((held.0, d), |c| c.quiesce().map_err(at))?;
+                }
+                for (run, d) in sources {
+                    let mut section = p.section;
+                    section.lo[0] = run.start as i64;
+                    section.hi[0] = run.end as i64;
+                    self.with_device((held.0, d), |c| {
+                        c.transfer(host, &section, false, op.site).map_err(at)
+                    })?;
+                }
             } else if whole_rows {
                 s.directory.host_wrote(rows);
             } else {
@@ -638,7 +713,9 @@ impl Devices {
                 continue;
             };
             let rows = 0..row_count(host);
-            let on_device = s.devices.contains(&current);
+            // A launch on another device type (after `acc_set_device_type`) uses the host's
+            // copy, as does one on a device that holds none.
+            let on_device = s.kind == self.kind && s.devices.contains(&current);
             let transfers = if on_device {
                 s.directory
                     .acquire(Place::Device(current), rows)
@@ -646,8 +723,8 @@ impl Devices {
             } else {
                 s.directory.to_host(rows)
             };
-            let devices = s.devices.clone();
-            self.move_rows(host, &devices, &transfers, site, false)?;
+            let held = (s.kind, s.devices.clone());
+            self.move_rows(host, (held.0, &held.1), &transfers, site, false)?;
             used.push(SplitUse {
                 id,
                 written: p.written,
@@ -698,6 +775,15 @@ impl Devices {
         let Some(parts) = self.plan_parts(l, split, &devices) else {
             return false;
         };
+        // A `wait` clause orders the construct after work queued on the current device, on
+        // which the parts on every device may depend (rows it copies back, say): the host
+        // waits for it first.
+        if l.waits.is_some() && !self.wait_clause(ctx, l.waits, QueueArg::Sync, l.site) {
+            return true;
+        }
+        let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
+            return true;
+        };
         // Rows held split that blocks need from elsewhere move before any block runs; copies
         // between GPUs stay queued before a synchronous launch, which waits for them (under
         // `--profile` and `--trace` they are waited for, so that their time is their own).
@@ -715,19 +801,20 @@ impl Devices {
                     .directory
                     .acquire(Place::Device(part.device), rows.clone())
                     .unwrap_or_default();
-                let held = s.devices.clone();
-                if let Err(e) = self.move_rows(*host, &held, &transfers, l.site, queued) {
+                let held = (s.kind, s.devices.clone());
+                if let Err(e) = self.move_rows(*host, (held.0, &held.1), &transfers, l.site, queued)
+                {
                     super::report(ctx, e);
                     return true;
                 }
             }
         }
         let mut parts = parts;
-        if !self.launch_on_gpus(ctx, l, &mut parts) {
+        if !self.launch_on_gpus(ctx, l, q, &mut parts) {
             for part in &mut parts {
                 let saved = self.num;
                 self.num = part.device;
-                let mut launch = part.launch(l, l.waits);
+                let mut launch = part.launch(l, None);
                 self.launch_on_device(ctx, &mut launch);
                 self.num = saved;
                 let _ = self.current_device();
@@ -736,6 +823,12 @@ impl Devices {
                     return true;
                 }
             }
+        }
+        // An `async` split construct completes before the host goes on (OpenACC allows it):
+        // its parts are on every device's queue, where a later `wait`, which looks at the
+        // current device, would not find them.
+        if let QueueArg::Async(id) = q {
+            self.finish_queued(ctx, &parts, id);
         }
         if (*ctx).status != STATUS_OK {
             return true;
@@ -763,6 +856,32 @@ impl Devices {
             }
         }
         true
+    }
+
+    /// Waits for queue `id` on every part's device, in device order, taking each device's
+    /// output and errors (told with the device).
+    ///
+    /// # Safety
+    /// `ctx` is a live context.
+    unsafe fn finish_queued(&mut self, ctx: *mut Ctx, parts: &[Part], id: crate::queue::QueueId) {
+        let kind = self.kind;
+        for part in parts {
+            let failed_before = (*ctx).status != STATUS_OK;
+            let _ = self.with_device((kind, part.device), |c| {
+                match c {
+                    Current::Shared => {}
+                    Current::Emulated(e) => {
+                        e.wait(id);
+                        e.drain(ctx);
+                    }
+                    Current::Nvidia(g) => g.wait(ctx, Some(id)),
+                }
+                Ok(())
+            });
+            if !failed_before && (*ctx).status != STATUS_OK {
+                self.tell_device(ctx, part);
+            }
+        }
     }
 
     /// The error just recorded came from `part`'s device: its message says so.
@@ -793,15 +912,18 @@ impl Devices {
     ///
     /// # Safety
     /// As `Devices::launch`.
-    unsafe fn launch_on_gpus(&mut self, ctx: *mut Ctx, l: &Launch<'_>, parts: &mut [Part]) -> bool {
-        if self.kind != DeviceKind::Nvidia || l.waits.is_some() || parts.len() < 2 {
+    unsafe fn launch_on_gpus(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &Launch<'_>,
+        q: QueueArg,
+        parts: &mut [Part],
+    ) -> bool {
+        if self.kind != DeviceKind::Nvidia || parts.len() < 2 {
             return false;
         }
         let Some(kernel) = self.kernels.get(l.desc.key) else {
             return false;
-        };
-        let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
-            return true;
         };
         for part in parts.iter() {
             match self.gpu(part.device) {
@@ -870,6 +992,11 @@ impl Devices {
         if trip <= 0 {
             return None;
         }
+        // A clause's section is checked whole, as on every device (LANGUAGE.md 7.3): a bad
+        // one runs the construct whole, which reports it, before any part would clip it.
+        if l.ops.iter().any(|op| placed(op).is_err()) {
+            return None;
+        }
         // The arrays: their storage, and whether a devices region holds them split.
         struct Arr<'s> {
             host: *mut ArrayHeader,
@@ -886,7 +1013,9 @@ impl Devices {
             }
             let id = (*host).id;
             let held = match self.split.get(&id) {
-                Some(s) if devices.iter().all(|d| s.devices.contains(d)) => true,
+                Some(s) if s.kind == self.kind && devices.iter().all(|d| s.devices.contains(d)) => {
+                    true
+                }
                 Some(_) => return None,
                 None => false,
             };
