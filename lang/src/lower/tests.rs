@@ -828,6 +828,10 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "100,000 gangs exceed the interpreter's step budget",
     ),
     (
+        "directive_devices_wait",
+        "its busy work (to make the later devices' blocks slow) exceeds the interpreter's step budget",
+    ),
+    (
         "error_runtime_num_gangs_huge",
         "the runtime checks launch sizes; the interpreter runs every gang",
     ),
