@@ -204,6 +204,7 @@ impl<'c> Mutator<'c> {
             max_units: 1 + self.rng.below(5),
             known_bugs: false,
             errors: true,
+            devices: true,
         };
         acc_progen::gen::generate(seed, &cfg).source()
     }

@@ -3,7 +3,7 @@
 
 use acc_progen::campaign::{check_seed, report, save, SeedResult};
 use acc_progen::gen::{generate, Config};
-use acc_progen::run::Runner;
+use acc_progen::run::{DeviceSpec, Runner};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -12,12 +12,17 @@ use std::time::{Duration, Instant};
 const USAGE: &str =
     "usage: acc-progen N [--seed S] [--devices host,multicore,emulated] [--acc PATH]
                   [--jobs J] [--timeout SECS] [--save DIR] [--write DIR] [--budget B]
-                  [--known-bugs] [--no-errors] [--units K]
+                  [--known-bugs] [--no-errors] [--no-devices] [--units K]
   Runs N generated programs (seeds S, S+1, …) on every device and compares standard output,
   standard error and exit status. Mismatches are shrunk (up to B candidates, 0: don't) and
   saved as regression tests in DIR (default progen-regressions). --write DIR only writes the
   programs (DIR/progen_SEED.acc) without running them. --acc defaults to `acc` beside this
-  binary.";
+  binary.
+  A device is what `acc --device` takes (host, multicore, emulated, emulated:1, nvidia, …);
+  emulated@K (or emulated:D@K) runs on a machine of K emulated devices
+  (ACC_EMULATED_DEVICES=K), so that --devices host,emulated@1,emulated@2,emulated@3 compares
+  the devices(…) splits over 1, 2 and 3 devices. Programs carry devices(…) clauses now and
+  then; --no-devices leaves them out (the programs are otherwise the same).";
 
 struct Args {
     n: u64,
@@ -52,7 +57,12 @@ fn parse() -> Result<Args, String> {
         let num = |s: String| s.parse::<u64>().map_err(|_| format!("not a number: {s}"));
         match arg.as_str() {
             "--seed" => a.seed = num(val("--seed")?)?,
-            "--devices" => a.devices = val("--devices")?.split(',').map(String::from).collect(),
+            "--devices" => {
+                a.devices = val("--devices")?.split(',').map(String::from).collect();
+                for d in &a.devices {
+                    DeviceSpec::parse(d)?;
+                }
+            }
             "--acc" => a.acc = Some(PathBuf::from(val("--acc")?)),
             "--jobs" => a.jobs = num(val("--jobs")?)?.max(1) as usize,
             "--timeout" => a.timeout = num(val("--timeout")?)?,
@@ -62,6 +72,7 @@ fn parse() -> Result<Args, String> {
             "--units" => a.cfg.max_units = num(val("--units")?)?.max(1) as usize,
             "--known-bugs" => a.cfg.known_bugs = true,
             "--no-errors" => a.cfg.errors = false,
+            "--no-devices" => a.cfg.devices = false,
             "-h" | "--help" => return Err(USAGE.into()),
             s if n.is_none() && !s.starts_with('-') => n = Some(num(s.to_string())?),
             s => return Err(format!("unknown argument {s}\n{USAGE}")),

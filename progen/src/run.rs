@@ -42,19 +42,64 @@ pub enum Verdict {
     Differ(Vec<usize>),
 }
 
+/// One device of the comparison, as `--devices` names it: `TYPE[:NUM]` (what `acc --device`
+/// takes) and, for `emulated`, `@N` for a machine of N emulated devices
+/// (`ACC_EMULATED_DEVICES=N`), so that `emulated@1,emulated@2,emulated@3` compare one program
+/// split over one, two and three devices (`devices(…)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceSpec {
+    /// The `--device` argument.
+    pub device: String,
+    /// `ACC_EMULATED_DEVICES` for the run; `None` leaves the environment's (default 2).
+    pub emulated_devices: Option<u32>,
+}
+
+impl DeviceSpec {
+    pub fn parse(spec: &str) -> Result<DeviceSpec, String> {
+        let Some((device, count)) = spec.split_once('@') else {
+            if spec.is_empty() {
+                return Err("an empty device name".into());
+            }
+            return Ok(DeviceSpec {
+                device: spec.to_string(),
+                emulated_devices: None,
+            });
+        };
+        if device.split(':').next() != Some("emulated") {
+            return Err(format!(
+                "{spec}: only `emulated` takes a device count (`emulated@3`)"
+            ));
+        }
+        match count.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(DeviceSpec {
+                device: device.to_string(),
+                emulated_devices: Some(n),
+            }),
+            _ => Err(format!(
+                "{spec}: the device count after `@` must be a number from 1 up"
+            )),
+        }
+    }
+}
+
 /// Runs programs with one `acc` binary on a list of devices.
 pub struct Runner {
     pub acc: PathBuf,
+    /// The devices as given (`host`, `emulated:1`, `emulated@3`, see [`DeviceSpec`]).
     pub devices: Vec<String>,
     pub timeout: Duration,
     pub dir: PathBuf,
 }
 
 static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
+static NEXT_RUNNER: AtomicU64 = AtomicU64::new(0);
 
 impl Runner {
     pub fn new(acc: PathBuf, devices: Vec<String>, timeout: Duration) -> Runner {
-        let dir = std::env::temp_dir().join(format!("acc-progen-{}", std::process::id()));
+        // A folder per runner: a runner removes its own when dropped, and runners of one
+        // process (tests on parallel threads) must not remove each other's.
+        let k = NEXT_RUNNER.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("acc-progen-{}-{k}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
         Runner {
             acc,
@@ -79,12 +124,18 @@ impl Runner {
         out
     }
 
-    /// Runs `acc FILE --device DEVICE` with the timeout.
+    /// Runs `acc FILE --device DEVICE` with the timeout (and `ACC_EMULATED_DEVICES=N` for
+    /// `DEVICE@N`).
     pub fn run_file(&self, path: &Path, device: &str) -> Outcome {
-        let mut child = Command::new(&self.acc)
+        let spec = DeviceSpec::parse(device).unwrap_or_else(|e| panic!("bad device: {e}"));
+        let mut cmd = Command::new(&self.acc);
+        if let Some(n) = spec.emulated_devices {
+            cmd.env("ACC_EMULATED_DEVICES", n.to_string());
+        }
+        let mut child = cmd
             .arg(path)
             .arg("--device")
-            .arg(device)
+            .arg(&spec.device)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

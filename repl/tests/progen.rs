@@ -4,9 +4,11 @@
 //!
 //! The seeds are fixed, so the test is deterministic; `ACC_PROGEN_COUNT` and
 //! `ACC_PROGEN_SEED` run another range (`cargo run -p acc-progen --release` runs many more).
+//! A second test runs programs that carry `devices(…)` clauses on host and on three emulated
+//! devices (`emulated@3`), where those constructs split their loops.
 
 use acc_progen::campaign::{check_seed, report, SeedResult};
-use acc_progen::gen::Config;
+use acc_progen::gen::{generate, Config};
 use acc_progen::run::Runner;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,11 +20,9 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-#[test]
-fn generated_programs_agree_on_host_multicore_and_emulated() {
-    let count = env_u64("ACC_PROGEN_COUNT", 400);
-    let first = env_u64("ACC_PROGEN_SEED", 1);
-    let devices = ["host", "multicore", "emulated"].map(String::from).to_vec();
+/// Runs `seeds` on `devices`; panics with every failure.
+fn agree(devices: &[&str], seeds: impl Iterator<Item = u64>) {
+    let devices = devices.iter().map(|d| d.to_string()).collect();
     // A generous timeout: the machine may be busy; generated programs take milliseconds.
     let runner = Runner::new(
         PathBuf::from(env!("CARGO_BIN_EXE_acc")),
@@ -31,7 +31,9 @@ fn generated_programs_agree_on_host_multicore_and_emulated() {
     );
     let cfg = Config::default();
     let mut failures = Vec::new();
-    for seed in first..first + count {
+    let mut count = 0;
+    for seed in seeds {
+        count += 1;
         match check_seed(&runner, &cfg, seed, 300) {
             SeedResult::Same => {}
             SeedResult::Invalid(p, o) => failures.push(format!(
@@ -48,4 +50,22 @@ fn generated_programs_agree_on_host_multicore_and_emulated() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn generated_programs_agree_on_host_multicore_and_emulated() {
+    let count = env_u64("ACC_PROGEN_COUNT", 400);
+    let first = env_u64("ACC_PROGEN_SEED", 1);
+    agree(&["host", "multicore", "emulated"], first..first + count);
+}
+
+/// The first 60 programs from seed 1 that have a `devices(…)` clause, split over three
+/// emulated devices.
+#[test]
+fn generated_programs_with_devices_clauses_agree_on_three_emulated_devices() {
+    let cfg = Config::default();
+    let seeds = (1..)
+        .filter(|s| generate(*s, &cfg).source().contains("devices("))
+        .take(60);
+    agree(&["host", "emulated@3"], seeds);
 }

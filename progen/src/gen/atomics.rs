@@ -129,7 +129,8 @@ impl Gen {
         lp.removable = false;
         match shape {
             0 => {
-                lp.pre = vec![format!("acc parallel loop {copy}")];
+                let cl = self.with_devices(&copy);
+                lp.pre = vec![format!("acc parallel loop {cl}")];
                 out.push(lp);
             }
             1 => {
@@ -139,6 +140,7 @@ impl Gen {
                 } else {
                     String::new()
                 };
+                let cl = self.with_devices(&cl);
                 lp.pre = vec![squash(&format!("acc kernels loop {cl}"))];
                 out.push(lp);
             }
@@ -161,7 +163,8 @@ impl Gen {
                     a.pre = vec!["acc atomic".into()];
                     inner.insert(self.rng.below(2), a);
                 }
-                let mut r = self.block(vec![], vec![t(format!("acc parallel{g} {copy}"))], inner);
+                let cl = self.with_devices(&copy);
+                let mut r = self.block(vec![], vec![t(format!("acc parallel{g} {cl}"))], inner);
                 r.removable = false;
                 out.push(r);
             }

@@ -154,11 +154,19 @@ impl Gen {
         if structured {
             self.wait_pending(&mut pending, &mut ops);
             let how = self.rng.pick(&["copy", "pcopy", "present_or_copy"]);
-            let mut r = self.block(
-                vec![],
-                vec![t(format!("acc data {how}({})", sect(lo, cnt)))],
-                ops,
-            );
+            // a data region with devices(…) holds whole arrays: named whole, not as a section
+            let whole = lo == 0 && cnt == rows && all_cols;
+            let dv = if whole {
+                self.devices_suffix()
+            } else {
+                String::new()
+            };
+            let what = if dv.is_empty() {
+                sect(lo, cnt)
+            } else {
+                a.clone()
+            };
+            let mut r = self.block(vec![], vec![t(format!("acc data {how}({what}){dv}"))], ops);
             r.removable = false;
             out.push(r);
         } else {
@@ -245,6 +253,14 @@ impl Gen {
             inner.removable = false;
             body = vec![inner];
         }
+        // (a known bug: an asynchronous construct split over devices is not waited for on
+        // the devices other than the current one)
+        let clauses =
+            if kind == "serial loop" || (clauses.contains("async") && !self.cfg.known_bugs) {
+                clauses.to_string()
+            } else {
+                self.with_devices(clauses)
+            };
         let mut l = self.block(
             vec![squash(&format!("acc {kind} {clauses}"))],
             vec![t(format!("for i in {lo}..{}", lo + cnt))],
@@ -308,6 +324,7 @@ impl Gen {
             .rng
             .pick(&["copyin(a) copy(b)", "present(a, b)", "", "default(present)"]);
         let inside_data = clause.contains("present");
+        let clause = self.with_devices(clause);
         let mut l = self.block(
             vec![squash(&format!("acc parallel loop {clause}"))],
             vec![t(format!("for i in 0..{n}"))],
@@ -321,7 +338,8 @@ impl Gen {
         );
         let mut nodes = self.host_array(&x, ty, &[n], &self.scope());
         nodes.push(self.fixed(format!("let {y} = zeros({}, {n})", ty.name())));
-        if self.cfg.known_bugs && self.rng.chance(50) {
+        let view = self.cfg.known_bugs && self.rng.chance(50);
+        if view {
             // a reshape view: the same data under another shape (a known bug: a view of
             // present data gets a device copy of its own)
             nodes.push(self.fixed(format!("let {z} = reshape({y}, {n})")));
@@ -338,14 +356,17 @@ impl Gen {
             if self.rng.chance(50) {
                 // a second region through the other name, in the same data region
                 let add = self.fixed(format!("{y}[i] = {y}[i] + {}", ty.literal(1)));
+                let cl = self.with_devices(&format!("present({y})"));
                 let mut l2 = self.block(
-                    vec![format!("acc parallel loop present({y})")],
+                    vec![format!("acc parallel loop {cl}")],
                     vec![t(format!("for i in 0..{n}"))],
                     vec![add],
                 );
                 l2.removable = false;
                 inner.push(l2);
             }
+            // a data region with devices(…) holds whole arrays: a view in it is an error
+            let how = if view { how } else { self.with_devices(&how) };
             let mut r = self.block(vec![], vec![t(format!("acc data {how}"))], inner);
             r.removable = false;
             nodes.push(r);

@@ -194,6 +194,11 @@ impl Gen {
                 clauses.push(format!("firstprivate({s})"));
             }
         }
+        // (a known bug: an asynchronous construct split over devices is not waited for on
+        // the devices other than the current one, so its copy-back may come too late)
+        if kind != Construct::Serial && (async_q.is_none() || self.cfg.known_bugs) {
+            self.push_devices(&mut clauses);
+        }
         let clause_text = clauses
             .iter()
             .filter(|c| !c.is_empty())
@@ -248,20 +253,14 @@ impl Gen {
         }
         match wrap {
             2 => {
-                let r = self.block(
-                    vec![],
-                    vec![t(format!("acc data copyin({x}) copy({y})"))],
-                    compute,
-                );
+                let cl = self.with_devices(&format!("copyin({x}) copy({y})"));
+                let r = self.block(vec![], vec![t(format!("acc data {cl}"))], compute);
                 out.push(r);
             }
             3 => {
                 compute.push(self.fixed(format!("acc update host({y})")));
-                let r = self.block(
-                    vec![],
-                    vec![t(format!("acc data copyin({x}) create({y})"))],
-                    compute,
-                );
+                let cl = self.with_devices(&format!("copyin({x}) create({y})"));
+                let r = self.block(vec![], vec![t(format!("acc data {cl}"))], compute);
                 out.push(r);
             }
             4 | 5 => {

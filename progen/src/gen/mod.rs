@@ -29,11 +29,18 @@ pub struct Config {
     /// At most this many units per program.
     pub max_units: usize,
     /// Also generate forms that hit bugs known and being fixed (atomic capture into an array
-    /// element, reshape views of present data): programs that use them differ or are flaky on
-    /// multicore and emulated until then.
+    /// element, reshape views of present data; `devices(…)` on an `async` construct that copies
+    /// data back, and on a `parallel` region whose gang-redundant code updates a reduction
+    /// variable): programs that use them differ or are flaky on multicore and emulated until
+    /// then.
     pub known_bugs: bool,
     /// Now and then end a program with a run-time error (same diagnostic expected everywhere).
     pub errors: bool,
+    /// Now and then add `devices(all)` (or `devices(0, 1)`, `devices(1, 0)`) to a compute
+    /// construct or a data region: the program must print the same with it, on any number of
+    /// devices (`emulated@N`). Drawn from a random stream of its own, so a seed gives the same
+    /// program with or without it, apart from these clauses.
+    pub devices: bool,
 }
 
 impl Default for Config {
@@ -42,6 +49,7 @@ impl Default for Config {
             max_units: 4,
             known_bugs: false,
             errors: true,
+            devices: true,
         }
     }
 }
@@ -50,6 +58,7 @@ impl Default for Config {
 pub fn generate(seed: u64, cfg: &Config) -> Program {
     let mut g = Gen {
         rng: Rng::new(seed),
+        drng: Rng::new(seed ^ 0xd5a1_7c3b_0e49_8f26),
         next_id: 0,
         cfg: cfg.clone(),
         routines: Vec::new(),
@@ -79,6 +88,8 @@ type Queue = Option<usize>;
 
 struct Gen {
     rng: Rng,
+    /// The stream for `devices(…)` clauses only (see [`Config::devices`]).
+    drng: Rng,
     next_id: u32,
     cfg: Config,
     routines: Vec<RoutineSig>,
@@ -378,6 +389,56 @@ impl Gen {
             _ => format!("print({name}, sum({name}))"),
         };
         self.fixed(text)
+    }
+
+    /// A `devices(…)` clause for a compute construct (not `serial`) or a data region, now and
+    /// then; `""` otherwise. The draws come from `drng`, so the rest of the program does not
+    /// depend on them.
+    fn devices(&mut self) -> String {
+        if !self.cfg.devices || !self.drng.chance(30) {
+            return String::new();
+        }
+        match self.drng.below(8) {
+            0 => "devices(0, 1)".into(),
+            1 => "devices(1, 0)".into(),
+            _ => "devices(all)".into(),
+        }
+    }
+
+    /// `" devices(…)"` now and then (see [`Gen::devices`]), to append to a directive.
+    fn devices_suffix(&mut self) -> String {
+        match self.devices() {
+            d if d.is_empty() => d,
+            d => format!(" {d}"),
+        }
+    }
+
+    /// `clauses` with a `devices(…)` clause (see [`Gen::devices`]) at a random place among them
+    /// (there is no `device_type` among generated clauses, which it may not follow).
+    fn with_devices(&mut self, clauses: &str) -> String {
+        let d = self.devices();
+        if d.is_empty() {
+            return clauses.to_string();
+        }
+        let mut v: Vec<&str> = if clauses.trim().is_empty() {
+            Vec::new()
+        } else {
+            vec![clauses.trim()]
+        };
+        // before or after the other clauses
+        let at = self.drng.below(v.len() + 1);
+        v.insert(at, &d);
+        v.join(" ")
+    }
+
+    /// Adds a `devices(…)` clause (see [`Gen::devices`]) at a random place in `clauses`, now
+    /// and then.
+    fn push_devices(&mut self, clauses: &mut Vec<String>) {
+        let d = self.devices();
+        if !d.is_empty() {
+            let at = self.drng.below(clauses.len() + 1);
+            clauses.insert(at, d);
+        }
     }
 
     fn queue(&mut self) -> Queue {

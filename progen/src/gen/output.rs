@@ -50,9 +50,14 @@ impl Gen {
                 ]));
             }
         }
-        let head = self
+        let mut head = self
             .rng
-            .pick(&["acc serial", "acc kernels", "acc parallel num_gangs(1)"]);
+            .pick(&["acc serial", "acc kernels", "acc parallel num_gangs(1)"])
+            .to_string();
+        if head != "acc serial" {
+            // nothing to split: the region runs on one device
+            head += &self.devices_suffix();
+        }
         let mut r = self.block(vec![], vec![t(head)], body);
         r.removable = false;
         nodes.push(self.fixed(format!("print(\"host\", {v})")));

@@ -55,12 +55,15 @@ impl Gen {
                 } else {
                     format!("acc parallel loop private({p}) private({tmp}){fp}")
                 };
+                let dv = self.devices_suffix();
+                let dir = format!("{dir}{dv}");
                 let mut l = self.block(vec![dir], vec![t(format!("for i in 0..{n}"))], body);
                 l.removable = false;
                 if self.rng.chance(40) {
                     // the same as an orphaned loop in a parallel region
                     l.pre = vec![format!("acc loop private({p}, {tmp})")];
-                    let mut r = self.block(vec![], vec![t(format!("acc parallel{fp}"))], vec![l]);
+                    let mut r =
+                        self.block(vec![], vec![t(format!("acc parallel{fp}{dv}"))], vec![l]);
                     r.removable = false;
                     out.push(r);
                 } else {
@@ -86,8 +89,9 @@ impl Gen {
                 sl.removable = false;
                 let st = self.fixed(format!("{y}[i] = w"));
                 let vlen = self.rng.pick(&["", " vector_length(32)", " num_gangs(2)"]);
+                let dv = self.devices_suffix();
                 let mut l = self.block(
-                    vec![format!("acc parallel loop gang private({tmp}){vlen}")],
+                    vec![format!("acc parallel loop gang private({tmp}){vlen}{dv}")],
                     vec![t(format!("for i in 0..{n}"))],
                     vec![vl, acc0, sl, st],
                 );
@@ -98,8 +102,9 @@ impl Gen {
                 // firstprivate arrays and scalars are read-only copies
                 let r = self.ex().value(&sc_t, ty, 3);
                 let body = vec![self.stmt(vec![t(format!("{y}[i] = ")), e(r)])];
+                let dv = self.devices_suffix();
                 let mut l = self.block(
-                    vec![format!("acc parallel loop firstprivate({tmp}, {f})")],
+                    vec![format!("acc parallel loop firstprivate({tmp}, {f}){dv}")],
                     vec![t(format!("for i in 0..{n}"))],
                     body,
                 );
@@ -150,8 +155,11 @@ impl Gen {
         let head = match self.rng.below(4) {
             0 => format!("acc serial copy({k})"),
             1 => format!("acc serial copy({k}) firstprivate({f})"),
-            2 => "acc kernels".to_string(),
-            _ => format!("acc kernels copyout({k})"),
+            2 => format!("acc kernels{}", self.devices_suffix()),
+            _ => format!(
+                "acc kernels {}",
+                self.with_devices(&format!("copyout({k})"))
+            ),
         };
         let mut r = self.block(vec![], vec![t(head)], body);
         r.removable = false;
@@ -176,7 +184,8 @@ impl Gen {
         };
         let st = self.stmt(upd);
         let lp = self.block(vec![], vec![t(format!("for i in 0..{n}"))], vec![st]);
-        let mut r = self.block(vec![], vec![t("acc kernels")], vec![lp]);
+        let head = format!("acc kernels{}", self.devices_suffix());
+        let mut r = self.block(vec![], vec![t(head)], vec![lp]);
         r.removable = false;
         nodes.push(r);
         nodes.push(self.fixed(format!("print({sum})")));

@@ -116,15 +116,25 @@ impl Gen {
             " async",
         ]);
         let nest = self.rng.pick(&["collapse(2)", "tile(2, 2)", "tile(*, 3)"]);
+        // devices(…) on the parallel and kernels constructs, not where a float sum or product
+        // is combined over devices (its rounding may depend on the split)
+        let float_sum = vars
+            .iter()
+            .any(|(_, ty, op)| ty.is_float() && matches!(*op, "+" | "*"));
+        let dv = if float_sum || matches!(shape, 2 | 8) {
+            String::new()
+        } else {
+            self.devices_suffix()
+        };
         let compute: Vec<Node> = match shape {
             0 => vec![loop_i(
                 self,
-                vec![format!("acc parallel loop {red}{ifc}")],
+                vec![format!("acc parallel loop {red}{ifc}{dv}")],
                 updates,
             )],
             1 => vec![loop_i(
                 self,
-                vec![format!("acc kernels loop {red}{ifc}")],
+                vec![format!("acc kernels loop {red}{ifc}{dv}")],
                 updates,
             )],
             2 => vec![loop_i(
@@ -136,7 +146,7 @@ impl Gen {
                 let l = loop_i(self, vec![format!("acc loop {red}")], updates);
                 let mut p = self.block(
                     vec![],
-                    vec![t(format!("acc parallel num_gangs({gangs})"))],
+                    vec![t(format!("acc parallel num_gangs({gangs}){dv}"))],
                     vec![l],
                 );
                 p.removable = false;
@@ -147,14 +157,20 @@ impl Gen {
                 // and gang-redundant updates (once per gang)
                 let l = loop_i(self, vec!["acc loop".into()], updates);
                 let mut body = vec![l];
+                let mut dv = dv;
                 if let Some((name, ty, "+")) = vars.first().cloned() {
                     if ty.is_int() {
                         body.push(self.stmt(vec![t(format!("{name} += 1"))]));
+                        // (a known bug: split over devices, the gang-redundant update runs
+                        // once per gang of every device)
+                        if !self.cfg.known_bugs {
+                            dv.clear();
+                        }
                     }
                 }
                 let mut p = self.block(
                     vec![],
-                    vec![t(format!("acc parallel num_gangs({gangs}) {red}"))],
+                    vec![t(format!("acc parallel num_gangs({gangs}) {red}{dv}"))],
                     body,
                 );
                 p.removable = false;
@@ -169,7 +185,7 @@ impl Gen {
                 let inner = loop_j(self, vec![inner_dir], updates);
                 vec![loop_i(
                     self,
-                    vec![format!("acc parallel loop {red}")],
+                    vec![format!("acc parallel loop {red}{dv}")],
                     vec![inner],
                 )]
             }
@@ -177,7 +193,7 @@ impl Gen {
                 let inner = loop_j(self, vec![], updates);
                 vec![loop_i(
                     self,
-                    vec![format!("acc parallel loop {nest} {red}")],
+                    vec![format!("acc parallel loop {nest} {red}{dv}")],
                     vec![inner],
                 )]
             }
@@ -344,8 +360,11 @@ impl Gen {
         } else {
             String::new()
         };
+        // devices(…) splits the gang loop; each row's reduction stays within one iteration, on
+        // one device, whatever its type
+        let dv = self.devices_suffix();
         let mut l = self.block(
-            vec![format!("acc parallel loop gang{workers}{copy}")],
+            vec![format!("acc parallel loop gang{workers}{copy}{dv}")],
             vec![t(format!("for i in 0..{n}"))],
             row,
         );
