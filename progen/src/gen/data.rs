@@ -253,14 +253,11 @@ impl Gen {
             inner.removable = false;
             body = vec![inner];
         }
-        // (a known bug: an asynchronous construct split over devices is not waited for on
-        // the devices other than the current one)
-        let clauses =
-            if kind == "serial loop" || (clauses.contains("async") && !self.cfg.known_bugs) {
-                clauses.to_string()
-            } else {
-                self.with_devices(clauses)
-            };
+        let clauses = if kind == "serial loop" {
+            clauses.to_string()
+        } else {
+            self.with_devices(clauses)
+        };
         let mut l = self.block(
             vec![squash(&format!("acc {kind} {clauses}"))],
             vec![t(format!("for i in {lo}..{}", lo + cnt))],

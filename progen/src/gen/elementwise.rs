@@ -194,9 +194,7 @@ impl Gen {
                 clauses.push(format!("firstprivate({s})"));
             }
         }
-        // (a known bug: an asynchronous construct split over devices is not waited for on
-        // the devices other than the current one, so its copy-back may come too late)
-        if kind != Construct::Serial && (async_q.is_none() || self.cfg.known_bugs) {
+        if kind != Construct::Serial {
             self.push_devices(&mut clauses);
         }
         let clause_text = clauses

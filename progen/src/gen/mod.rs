@@ -29,10 +29,8 @@ pub struct Config {
     /// At most this many units per program.
     pub max_units: usize,
     /// Also generate forms that hit bugs known and being fixed (atomic capture into an array
-    /// element, reshape views of present data; `devices(…)` on an `async` construct that copies
-    /// data back, and on a `parallel` region whose gang-redundant code updates a reduction
-    /// variable): programs that use them differ or are flaky on multicore and emulated until
-    /// then.
+    /// element, reshape views of present data): programs that use them differ or are flaky on
+    /// multicore and emulated until then.
     pub known_bugs: bool,
     /// Now and then end a program with a run-time error (same diagnostic expected everywhere).
     pub errors: bool,

@@ -157,15 +157,11 @@ impl Gen {
                 // and gang-redundant updates (once per gang)
                 let l = loop_i(self, vec!["acc loop".into()], updates);
                 let mut body = vec![l];
-                let mut dv = dv;
                 if let Some((name, ty, "+")) = vars.first().cloned() {
                     if ty.is_int() {
+                        // With `devices(…)` this keeps the region on one device (the update
+                        // would run on every device's gangs): the answer must not change.
                         body.push(self.stmt(vec![t(format!("{name} += 1"))]));
-                        // (a known bug: split over devices, the gang-redundant update runs
-                        // once per gang of every device)
-                        if !self.cfg.known_bugs {
-                            dv.clear();
-                        }
                     }
                 }
                 let mut p = self.block(
