@@ -148,15 +148,7 @@ pub(crate) fn peer_copy(
             grant_pool_access(from_device, to_device);
             grant_pool_access(to_device, from_device);
             result::ctx::set_current(from_end.context).map_err(fail)?;
-            let r = sys::cuMemcpyPeerAsync(
-                to,
-                to_end.context,
-                from,
-                from_end.context,
-                bytes,
-                from_end.stream,
-            );
-            result_of(r).map_err(fail)?;
+            copy_peer_async(to_end, to, from_end, from, bytes, from_end.stream).map_err(fail)?;
         }
         result::stream::synchronize(from_end.stream).map_err(fail)
     }
@@ -190,16 +182,31 @@ pub(crate) fn peer_copy_queued(
     // SAFETY: as `peer_copy`'s; the stream is the destination context's, made current.
     unsafe {
         result::ctx::set_current(to_end.context).map_err(fail)?;
-        let r = sys::cuMemcpyPeerAsync(
-            to,
-            to_end.context,
-            from,
-            from_end.context,
-            bytes,
-            to_end.stream,
-        );
-        result_of(r).map_err(fail)
+        copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)
     }
+}
+
+/// `cuMemcpyPeerAsync` of `bytes` from `from` (in `from_end`'s context) to `to` (in `to_end`'s)
+/// on `stream`, whose context is current.
+///
+/// # Safety
+/// The addresses hold `bytes` bytes in their contexts' memory.
+unsafe fn copy_peer_async(
+    to_end: Endpoint,
+    to: sys::CUdeviceptr,
+    from_end: Endpoint,
+    from: sys::CUdeviceptr,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<(), result::DriverError> {
+    result_of(sys::cuMemcpyPeerAsync(
+        to,
+        to_end.context,
+        from,
+        from_end.context,
+        bytes,
+        stream,
+    ))
 }
 
 /// The device of the current context.
