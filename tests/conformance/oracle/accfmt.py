@@ -10,6 +10,7 @@ f32: found by search: the shortest correctly rounded `%.Ne` string whose nearest
 value (decided exactly with Fractions, ties to even) is the value itself.
 """
 import math
+import os
 import struct
 from fractions import Fraction
 
@@ -181,3 +182,17 @@ if __name__ == "__main__":
     assert fmt_array(list(range(12)), [12], "i64") == "[0, 1, 2, ..., 9, 10, 11]"
     assert fmt_array([0, 0, 0, 0, 0, 5], [2, 3], "i64") == "[[0, 0, 0],\n [0, 0, 5]]"
     print("ok")
+
+
+def write_or_check(path, name, text, check):
+    """Writes an expected output `text` to `path`, or with `check` compares it with the file
+    there; returns whether it was a problem (a difference, said on stdout)."""
+    if check:
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            print("differs:", name)
+            return True
+        return False
+    with open(path, "w") as f:
+        f.write(text)
+    return False

@@ -10,7 +10,7 @@ IEEE doubles as Python has them (no contraction). Run `python3 devices.py` to (r
 import os
 import sys
 
-from accfmt import f32, fmt_array, fmt_bool as B, fmt_f32 as F32, fmt_f64 as F64
+from accfmt import f32, fmt_array, fmt_bool as B, fmt_f32 as F32, fmt_f64 as F64, write_or_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE = os.path.dirname(HERE)
@@ -466,14 +466,7 @@ def main():
             continue
         text = "\n".join(fn()) + "\n"
         path = os.path.join(directory, name + ".out")
-        if check:
-            old = open(path).read() if os.path.exists(path) else None
-            if old != text:
-                print("differs:", name)
-                bad += 1
-        else:
-            with open(path, "w") as f:
-                f.write(text)
+        bad += write_or_check(path, name, text, check)
     count = len(names) if names else len(TESTS)
     print(count, "expected outputs", "checked" if check else "written", bad, "problems")
     sys.exit(1 if bad else 0)

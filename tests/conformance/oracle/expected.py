@@ -10,7 +10,7 @@ import math
 import os
 import sys
 
-from accfmt import f32, fmt_f32 as F32, fmt_f64 as F64, fmt_array, fmt_bool as B
+from accfmt import f32, fmt_f32 as F32, fmt_f64 as F64, fmt_array, fmt_bool as B, write_or_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.dirname(HERE)
@@ -144,14 +144,7 @@ def main():
             print("no script for", name)
             bad += 1
             continue
-        if check:
-            old = open(path).read() if os.path.exists(path) else None
-            if old != text:
-                print("differs:", name)
-                bad += 1
-        else:
-            with open(path, "w") as f:
-                f.write(text)
+        bad += write_or_check(path, name, text, check)
     print(len(TESTS), "expected outputs", "checked" if check else "written", bad, "problems")
     sys.exit(1 if bad else 0)
 
