@@ -39,7 +39,8 @@ enum Command {
         info: bool,
     },
     /// Run test scripts: each passes when it exits 0 and prints its sibling `.out` file, or, when
-    /// its first line is `// expect-error: TEXT`, fails with an error containing TEXT.
+    /// its first line is `// expect-error: TEXT`, fails with an error containing TEXT (after
+    /// printing its `.out` file, if it has one).
     Test {
         /// Files or folders of `.acc` scripts (default: the current folder).
         paths: Vec<PathBuf>,

@@ -70,7 +70,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
 fn expectation(script: &Path, text: &str, device: Option<&str>) -> Result<Expect, String> {
     let first = text.lines().next().unwrap_or_default();
     if let Some(rest) = first.strip_prefix("// expect-error:") {
-        return Ok(Expect::Error(rest.trim().to_string()));
+        // Its `.out` file, if any, is what it prints before the error.
+        let out = script.with_extension("out");
+        let output = std::fs::read_to_string(&out).ok();
+        return Ok(Expect::Error(rest.trim().to_string(), output));
     }
     // `// expect-exit: N`: the script ends with `exit(N)`, printing its `.out` file first.
     let status = match first.strip_prefix("// expect-exit:") {
@@ -97,8 +100,12 @@ fn expectation(script: &Path, text: &str, device: Option<&str>) -> Result<Expect
 }
 
 enum Expect {
-    Error(String),
-    Output { status: i32, output: Option<String> },
+    /// An error containing the text, after the output given.
+    Error(String, Option<String>),
+    Output {
+        status: i32,
+        output: Option<String>,
+    },
 }
 
 fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
@@ -106,7 +113,7 @@ fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
     let expect = expectation(script, &text, device)?;
     let (status, stdout, stderr) = run_script(script, device)?;
     match expect {
-        Expect::Error(wanted) => {
+        Expect::Error(wanted, output) => {
             if status == Some(0) {
                 return Err(format!(
                     "expected an error containing {wanted:?}, but it ran to the end"
@@ -117,7 +124,10 @@ fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
                     "expected an error containing {wanted:?}, got:\n{stderr}"
                 ));
             }
-            Ok(())
+            match output {
+                Some(e) if e != stdout => Err(first_difference(&e, &stdout)),
+                _ => Ok(()),
+            }
         }
         Expect::Output {
             status: wanted,

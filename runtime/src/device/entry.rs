@@ -66,7 +66,7 @@ pub unsafe extern "C" fn acc_rt_launch(
             waits,
             site,
         };
-        devices(ctx).launch(ctx, launch, cond != 0);
+        super::devices_behind(ctx).launch(ctx, launch, cond != 0);
     })
 }
 

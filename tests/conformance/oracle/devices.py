@@ -448,6 +448,25 @@ def directive_devices_redundant():
     return ["4", "gang start", "gang start", str(sum(range(12)))]
 
 
+@test(CONFORMANCE)
+def directive_devices_left_running():
+    out = []
+    n = 12
+    a = [j + 1 for j in range(n)]
+    b = [2 * a[j] for j in range(n)]
+    a = [b[j] + 1 for j in range(n)]
+    for j in range(1, n - 1):
+        b[j] = a[j - 1] + a[j + 1]
+    out.append(str(sum(b)))
+    a = [v * 10 for v in a]
+    out.append(show(a))
+    a = [a[j] + b[j] for j in range(n)]
+    out.append(B(True))
+    a = [v - 1 for v in a]
+    out += [show(a), show(b)]
+    return out
+
+
 @test(EXAMPLES)
 def jacobi_multi():
     return jacobi_lines(256, 256, 1000)

@@ -149,6 +149,8 @@ impl Nvidia {
             self.await_stream(ctx, s)?;
         }
         self.error.write(acc_abi::KernelErrorRecord::default());
+        self.deferred_error
+            .write(acc_abi::KernelErrorRecord::default());
         self.output.discard();
         self.set_stop_words(crate::abi::INTERRUPT_NONE);
         self.unsettled = false;
