@@ -246,8 +246,6 @@ impl Context {
     /// dropped: call `flush` first to see it) and resets the status (taking the error) so
     /// that the context can run again (the next REPL line).
     pub fn finish(&mut self) -> Outcome {
-        // SAFETY: owned by `self`; no compiled code runs.
-        unsafe { crate::device::catch_up(self.ctx) };
         let _ = self.flush();
         // SAFETY: owned by `self`.
         let ctx = unsafe { &mut *self.ctx };

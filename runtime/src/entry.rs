@@ -167,10 +167,6 @@ pub unsafe extern "C" fn acc_rt_host_call(
         } else {
             std::slice::from_raw_parts(args, n as usize)
         };
-        crate::device::catch_up(ctx);
-        if (*ctx).status != crate::abi::STATUS_OK {
-            return;
-        }
         if let Err(kind) = crate::host::host_state(ctx).call_host_fn(index, args, &mut *ret) {
             fail(ctx, kind, None);
         }

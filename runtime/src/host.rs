@@ -36,9 +36,6 @@ pub struct HostState {
     host_fns: Vec<(String, Box<dyn HostFn>)>,
     /// Where `imshow` and `plot` send their pictures.
     pictures: Pictures,
-    /// A GPU launch was left running (`device::deferred`): output, the time and the end of
-    /// the run catch up with it first.
-    pub(crate) devices_behind: bool,
 }
 
 /// A function of the embedding program, called by host code with its arguments in 8-byte
@@ -63,7 +60,6 @@ impl HostState {
             on_device: DeviceType::Host.code(),
             host_fns: Vec::new(),
             pictures: Pictures::default(),
-            devices_behind: false,
         }
     }
 
@@ -175,11 +171,6 @@ impl HostState {
     /// Whether an error is recorded (`take_error` would return one).
     pub fn has_error(&self) -> bool {
         self.error.is_some()
-    }
-
-    /// Puts back an error `take_error` took (`Devices::catch_up`).
-    pub(crate) fn set_error(&mut self, error: Option<RunError>) {
-        self.error = error;
     }
 
     pub fn take_error(&mut self) -> Option<RunError> {

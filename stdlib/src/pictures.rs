@@ -110,11 +110,6 @@ unsafe fn deliver(
     path: *const u8,
     path_len: usize,
 ) {
-    // A GPU launch left running comes first (its failure before the picture).
-    acc_runtime::device::catch_up(ctx);
-    if (*ctx).status != acc_runtime::abi::STATUS_OK {
-        return;
-    }
     let png = match drawn {
         Ok(png) => png,
         Err(kind) => return fail(ctx, kind, None),

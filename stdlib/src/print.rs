@@ -8,23 +8,12 @@ use acc_lang::builtins::{parse_format, FormatArg, FormatPiece};
 use acc_lang::ir::ScalarType;
 use acc_runtime::abi::{
     string_arg, ArrayHeader, Ctx, StrRef, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64,
-    STATUS_OK,
 };
 use acc_runtime::array::{elements, shape, Element};
-use acc_runtime::host::{fail, guarded, host_state, HostState};
+use acc_runtime::host::{fail, guarded, host_state};
 use acc_runtime::RunErrorKind;
 
 use crate::format::{self, Arg, ArrayElems};
-
-/// The context's output sink, once a GPU launch left running is caught up with; `None` when
-/// that launch failed (its failure came before this output in the program).
-///
-/// # Safety
-/// `ctx` is a live context.
-unsafe fn output<'a>(ctx: *mut Ctx) -> Option<&'a mut HostState> {
-    acc_runtime::device::catch_up(ctx);
-    ((*ctx).status == STATUS_OK).then(|| host_state(ctx))
-}
 
 /// The text `print` writes for a scalar of type `ty` given in its 8-byte slot form (the value
 /// in the low bytes): what the `acc_print_*` functions write, and device output records hold.
@@ -42,9 +31,7 @@ pub fn scalar_text(ty: ScalarType, slot: u64) -> String {
 /// `ctx` is a live context (so for every function of this module).
 pub unsafe extern "C" fn acc_print_bool(ctx: *mut Ctx, v: u8) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write_str(&scalar_text(ScalarType::Bool, u64::from(v)));
-        }
+        host_state(ctx).write_str(&scalar_text(ScalarType::Bool, u64::from(v)));
     })
 }
 
@@ -52,9 +39,7 @@ pub unsafe extern "C" fn acc_print_bool(ctx: *mut Ctx, v: u8) {
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i32(ctx: *mut Ctx, v: i32) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write_str(&scalar_text(ScalarType::I32, v as u32 as u64));
-        }
+        host_state(ctx).write_str(&scalar_text(ScalarType::I32, v as u32 as u64));
     })
 }
 
@@ -62,9 +47,7 @@ pub unsafe extern "C" fn acc_print_i32(ctx: *mut Ctx, v: i32) {
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_i64(ctx: *mut Ctx, v: i64) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write_str(&scalar_text(ScalarType::I64, v as u64));
-        }
+        host_state(ctx).write_str(&scalar_text(ScalarType::I64, v as u64));
     })
 }
 
@@ -72,9 +55,7 @@ pub unsafe extern "C" fn acc_print_i64(ctx: *mut Ctx, v: i64) {
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f32(ctx: *mut Ctx, v: f32) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write_str(&scalar_text(ScalarType::F32, u64::from(v.to_bits())));
-        }
+        host_state(ctx).write_str(&scalar_text(ScalarType::F32, u64::from(v.to_bits())));
     })
 }
 
@@ -82,9 +63,7 @@ pub unsafe extern "C" fn acc_print_f32(ctx: *mut Ctx, v: f32) {
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_f64(ctx: *mut Ctx, v: f64) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write_str(&scalar_text(ScalarType::F64, v.to_bits()));
-        }
+        host_state(ctx).write_str(&scalar_text(ScalarType::F64, v.to_bits()));
     })
 }
 
@@ -93,9 +72,7 @@ pub unsafe extern "C" fn acc_print_f64(ctx: *mut Ctx, v: f64) {
 pub unsafe extern "C" fn acc_print_str(ctx: *mut Ctx, ptr: *const u8, len: usize) {
     guarded(ctx, None, || {
         if len > 0 {
-            if let Some(out) = output(ctx) {
-                out.write(std::slice::from_raw_parts(ptr, len));
-            }
+            host_state(ctx).write(std::slice::from_raw_parts(ptr, len));
         }
     })
 }
@@ -104,9 +81,7 @@ pub unsafe extern "C" fn acc_print_str(ctx: *mut Ctx, ptr: *const u8, len: usize
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_space(ctx: *mut Ctx) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write(b" ");
-        }
+        host_state(ctx).write(b" ");
     })
 }
 
@@ -114,9 +89,7 @@ pub unsafe extern "C" fn acc_print_space(ctx: *mut Ctx) {
 /// As `acc_print_bool`.
 pub unsafe extern "C" fn acc_print_newline(ctx: *mut Ctx) {
     guarded(ctx, None, || {
-        if let Some(out) = output(ctx) {
-            out.write(b"\n");
-        }
+        host_state(ctx).write(b"\n");
     })
 }
 
@@ -124,11 +97,7 @@ pub unsafe extern "C" fn acc_print_newline(ctx: *mut Ctx) {
 /// As `acc_print_bool`; `a` is a live array.
 pub unsafe extern "C" fn acc_print_array(ctx: *mut Ctx, a: *mut ArrayHeader) {
     guarded(ctx, None, || match array_text(a) {
-        Some(text) => {
-            if let Some(out) = output(ctx) {
-                out.write_str(&text);
-            }
-        }
+        Some(text) => host_state(ctx).write_str(&text),
         None => fail(
             ctx,
             RunErrorKind::Internal {
@@ -204,9 +173,7 @@ pub unsafe extern "C" fn acc_printf(
                 string_arg((*s).ptr, (*s).len).into_owned()
             }
         };
-        if let Some(out) = output(ctx) {
-            out.write_str(&printf_text(&pieces, slots, string));
-        }
+        host_state(ctx).write_str(&printf_text(&pieces, slots, string));
     })
 }
 

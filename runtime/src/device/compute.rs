@@ -178,14 +178,9 @@ impl Devices {
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionEnter, now, now);
-        // A split launch may queue behind one left running (`deferred.rs`); nothing else.
-        let split = cond && self.launch_split(ctx, &mut l);
-        if !split {
-            self.catch_up(ctx);
-        }
         match cond {
             false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
-            true if split => {}
+            true if self.launch_split(ctx, &mut l) => {}
             // Arrays a `devices` region holds split are brought whole to where it runs.
             true => match self.before_split_use(l.desc, l.args, site) {
                 Ok(used) => {

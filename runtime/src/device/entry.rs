@@ -66,7 +66,7 @@ pub unsafe extern "C" fn acc_rt_launch(
             waits,
             site,
         };
-        super::devices_behind(ctx).launch(ctx, launch, cond != 0);
+        devices(ctx).launch(ctx, launch, cond != 0);
     })
 }
 

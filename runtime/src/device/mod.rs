@@ -19,12 +19,10 @@
 
 mod autocompare;
 mod compute;
-mod deferred;
 mod directives;
 mod discrete;
 mod emulated;
 pub mod entry;
-pub use deferred::catch_up;
 mod nvidia;
 pub mod ops;
 mod peer;
@@ -329,8 +327,6 @@ pub struct Devices {
     open: Vec<OpenRegion>,
     /// The arrays `data … devices(…)` regions hold split over devices (`split.rs`).
     split: split::SplitArrays,
-    /// The parts of a split launch left running on GPUs (`deferred.rs`).
-    deferred: Vec<deferred::Deferred>,
     /// `--autocompare`'s state; `None` when it is off.
     autocompare: Option<autocompare::Autocompare>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
@@ -351,7 +347,6 @@ impl Devices {
             kernels,
             open: Vec::new(),
             split: Default::default(),
-            deferred: Vec::new(),
             notice: None,
             autocompare: opts.autocompare.map(autocompare::Autocompare::new),
             opts,
@@ -657,17 +652,6 @@ impl RunDevices {
 /// `ctx` is a live context whose `devices` is null or a live `RunDevices`, not otherwise
 /// borrowed while the reference is used.
 pub unsafe fn devices<'a>(ctx: *mut Ctx) -> &'a mut Devices {
-    let devices = devices_behind(ctx);
-    devices.catch_up(ctx);
-    devices
-}
-
-/// `devices` without catching up with a launch left running (`deferred.rs`): for the compute
-/// construct's entry, whose split launch may queue behind it.
-///
-/// # Safety
-/// As `devices`.
-pub(crate) unsafe fn devices_behind<'a>(ctx: *mut Ctx) -> &'a mut Devices {
     let run = (*ctx).devices as *mut RunDevices;
     assert!(!run.is_null(), "a device used from a gang's context");
     (*run).get()

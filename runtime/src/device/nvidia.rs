@@ -89,15 +89,6 @@ pub(crate) struct Pending {
     launched: EventKind,
 }
 
-/// Which error record a kernel writes (`Nvidia::launch_start`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Record {
-    /// The one every waited-for launch shares.
-    Shared,
-    /// The one of a launch left running when its construct ends (`Nvidia::launch_defer`).
-    Deferred,
-}
-
 struct Started {
     start: Instant,
     stream: sys::CUstream,
@@ -145,11 +136,8 @@ pub struct Nvidia {
     /// Kernels' functions by the address of their module's text (held in `Loaded`, so that the
     /// address names that text as long as the entry lives) and the entry's name.
     functions: HashMap<usize, HashMap<String, Loaded>>,
-    /// The error record every kernel of this device shares, but for one left running.
+    /// The error record every kernel of this device shares.
     error: Pinned,
-    /// The error record of a kernel left running when its construct ended
-    /// (`Devices::catch_up`), so that its failure is told apart from a later kernel's.
-    deferred_error: Pinned,
     /// Launches' results and reduction partials (one launch with results at a time: such a
     /// launch waits for its kernel).
     scratch: Pinned,
@@ -157,8 +145,6 @@ pub struct Nvidia {
     /// The device's primary context, made current on the host thread before each use (with
     /// several GPUs, the current one changes).
     context: sys::CUcontext,
-    /// Orders copies between GPUs with the synchronous stream's work (`Endpoint::event`).
-    order_event: sys::CUevent,
     /// The string literals of the last kernel launched (a device `assert` names its message
     /// by index; one compile's kernels share them).
     strings: Arc<[String]>,
@@ -204,9 +190,6 @@ impl Nvidia {
             let sync =
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let error = Pinned::new(ERROR_RECORD)?;
-            let deferred_error = Pinned::new(ERROR_RECORD)?;
-            let order_event =
-                result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(fail)?;
             let scratch = Pinned::new(SCRATCH)?;
             profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
@@ -222,11 +205,9 @@ impl Nvidia {
                 text_modules: HashMap::new(),
                 functions: HashMap::new(),
                 error,
-                deferred_error,
                 scratch,
                 multiprocessors: sms.max(1) as u32,
                 context: cx,
-                order_event,
                 strings: Arc::from(Vec::new()),
                 output: output::DeviceOutput::default(),
                 stop_words: HashMap::new(),
@@ -296,25 +277,11 @@ impl Nvidia {
         }
     }
 
-    /// Whether nothing is queued on this GPU's `async` queues (without waiting).
-    pub(crate) fn queues_idle(&self) -> bool {
-        if self.make_current().is_err() {
-            return false;
-        }
-        // SAFETY: streams of this device's context, which is current.
-        self.data
-            .memory
-            .queues
-            .values()
-            .all(|&s| unsafe { sys::cuStreamQuery(s) == sys::CUresult::CUDA_SUCCESS })
-    }
-
     /// This GPU's context and synchronous stream, for a copy between GPUs.
     pub(crate) fn endpoint(&self) -> Endpoint {
         Endpoint {
             context: self.context,
             stream: self.data.memory.sync,
-            event: self.order_event,
         }
     }
 
@@ -424,7 +391,7 @@ impl Nvidia {
         q: QueueArg,
         kernel: &GpuKernel,
     ) -> Result<(), RunError> {
-        match self.launch_start(ctx, l, q, kernel, Record::Shared)? {
+        match self.launch_start(ctx, l, q, kernel)? {
             Some(p) => self.launch_finish(ctx, l, p),
             None => Ok(()),
         }
@@ -443,7 +410,6 @@ impl Nvidia {
         l: &mut Launch<'_>,
         q: QueueArg,
         kernel: &GpuKernel,
-        record: Record,
     ) -> Result<Option<Pending>, RunError> {
         let Launch {
             desc,
@@ -499,9 +465,7 @@ impl Nvidia {
         // From here on an error exits the clauses again (`exit_ops`), as the region's end
         // would: nothing the construct brought stays present.
         let mut views = Vec::new();
-        let error = self.record(record).dev;
-        let started =
-            self.start_kernel(ctx, l, q, kernel, f, grid, block, parts, &mut views, error);
+        let started = self.start_kernel(ctx, l, q, kernel, f, grid, block, parts, &mut views);
         if let Ok(stream) = self.data.memory.stream(q) {
             for header in views {
                 // Stream-ordered: the headers go once the kernel is done.
@@ -586,41 +550,6 @@ impl Nvidia {
         Ok(())
     }
 
-    /// The end of a launch that `launch_start` left pending and the host does not wait for
-    /// (a synchronous split launch with nothing to give back and no output, which
-    /// `Devices::catch_up` waits for later; it was started with `Record::Deferred`): its
-    /// clauses' exit now, which moves no data (the arrays stay present, held by the region).
-    /// Returns the stream to wait on.
-    ///
-    /// # Safety
-    /// As `launch_finish`.
-    pub(crate) unsafe fn launch_defer(
-        &mut self,
-        l: &mut Launch<'_>,
-        p: Pending,
-    ) -> Result<sys::CUstream, RunError> {
-        self.data.exit_ops(l.ops, p.q)?;
-        Ok(p.stream)
-    }
-
-    /// Waits for a launch left running (`launch_defer`) and reports its failure, if any.
-    /// True when it failed (not stopped by an interrupt).
-    ///
-    /// # Safety
-    /// `ctx` is a live context; `stream` is this GPU's.
-    pub(crate) unsafe fn finish_deferred(
-        &mut self,
-        ctx: *mut Ctx,
-        stream: sys::CUstream,
-    ) -> Result<bool, RunErrorKind> {
-        self.await_stream(ctx, stream)?;
-        let record: KernelErrorRecord = self.deferred_error.read();
-        let failed = record.status != 0
-            && KernelFailure::from_code(record.kind) != Some(KernelFailure::Stopped);
-        self.check_record(ctx, Record::Deferred);
-        Ok(failed)
-    }
-
     /// The part of a launch between its clauses' entry and exit: the kernel's parameters, its
     /// scratch memory, the launch itself. Headers made for `reshape` views go to `views`, for
     /// the caller to free after the kernel. Returns when the kernel was launched, its
@@ -637,7 +566,6 @@ impl Nvidia {
         block: (u32, u32, u32),
         parts: u32,
         views: &mut Vec<sys::CUdeviceptr>,
-        error: sys::CUdeviceptr,
     ) -> Result<Started, RunError> {
         let Launch {
             desc,
@@ -708,7 +636,7 @@ impl Nvidia {
             Some(prints) => self.output.buffer(stream, prints).map_err(at)?,
             None => 0,
         };
-        values.extend([scratch.results, scratch.partials, error, out]);
+        values.extend([scratch.results, scratch.partials, self.error.dev, out]);
         for &slot in &kernel.globals {
             values.push(*(*ctx).globals.add(slot as usize));
         }
@@ -775,23 +703,7 @@ impl Nvidia {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        self.check_record(ctx, Record::Shared);
-    }
-
-    /// The error record kernels started with `record` write.
-    fn record(&self, record: Record) -> &Pinned {
-        match record {
-            Record::Shared => &self.error,
-            Record::Deferred => &self.deferred_error,
-        }
-    }
-
-    /// `check_error` of one record.
-    ///
-    /// # Safety
-    /// `ctx` is a live context.
-    unsafe fn check_record(&mut self, ctx: *mut Ctx, which: Record) {
-        let record: KernelErrorRecord = self.record(which).read();
+        let record: KernelErrorRecord = self.error.read();
         if record.status == 0 {
             return;
         }
@@ -819,11 +731,7 @@ impl Nvidia {
         let site = record.site;
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
-        match which {
-            Record::Shared => &mut self.error,
-            Record::Deferred => &mut self.deferred_error,
-        }
-        .write(KernelErrorRecord::default());
+        self.error.write(KernelErrorRecord::default());
     }
 
     /// A host array holding the device copy of `host` (all of it), for running a region on

@@ -116,9 +116,6 @@ pub(crate) struct Endpoint {
     pub(crate) context: sys::CUcontext,
     /// Its stream of synchronous work.
     pub(crate) stream: sys::CUstream,
-    /// An event of its context that orders queued copies with that stream's work
-    /// (`peer_copy_queued`).
-    pub(crate) event: sys::CUevent,
 }
 
 /// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
@@ -159,11 +156,10 @@ pub(crate) fn peer_copy(
 
 /// `peer_copy` without waiting: the copy is queued on `to_end`'s synchronous stream, so the
 /// next work there (the next launch of a split loop) sees the rows, and the host goes on at
-/// once. It is ordered by events both ways: after the work queued so far on `from_end`'s
-/// synchronous stream (which may still be writing the rows, a launch left running), and
-/// before the work queued there next (which may write them again). The first copy between
-/// two GPUs is `peer_copy` itself, which sets up their access. Work on other streams is the
-/// caller's to order.
+/// once. The first copy between two GPUs is `peer_copy` itself, which sets up their access.
+/// The caller makes sure the rows are written (the work that wrote them is finished) and are
+/// not written again before the copy is done (work after it on `to_end`'s stream is waited
+/// for first).
 pub(crate) fn peer_copy_queued(
     to_end: Endpoint,
     to: sys::CUdeviceptr,
@@ -183,18 +179,10 @@ pub(crate) fn peer_copy_queued(
         return Ok(());
     }
     let fail = |e| driver_error("copying between GPUs", e);
-    let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
-    // SAFETY: as `peer_copy`'s; each event and stream is used with its own context current
-    // (a stream may wait for another context's event).
+    // SAFETY: as `peer_copy`'s; the stream is the destination context's, made current.
     unsafe {
-        result::ctx::set_current(from_end.context).map_err(fail)?;
-        result::event::record(from_end.event, from_end.stream).map_err(fail)?;
         result::ctx::set_current(to_end.context).map_err(fail)?;
-        result::stream::wait_event(to_end.stream, from_end.event, wait).map_err(fail)?;
-        copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)?;
-        result::event::record(to_end.event, to_end.stream).map_err(fail)?;
-        result::ctx::set_current(from_end.context).map_err(fail)?;
-        result::stream::wait_event(from_end.stream, to_end.event, wait).map_err(fail)
+        copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)
     }
 }
 

@@ -42,9 +42,7 @@ use std::time::Instant;
 use acc_abi::split::{blocks, DeviceList, LoopSplit, RowSpan};
 
 use super::compute::Launch;
-use super::deferred::{Deferred, Wait};
 use super::discrete::Handle;
-use super::nvidia::Record;
 use super::ops::{placed, storage, DataOpArg, QueueArg, NO_SECTION};
 use super::ops::{ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE};
 use super::{Current, DeviceKind, Devices};
@@ -317,24 +315,8 @@ impl Devices {
             kind,
             site: Some(site),
         };
-        // Queued copies between GPUs are ordered with the synchronous streams' work by
-        // events (`peer::peer_copy_queued`): only work on other queues, or a copy to or from
-        // the host, needs the devices idle.
-        let between_gpus = transfers
-            .iter()
-            .all(|t| matches!((t.from, t.to), (Place::Device(_), Place::Device(_))));
-        let ordered = queued
-            && between_gpus
-            && devices.iter().all(|&d| {
-                self.with_device((kind, d), |c| {
-                    Ok(matches!(c, Current::Nvidia(g) if g.queues_idle()))
-                })
-                .unwrap_or(false)
-            });
-        if !ordered {
-            for &d in devices {
-                self.with_device((kind, d), |c| c.quiesce().map_err(at))?;
-            }
+        for &d in devices {
+            self.with_device((kind, d), |c| c.quiesce().map_err(at))?;
         }
         let dims = array::shape(host).to_vec();
         for t in transfers {
@@ -793,19 +775,6 @@ impl Devices {
         let Some(parts) = self.plan_parts(l, split, &devices) else {
             return false;
         };
-        // Rows held split that blocks need from elsewhere move before any block runs; copies
-        // between GPUs stay queued before a synchronous launch, which waits for them (under
-        // `--profile` and `--trace` they are waited for, so that their time is their own).
-        // Such a launch may also queue behind one left running (`deferred.rs`); any other
-        // catches up with it first.
-        let may_queue = l.waits.is_none()
-            && !self.opts.synchronous
-            && !self.opts.profile.is_on()
-            && l.queue == super::ASYNC_SYNC;
-        if !may_queue {
-            self.catch_up(ctx);
-        }
-        let queued = may_queue && self.kind == DeviceKind::Nvidia;
         // A `wait` clause orders the construct after work queued on the current device, on
         // which the parts on every device may depend (rows it copies back, say): the host
         // waits for it first.
@@ -815,15 +784,14 @@ impl Devices {
         let Some(q) = self.queue_arg(ctx, l.queue, l.site) else {
             return true;
         };
-        // Left running: a queued launch that gives the host nothing back and whose clauses'
-        // exit moves nothing (every array held split), when none is yet.
-        let defer = may_queue
-            && self.deferred.is_empty()
-            && !desc.has_results()
-            && desc.reductions.is_empty()
-            && l.ops
-                .iter()
-                .all(|op| self.split.contains_key(&(*storage(op.array)).id));
+        // Rows held split that blocks need from elsewhere move before any block runs; copies
+        // between GPUs stay queued before a synchronous launch, which waits for them (under
+        // `--profile` and `--trace` they are waited for, so that their time is their own).
+        let queued = l.waits.is_none()
+            && !self.opts.synchronous
+            && !self.opts.profile.is_on()
+            && l.queue == super::ASYNC_SYNC
+            && self.kind == DeviceKind::Nvidia;
         for part in &parts {
             for (id, host, rows) in &part.acquire {
                 let Some(s) = self.split.get_mut(id) else {
@@ -842,11 +810,7 @@ impl Devices {
             }
         }
         let mut parts = parts;
-        if !self.launch_on_gpus(ctx, l, q, &mut parts, defer) {
-            // Caught up with a launch left running: its failure ends the run here.
-            if (*ctx).status != STATUS_OK {
-                return true;
-            }
+        if !self.launch_on_gpus(ctx, l, q, &mut parts) {
             for part in &mut parts {
                 let saved = self.num;
                 self.num = part.device;
@@ -855,12 +819,7 @@ impl Devices {
                 self.num = saved;
                 let _ = self.current_device();
                 if (*ctx).status != STATUS_OK {
-                    if defer && self.kind == DeviceKind::Emulated {
-                        self.leave_failure(ctx, part);
-                    }
-                    if (*ctx).status != STATUS_OK {
-                        self.tell_device(ctx, part);
-                    }
+                    self.tell_device(ctx, part);
                     return true;
                 }
             }
@@ -925,54 +884,15 @@ impl Devices {
         }
     }
 
-    /// An emulated device's part that failed in a launch that would be left running on
-    /// GPUs: its error is left behind with it, for `catch_up` to report, as a GPU's would be
-    /// (an interrupt is reported at once).
-    ///
-    /// # Safety
-    /// `ctx` is a live context.
-    unsafe fn leave_failure(&mut self, ctx: *mut Ctx, part: &Part) {
-        let stopped = matches!(
-            host_state(ctx).error().map(|e| &e.kind),
-            Some(RunErrorKind::Interrupted | RunErrorKind::TimeLimit)
-        );
-        if stopped || (*ctx).status != crate::abi::STATUS_ERROR {
-            return;
-        }
-        let Some(error) = host_state(ctx).take_error() else {
-            return;
-        };
-        (*ctx).status = STATUS_OK;
-        self.deferred.push(Deferred {
-            device: part.device,
-            wait: Wait::Failed(error),
-            block: part.block,
-            values: part.values,
-        });
-        host_state(ctx).devices_behind = true;
-    }
-
     /// The error just recorded came from `part`'s device: its message says so.
     unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
-        self.tell_block(ctx, part.device, part.block, part.values);
-    }
-
-    /// The error just recorded came from device `device`, which ran iterations `block` of
-    /// the split loop (its variable's values `values`): its message says so.
-    pub(super) unsafe fn tell_block(
-        &self,
-        ctx: *mut Ctx,
-        device: usize,
-        block: (i64, i64),
-        values: (i64, i64),
-    ) {
-        let device = format!("{}:{}", self.kind.name(), device);
+        let device = format!("{}:{}", self.kind.name(), part.device);
         let block = format!(
             "iterations {} to {} of the split loop, values {} to {}",
-            block.0,
-            block.1 - 1,
-            values.0,
-            values.1
+            part.block.0,
+            part.block.1 - 1,
+            part.values.0,
+            part.values.1
         );
         host_state(ctx).map_error(|error| match error {
             RunErrorKind::Interrupted | RunErrorKind::TimeLimit => error,
@@ -987,8 +907,6 @@ impl Devices {
     /// The parts of a split launch on GPUs, all at once: each GPU's part is started as it
     /// would start alone (clauses, kernel), and only then does the host wait for each, in
     /// device order, taking its output, errors and results: the GPUs compute side by side.
-    /// With `defer`, a launch with no output is left running instead (`deferred.rs`). A
-    /// launch left running before is caught up with before this one's results and errors.
     /// False, having done nothing, where the parts must go the ordinary way one after
     /// another: not GPUs, a `wait` clause, a region with no kernel, or data that is the host's.
     ///
@@ -1000,39 +918,27 @@ impl Devices {
         l: &Launch<'_>,
         q: QueueArg,
         parts: &mut [Part],
-        defer: bool,
     ) -> bool {
         if self.kind != DeviceKind::Nvidia || parts.len() < 2 {
-            self.catch_up(ctx);
             return false;
         }
         let Some(kernel) = self.kernels.get(l.desc.key) else {
-            self.catch_up(ctx);
             return false;
         };
         for part in parts.iter() {
             match self.gpu(part.device) {
                 Ok(gpu) if !gpu.uses_host_data(&part.ops) => {}
-                _ => {
-                    self.catch_up(ctx);
-                    return false;
-                }
+                _ => return false,
             }
         }
-        let defer = defer && kernel.prints.is_none();
-        let record = match defer {
-            true => Record::Deferred,
-            false => Record::Shared,
-        };
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
-        let count = parts.len();
         let mut pending = Vec::new();
         for part in parts.iter_mut() {
             let device = part.device;
             let mut launch = part.launch(l, None);
             let started = match self.gpu(device) {
-                Ok(gpu) => gpu.launch_start(ctx, &mut launch, q, &kernel, record),
+                Ok(gpu) => gpu.launch_start(ctx, &mut launch, q, &kernel),
                 Err(kind) => Err(RunError {
                     kind,
                     site: Some(l.site),
@@ -1041,7 +947,6 @@ impl Devices {
             match started {
                 Ok(p) => pending.push((part, p)),
                 Err(e) => {
-                    self.catch_up(ctx);
                     if (*ctx).status == STATUS_OK {
                         super::report(ctx, e);
                         self.tell_device(ctx, part);
@@ -1050,38 +955,6 @@ impl Devices {
                 }
             }
         }
-        let started_all = pending.len() == count;
-        if defer && started_all && pending.iter().all(|(_, p)| p.is_some()) {
-            for (part, p) in pending {
-                let Some(p) = p else { continue };
-                let device = part.device;
-                let mut launch = part.launch(l, None);
-                let left = match self.gpu(device) {
-                    Ok(gpu) => gpu.launch_defer(&mut launch, p),
-                    Err(kind) => Err(RunError {
-                        kind,
-                        site: Some(l.site),
-                    }),
-                };
-                match left {
-                    Ok(stream) => self.deferred.push(Deferred {
-                        device,
-                        wait: Wait::Gpu(stream),
-                        block: part.block,
-                        values: part.values,
-                    }),
-                    Err(e) => {
-                        super::report(ctx, e);
-                        self.tell_device(ctx, part);
-                    }
-                }
-            }
-            host_state(ctx).devices_behind = true;
-            let _ = self.current_device();
-            return true;
-        }
-        // The launch left running before this one came first.
-        self.catch_up(ctx);
         // Every started part is waited for, even after an error, so that nothing runs on.
         for (part, p) in pending {
             let Some(p) = p else { continue };
@@ -1089,16 +962,6 @@ impl Devices {
             let mut launch = part.launch(l, None);
             let failed_before = (*ctx).status != STATUS_OK;
             let finished = match self.gpu(device) {
-                Ok(gpu) if record == Record::Deferred => {
-                    gpu.launch_defer(&mut launch, p).and_then(|stream| {
-                        gpu.finish_deferred(ctx, stream)
-                            .map(|_| ())
-                            .map_err(|kind| RunError {
-                                kind,
-                                site: Some(l.site),
-                            })
-                    })
-                }
                 Ok(gpu) => gpu.launch_finish(ctx, &mut launch, p),
                 Err(kind) => Err(RunError {
                     kind,

@@ -449,7 +449,7 @@ def directive_devices_redundant():
 
 
 @test(CONFORMANCE)
-def directive_devices_left_running():
+def directive_devices_sequence():
     out = []
     n = 12
     a = [j + 1 for j in range(n)]

@@ -149,8 +149,6 @@ impl Nvidia {
             self.await_stream(ctx, s)?;
         }
         self.error.write(acc_abi::KernelErrorRecord::default());
-        self.deferred_error
-            .write(acc_abi::KernelErrorRecord::default());
         self.output.discard();
         self.set_stop_words(crate::abi::INTERRUPT_NONE);
         self.unsettled = false;
