@@ -4,9 +4,10 @@
 # tutorial's three schedules, and 10,000 waited-for launches of a tiny kernel over present data,
 # in acc, CUDA C (nvcc -O3 -arch=sm_90) and CuPy, side by side, with each one's bandwidth against
 # the measured device-to-device copy bandwidth, and the time to a first saxpy result from process
-# start. `multi` (issue 19, acc only): saxpy (f32, 2^30) and Jacobi (8192^2 and 4096^2) written
-# with `devices(all)`, on one GPU and on two (and on each count of $MULTI_GPUS, default "1 2"),
-# with the speed-up over one GPU against its limit. Run it on the GPU machine from anywhere:
+# start. `multi` (issue 19): saxpy (f32, 2^30) and Jacobi (8192^2 and 4096^2) written with
+# `devices(all)`, on one GPU and on two (and on each count of $MULTI_GPUS, default "1 2"), with
+# the speed-up over one GPU against its limit, and beside it the hand-written CUDA Jacobi on the
+# same GPUs (`bench jacobi_multi`). Run it on the GPU machine from anywhere:
 #
 #   bench/gpu/run.sh                  # full sizes (about a minute for nvcc and CuPy together)
 #   bench/gpu/run.sh --quick          # small sizes: checks that every version gives the same checksum
@@ -16,7 +17,7 @@
 # ACC (default .gpu/acc in the repository root) runs with --device $ACC_DEVICE (default nvidia).
 # `multi` picks the GPUs with CUDA_VISIBLE_DEVICES (the first k of those already visible) and
 # sets ACC_EMULATED_DEVICES=k too, so that `ACC_DEVICE=emulated run.sh --quick multi` checks it
-# without a GPU.
+# without a GPU (the CUDA baseline runs only with ACC_DEVICE=nvidia).
 # A missing acc, nvcc or CuPy gives `-` in its columns. Every version prints lines
 #   name=<bench> impl=<nvcc|cupy|acc> time_ms=<best> gbps=<GB/s or -> check=<checksum> [k=v ...]
 # which are echoed as they come, then tabulated. Each run is cut off after $TIMEOUT seconds
@@ -36,7 +37,7 @@ selected=()
 for a in "$@"; do
     case "$a" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) selected+=("$a") ;;
     esac
 done
@@ -171,7 +172,8 @@ fi
 
 # multi: each devices(all) script on the first k GPUs for each k of $multi_gpus (the GPUs already
 # visible, else every GPU nvidia-smi lists); k = 1 is the baseline of the speed-ups.
-if want multi && [ $have_acc -eq 1 ]; then
+# The CUDA Jacobi (`bench jacobi_multi`, impl=cuda-<k>gpu) runs on the same GPUs beside acc's.
+if want multi && { [ $have_acc -eq 1 ] || [ $have_nvcc -eq 1 ]; }; then
     into="$multi_results"
     if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
         gpus="$CUDA_VISIBLE_DEVICES"
@@ -188,11 +190,14 @@ if want multi && [ $have_acc -eq 1 ]; then
         fi
         visible="$(IFS=,; echo "${gpu_list[*]:0:$k}")"
         on_k=(env CUDA_VISIBLE_DEVICES="$visible" ACC_EMULATED_DEVICES="$k")
-        run acc "saxpy_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/saxpy_multi.acc" --device "$acc_device" \
-            --set n="$msaxpy_n" --set reps="$msaxpy_reps"
+        [ $have_acc -eq 1 ] && run acc "saxpy_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/saxpy_multi.acc" \
+            --device "$acc_device" --set n="$msaxpy_n" --set reps="$msaxpy_reps"
         for size_it in $mjac; do
-            run acc "jacobi_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/jacobi_multi.acc" --device "$acc_device" \
-                --set n="${size_it%%:*}" --set iter_max="${size_it##*:}" --set reps="$mjac_reps"
+            [ $have_acc -eq 1 ] && run acc "jacobi_multi/${k}gpu" "${on_k[@]}" "$acc" "$here/acc/jacobi_multi.acc" \
+                --device "$acc_device" --set n="${size_it%%:*}" --set iter_max="${size_it##*:}" --set reps="$mjac_reps"
+            [ $have_nvcc -eq 1 ] && [ "$acc_device" = nvidia ] && [ "${#gpu_list[@]}" -ge "$k" ] &&
+                run nvcc "jacobi_multi/${k}gpu" env CUDA_VISIBLE_DEVICES="$visible" "$build/bench" jacobi_multi \
+                    "${size_it%%:*}" "${size_it##*:}" "$mjac_reps"
         done
     done
     into="$results"
@@ -301,8 +306,9 @@ END {
     }
 }' "$results"
 
-# The multi table: per benchmark and size, each GPU count's time against one GPU's, and the
-# limit: the bytes it moves (gbps x time) at k times the measured D2D bandwidth of one GPU.
+# The multi table: per benchmark and size, each GPU count's time against one GPU's (acc's and the
+# CUDA baseline's), acc's time against CUDA's at that count, and the limit: the bytes acc moves
+# (gbps x time) at k times the measured D2D bandwidth of one GPU.
 if want multi; then
     echo
     # the D2D copy bandwidth of one GPU: nvcc's, else CuPy's
@@ -327,37 +333,56 @@ function goal(name, size, k) {
     if (name == "jacobi_multi" && size == 4096) return 1.7
     return ""
 }
+function ratio(a, b) { return (num(a) && num(b) && b + 0 > 0) ? sprintf("%.2fx", a / b) : "-" }
+function ms(v) { return num(v) ? sprintf("%.3f", v) : "-" }
+# impl=acc-<k>gpu or impl=cuda-<k>gpu: which (acc or cuda) by the part before the dash
 {
     name = field($0, "name"); size = field($0, "size"); k = field($0, "gpus")
+    who = field($0, "impl"); sub(/-.*/, "", who)
+    if (who != "acc" && who != "cuda") next
     key = name " " size
     if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
-    if (!((key SUBSEP k) in t)) ks[key] = ks[key] " " k
-    t[key SUBSEP k] = field($0, "time_ms"); g[key SUBSEP k] = field($0, "gbps")
-    c[key SUBSEP k] = field($0, "check")
+    if (!((key SUBSEP k) in gpus_seen)) { gpus_seen[key SUBSEP k] = 1; ks[key] = ks[key] " " k }
+    t[who SUBSEP key SUBSEP k] = field($0, "time_ms"); g[who SUBSEP key SUBSEP k] = field($0, "gbps")
+    c[who SUBSEP key SUBSEP k] = field($0, "check")
 }
 END {
-    printf "%-24s %5s %10s %9s %9s %10s %8s %-15s %s\n", "benchmark (size)", "GPUs", "acc ms", "acc GB/s", \
-        "speed-up", "limit ms", "of limit", "goal", "checksum"
+    printf "%-24s %4s %10s %9s %8s %10s %8s %8s %10s %8s %-14s %s\n", "benchmark (size)", "GPUs", "acc ms", \
+        "acc GB/s", "acc up", "cuda ms", "cuda up", "acc/cuda", "limit ms", "of limit", "goal (acc up)", "checksum"
     for (o = 1; o <= nkeys; o++) {
         key = order[o]; split(key, nk, " ")
-        t1 = t[key SUBSEP 1]; c1 = c[key SUBSEP 1]
+        a1 = t["acc" SUBSEP key SUBSEP 1]; u1 = t["cuda" SUBSEP key SUBSEP 1]
+        # the reference checksum: acc on one GPU, else CUDA on one GPU
+        ref = c["acc" SUBSEP key SUBSEP 1]
+        if (!num(ref)) ref = c["cuda" SUBSEP key SUBSEP 1]
         nks = split(substr(ks[key], 2), kl, " ")
         for (i = 1; i <= nks; i++) {
-            k = kl[i]; tk = t[key SUBSEP k]; gk = g[key SUBSEP k]
-            up = (num(t1) && num(tk) && tk + 0 > 0) ? sprintf("%.2fx", t1 / tk) : "-"
-            lim = (num(bw) && num(gk) && num(tk)) ? gk * tk / (k * bw) : ""
+            k = kl[i]
+            ta = t["acc" SUBSEP key SUBSEP k]; ga = g["acc" SUBSEP key SUBSEP k]; ca = c["acc" SUBSEP key SUBSEP k]
+            tc = t["cuda" SUBSEP key SUBSEP k]; gc = g["cuda" SUBSEP key SUBSEP k]; cc = c["cuda" SUBSEP key SUBSEP k]
+            up = ratio(a1, ta)
+            # the limit: the bytes moved (acc counts them as the CUDA version does) at k x one GPU D2D
+            lim = ""
+            if (num(bw) && num(ga) && num(ta)) lim = ga * ta / (k * bw)
+            else if (num(bw) && num(gc) && num(tc)) lim = gc * tc / (k * bw)
             gl = goal(nk[1], nk[2], k)
             ok = ""
-            if (gl != "" && up != "-") ok = (t1 / tk >= gl) ? " met" : " NOT met"
-            printf "%-24s %5s %10.3f %9s %9s %10s %8s %-15s %s\n", nk[1] " (" nk[2] ")", k, tk, gk, up, \
-                lim == "" ? "-" : sprintf("%.3f", lim), lim == "" ? "-" : sprintf("%.1f%%", 100 * lim / tk), \
-                gl == "" ? "-" : (">=" gl "x" ok), \
-                (k == 1 || !num(c1)) ? c[key SUBSEP k] : (c[key SUBSEP k] == c1 ? "agrees with 1 GPU" : "DIFFERS from 1 GPU: " c[key SUBSEP k])
+            if (gl != "" && up != "-") ok = (a1 / ta >= gl) ? " met" : " NOT met"
+            bad = (num(ca) && num(ref) && ca != ref) || (num(cc) && num(ref) && cc != ref)
+            if (bad) chk = "DIFFER: acc " (num(ca) ? ca : "-") ", cuda " (num(cc) ? cc : "-") ", 1 GPU " ref
+            else if (k != 1 && num(ref)) chk = "agrees with 1 GPU" (num(ca) && num(cc) ? " (acc and cuda)" : "")
+            else chk = (num(ref) ? ref : "-") (num(ca) && num(cc) ? " (acc and cuda agree)" : "")
+            printf "%-24s %4s %10s %9s %8s %10s %8s %8s %10s %8s %-14s %s\n", nk[1] " (" nk[2] ")", k, ms(ta), \
+                num(ga) ? ga : "-", up, ms(tc), ratio(u1, tc), ratio(tc, ta), \
+                lim == "" ? "-" : sprintf("%.3f", lim), (lim == "" || !num(ta)) ? "-" : sprintf("%.1f%%", 100 * lim / ta), \
+                gl == "" ? "-" : (">=" gl "x" ok), chk
         }
     }
     print ""
-    printf "speed-up is the 1-GPU time over the k-GPU time (its limit is k); limit ms is the bytes moved at k x the\n"
-    printf "measured D2D copy bandwidth of one GPU (%s GB/s; the halo rows between GPUs are not counted).\n", num(bw) ? bw : "-"
+    printf "acc up and cuda up are each one'"'"'s 1-GPU time over its k-GPU time (limit k); acc/cuda is the speed\n"
+    printf "ratio at the same GPU count (CUDA time / acc time; cuda is bench jacobi_multi, hand-written).\n"
+    printf "limit ms is the bytes moved at k x the measured D2D copy bandwidth of one GPU (%s GB/s; the halo\n", num(bw) ? bw : "-"
+    printf "rows between GPUs are not counted); of limit is acc'"'"'s time against it.\n"
 }' "$multi_results"
 fi
 

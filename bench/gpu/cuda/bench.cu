@@ -7,6 +7,8 @@
 //   ./bench saxpy [n] [reps]       y = a*x + y, f32
 //   ./bench dot [n] [reps]         x.y, f64, two-pass block reduction
 //   ./bench jacobi [n] [iters] [reps]   the guide's Jacobi, n x n, data on the device
+//   ./bench jacobi_multi [n] [iters] [reps]   the same over every visible GPU (rows in blocks,
+//                                  halo rows by cudaMemcpyPeerAsync; impl=cuda-<k>gpu, host clock)
 //   ./bench spmv [nx] [reps]       CSR 27-point stencil on nx^3, three schedules
 //   ./bench launch [launches] [rounds]  tiny kernel + cudaStreamSynchronize, per launch
 //   ./bench first [n]              a small saxpy from process start (cold time to first result)
@@ -392,6 +394,197 @@ static void bench_jacobi(int n, int iter_max, int reps) {
     CK(cudaFreeHost(h_err));
 }
 
+// --- Jacobi over every visible GPU ----------------------------------------------------------------
+
+// bench/gpu/acc/jacobi_multi.acc by hand, in one host thread: the interior rows 1..n-1 cut into
+// contiguous blocks as acc cuts a split loop (acc_abi::split::blocks: the first (n-2) % k blocks
+// one row longer), each GPU holding its rows of A and Anew plus one halo row above and one below
+// (the grid's boundary row at the first and last GPU). Local row r of GPU d is global row
+// first[d] - 1 + r, so jacobi_stencil and jacobi_copy run unchanged on a (rows[d] + 2) x m grid.
+
+// Top row (global row 0) 1.0, everything else 0.0, on a block whose local row 0 is global row
+// `row0`.
+__global__ void jacobi_init_rows(int nloc, int m, int row0, double* __restrict__ A,
+                                 double* __restrict__ Anew) {
+    int64_t total = (int64_t)nloc * m;
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < total;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        double v = (row0 + k / m == 0) ? 1.0 : 0.0;
+        A[k] = v;
+        Anew[k] = v;
+    }
+}
+
+struct JacobiGpu {
+    int first = 0, rows = 0;  // global rows first .. first + rows - 1
+    double *A = nullptr, *Anew = nullptr;
+    unsigned long long* d_err = nullptr;
+    cudaStream_t s = nullptr;
+    // err_ready: the stencil has read this GPU's halo rows and its error is in host memory.
+    // sent: this GPU's boundary rows (after the copy kernel) are in its neighbours' halos.
+    cudaEvent_t err_ready = nullptr, sent = nullptr;
+};
+
+static void bench_jacobi_multi(int n, int iter_max, int reps) {
+    const int m = n;
+    const double tol = 1e-6;
+    if (n < 3) {
+        fprintf(stderr, "jacobi_multi: n must be at least 3\n");
+        exit(2);
+    }
+    int k = 0;
+    CK(cudaGetDeviceCount(&k));
+    // acc_abi::split::blocks(n - 2, k); blocks past the (n - 2)-th are empty, and the GPUs that
+    // would hold them take no part (they are always the last ones).
+    std::vector<JacobiGpu> g(k);
+    {
+        const int trip = n - 2, base = trip / k, extra = trip % k;
+        int lo = 0;
+        for (int d = 0; d < k; d++) {
+            const int hi = lo + base + (d < extra ? 1 : 0);
+            g[d].first = 1 + lo;
+            g[d].rows = hi - lo;
+            lo = hi;
+        }
+    }
+    int used = 0;
+    while (used < k && g[used].rows > 0) used++;
+    const size_t row_bytes = (size_t)m * sizeof(double);
+    unsigned long long* h_err;  // one per GPU, pinned
+    CK(cudaHostAlloc(&h_err, used * sizeof *h_err, cudaHostAllocPortable));
+    int peer = 1;  // 1: every neighbour pair has direct peer access
+    for (int d = 0; d < used; d++) {
+        JacobiGpu& q = g[d];
+        CK(cudaSetDevice(d));
+        const size_t bytes = (size_t)(q.rows + 2) * row_bytes;
+        CK(cudaMalloc(&q.A, bytes));
+        CK(cudaMalloc(&q.Anew, bytes));
+        CK(cudaMalloc(&q.d_err, sizeof *q.d_err));
+        CK(cudaStreamCreateWithFlags(&q.s, cudaStreamNonBlocking));
+        CK(cudaEventCreateWithFlags(&q.err_ready, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&q.sent, cudaEventDisableTiming));
+        for (int p = d - 1; p <= d + 1; p += 2) {
+            if (p < 0 || p >= used) continue;
+            int can = 0;
+            CK(cudaDeviceCanAccessPeer(&can, d, p));
+            if (!can) {
+                peer = 0;
+                continue;
+            }
+            cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled)
+                (void)cudaGetLastError();  // clear it
+            else
+                CK(e);
+        }
+    }
+    const dim3 block(64, 4);
+    double best = 1e30;
+    int iter = 0;
+    double err = 0.0;
+    for (int r = -1; r < reps; r++) {
+        for (int d = 0; d < used; d++) {
+            CK(cudaSetDevice(d));
+            const int nloc = g[d].rows + 2;
+            jacobi_init_rows<<<grid_for((int64_t)nloc * m, 256, 8), 256, 0, g[d].s>>>(
+                nloc, m, g[d].first - 1, g[d].A, g[d].Anew);
+        }
+        for (int d = 0; d < used; d++) {
+            CK(cudaSetDevice(d));
+            CK(cudaStreamSynchronize(g[d].s));
+        }
+        err = 1.0;
+        iter = 0;
+        const int limit = r < 0 ? (iter_max < 10 ? iter_max : 10) : iter_max;  // short warm-up
+        auto t0 = std::chrono::steady_clock::now();
+        while (err > tol && iter < limit) {
+            // Stencil on every GPU once its halo rows from the last iteration have arrived; its
+            // error goes to the host at once, ahead of the copy kernel.
+            for (int d = 0; d < used; d++) {
+                JacobiGpu& q = g[d];
+                CK(cudaSetDevice(d));
+                if (d > 0) CK(cudaStreamWaitEvent(q.s, g[d - 1].sent, 0));
+                if (d + 1 < used) CK(cudaStreamWaitEvent(q.s, g[d + 1].sent, 0));
+                const int nloc = q.rows + 2;
+                const dim3 grid((m - 2 + block.x - 1) / block.x, (q.rows + block.y - 1) / block.y);
+                CK(cudaMemsetAsync(q.d_err, 0, sizeof *q.d_err, q.s));
+                jacobi_stencil<<<grid, block, 0, q.s>>>(nloc, m, q.A, q.Anew, q.d_err);
+                CK(cudaMemcpyAsync(&h_err[d], q.d_err, sizeof *h_err, cudaMemcpyDeviceToHost, q.s));
+                CK(cudaEventRecord(q.err_ready, q.s));
+            }
+            // Copy Anew into A, then this GPU's first and last rows into its neighbours' halo
+            // rows, once their stencils (err_ready, recorded above) are done reading them.
+            for (int d = 0; d < used; d++) {
+                JacobiGpu& q = g[d];
+                CK(cudaSetDevice(d));
+                const int nloc = q.rows + 2;
+                const dim3 grid((m - 2 + block.x - 1) / block.x, (q.rows + block.y - 1) / block.y);
+                jacobi_copy<<<grid, block, 0, q.s>>>(nloc, m, q.Anew, q.A);
+                if (d > 0) {  // local row 1 -> the halo below the block of GPU d-1
+                    JacobiGpu& up = g[d - 1];
+                    CK(cudaStreamWaitEvent(q.s, up.err_ready, 0));
+                    CK(cudaMemcpyPeerAsync(up.A + (size_t)(up.rows + 1) * m, d - 1, q.A + (size_t)m, d,
+                                           row_bytes, q.s));
+                }
+                if (d + 1 < used) {  // local row rows -> the halo above the block of GPU d+1
+                    JacobiGpu& down = g[d + 1];
+                    CK(cudaStreamWaitEvent(q.s, down.err_ready, 0));
+                    CK(cudaMemcpyPeerAsync(down.A, d + 1, q.A + (size_t)q.rows * m, d, row_bytes, q.s));
+                }
+                CK(cudaEventRecord(q.sent, q.s));
+            }
+            // The loop test needs the error: wait for the stencils only.
+            double e = 0.0;
+            for (int d = 0; d < used; d++) {
+                CK(cudaEventSynchronize(g[d].err_ready));
+                double v;
+                unsigned long long bits = h_err[d];
+                memcpy(&v, &bits, sizeof v);
+                if (v > e) e = v;
+            }
+            err = e;
+            iter++;
+        }
+        for (int d = 0; d < used; d++) {  // the last copies and halo exchanges
+            CK(cudaSetDevice(d));
+            CK(cudaStreamSynchronize(g[d].s));
+        }
+        auto t1 = std::chrono::steady_clock::now();
+        CK(cudaGetLastError());
+        double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        if (r >= 0 && ms < best) best = ms;
+    }
+    // Checksum: the whole grid assembled on the host (each GPU's own rows, the boundary rows from
+    // the first and last GPU's halos), summed in index order as acc's sum(A) takes it.
+    std::vector<double> h((size_t)n * m);
+    for (int d = 0; d < used; d++) {
+        const JacobiGpu& q = g[d];
+        CK(cudaSetDevice(d));
+        const int from = d == 0 ? 0 : 1, to = d == used - 1 ? q.rows + 1 : q.rows;  // local rows
+        CK(cudaMemcpy(h.data() + (size_t)(q.first - 1 + from) * m, q.A + (size_t)from * m,
+                      (size_t)(to - from + 1) * row_bytes, cudaMemcpyDeviceToHost));
+    }
+    double s = 0.0;
+    for (double v : h) s += v;
+    // Per iteration: the stencil reads A and writes Anew, the copy reads Anew and writes A (the
+    // halo rows between GPUs are not counted), as jacobi_multi.acc counts it.
+    const double bytes = 32.0 * (double)(n - 2) * (m - 2) * iter;
+    printf("name=jacobi_multi impl=cuda-%dgpu time_ms=%.4f gbps=%.1f check=%d,%.6e,%.6f size=%d gpus=%d peer=%d\n",
+           k, best, bytes / (best * 1e6), iter, err, s, n, k, peer);
+    fflush(stdout);
+    for (int d = 0; d < used; d++) {
+        JacobiGpu& q = g[d];
+        CK(cudaSetDevice(d));
+        CK(cudaFree(q.A));
+        CK(cudaFree(q.Anew));
+        CK(cudaFree(q.d_err));
+        CK(cudaStreamDestroy(q.s));
+        CK(cudaEventDestroy(q.err_ready));
+        CK(cudaEventDestroy(q.sent));
+    }
+    CK(cudaFreeHost(h_err));
+}
+
 // --- SpMV -----------------------------------------------------------------------------------------
 
 // One row per thread (`acc parallel loop` on the rows: gang, vector(128)).
@@ -537,7 +730,7 @@ static void bench_launch(int launches, int rounds) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s d2d|saxpy|dot|jacobi|spmv|launch|first [sizes...]\n", argv[0]);
+        fprintf(stderr, "usage: %s d2d|saxpy|dot|jacobi|jacobi_multi|spmv|launch|first [sizes...]\n", argv[0]);
         return 2;
     }
     const char* which = argv[1];
@@ -557,6 +750,9 @@ int main(int argc, char** argv) {
     else if (strcmp(which, "jacobi") == 0)
         bench_jacobi((int)arg_i64(argc, argv, 2, 4096), (int)arg_i64(argc, argv, 3, 1000),
                      (int)arg_i64(argc, argv, 4, 3));
+    else if (strcmp(which, "jacobi_multi") == 0)
+        bench_jacobi_multi((int)arg_i64(argc, argv, 2, 8192), (int)arg_i64(argc, argv, 3, 1500),
+                           (int)arg_i64(argc, argv, 4, 2));
     else if (strcmp(which, "spmv") == 0)
         bench_spmv((int)arg_i64(argc, argv, 2, 100), (int)arg_i64(argc, argv, 3, 10));
     else if (strcmp(which, "launch") == 0)
