@@ -25,6 +25,7 @@ mod emulated;
 pub mod entry;
 mod nvidia;
 pub mod ops;
+mod messages;
 mod peer;
 mod split;
 

@@ -1,0 +1,330 @@
+//! The MPI built-ins (LANGUAGE.md 6, "Across nodes"): `mpi_rank`, `mpi_allreduce`, … over the
+//! process's transport (`acc_runtime::transport`: MPI when the `acc` command was built with the
+//! `mpi` feature, else one rank). An array or section arrives as a data-op record; its elements
+//! travel packed in row-major order, from and to the device copy where the section is present
+//! on the current device (`Devices::mpi_stage`). Each call is recorded for `--profile` and the
+//! trace with the bytes this rank sent and received.
+
+use std::time::Instant;
+
+use acc_runtime::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64};
+use acc_runtime::array;
+use acc_runtime::device::{devices, DataOpArg};
+use acc_runtime::error::RunErrorKind;
+use acc_runtime::host::{fail, guarded};
+use acc_runtime::transport::{self, Datatype, ReduceOp};
+
+use crate::arrays::symbol_list;
+
+fn mpi_error(message: String) -> RunErrorKind {
+    RunErrorKind::Mpi {
+        message,
+        help: None,
+    }
+}
+
+/// Whether `r` is a rank of the world; records the error otherwise.
+unsafe fn check_rank(ctx: *mut Ctx, r: i32, what: &str) -> bool {
+    let size = transport::get().size();
+    if (0..size).contains(&r) {
+        return true;
+    }
+    let ranks = if size == 1 {
+        "the only rank is 0".to_string()
+    } else {
+        format!("the ranks are 0 to {}", size - 1)
+    };
+    let message = format!("{what} {r} is not a rank of this run of {size}");
+    let help = Some(format!("{ranks} (`mpi_size()` ranks; start more with `mpirun -np N`)"));
+    fail(ctx, RunErrorKind::Mpi { message, help }, None);
+    false
+}
+
+/// The element type of a record's array, as a reduction sees it.
+unsafe fn datatype(op: &DataOpArg) -> Datatype {
+    match (*op.array).elem {
+        ELEM_BOOL => Datatype::Bool,
+        ELEM_I32 => Datatype::I32,
+        ELEM_I64 => Datatype::I64,
+        ELEM_F32 => Datatype::F32,
+        ELEM_F64 => Datatype::F64,
+        _ => Datatype::Bool,
+    }
+}
+
+/// The byte runs `(offset, length)` of a record's section in its array's host data.
+unsafe fn byte_runs(op: &DataOpArg) -> Result<Vec<(usize, usize)>, RunErrorKind> {
+    let section = op.section()?;
+    let size = array::elem_size((*op.array).elem).unwrap_or(1);
+    Ok(section
+        .runs(array::shape(op.array))
+        .map(|(o, n)| (o as usize * size, n as usize * size))
+        .collect())
+}
+
+/// The section's host elements, packed.
+unsafe fn pack(op: &DataOpArg) -> Result<Vec<u8>, RunErrorKind> {
+    let runs = byte_runs(op)?;
+    let mut out = Vec::with_capacity(runs.iter().map(|r| r.1).sum());
+    for (o, n) in runs {
+        out.extend_from_slice(std::slice::from_raw_parts((*op.array).data.add(o), n));
+    }
+    Ok(out)
+}
+
+/// Writes packed elements into the section's host elements.
+unsafe fn unpack(op: &DataOpArg, data: &[u8]) -> Result<(), RunErrorKind> {
+    let mut at = 0;
+    for (o, n) in byte_runs(op)? {
+        std::ptr::copy_nonoverlapping(data[at..at + n].as_ptr(), (*op.array).data.add(o), n);
+        at += n;
+    }
+    Ok(())
+}
+
+/// The bytes of a record's section.
+unsafe fn section_bytes(op: &DataOpArg) -> Result<usize, RunErrorKind> {
+    Ok(byte_runs(op)?.iter().map(|r| r.1).sum())
+}
+
+/// Runs one MPI call on sections: `body` returns the bytes moved, or the error. Errors are
+/// recorded at the call; the call is recorded for the profile.
+unsafe fn call(
+    ctx: *mut Ctx,
+    site: u32,
+    body: impl FnOnce() -> Result<u64, acc_runtime::RunError>,
+) {
+    let start = Instant::now();
+    match body() {
+        Ok(bytes) => {
+            let rank = transport::get().rank();
+            devices(ctx).record_mpi(site, rank, bytes, start, Instant::now());
+        }
+        Err(e) => fail(ctx, e.kind, e.site),
+    }
+}
+
+fn at(kind: RunErrorKind) -> acc_runtime::RunError {
+    acc_runtime::RunError { kind, site: None }
+}
+
+/// The section of a send: from the device copy where present, packed.
+unsafe fn outgoing(ctx: *mut Ctx, op: &DataOpArg) -> Result<Vec<u8>, acc_runtime::RunError> {
+    devices(ctx).mpi_stage(op, true)?;
+    pack(op).map_err(at)
+}
+
+/// Received bytes into the section, and on to its device copy where present.
+unsafe fn incoming(
+    ctx: *mut Ctx,
+    op: &DataOpArg,
+    data: &[u8],
+) -> Result<(), acc_runtime::RunError> {
+    unpack(op, data).map_err(at)?;
+    devices(ctx).mpi_stage(op, false)?;
+    Ok(())
+}
+
+/// # Safety
+/// `ctx` is a live context (for every function of this module; records as each says).
+pub unsafe extern "C" fn acc_mpi_rank(ctx: *mut Ctx) -> i32 {
+    guarded(ctx, None, || transport::get().rank())
+}
+
+/// # Safety
+/// As `acc_mpi_rank`.
+pub unsafe extern "C" fn acc_mpi_size(ctx: *mut Ctx) -> i32 {
+    guarded(ctx, None, || transport::get().size())
+}
+
+/// # Safety
+/// As `acc_mpi_rank`.
+pub unsafe extern "C" fn acc_mpi_wtime(ctx: *mut Ctx) -> f64 {
+    guarded(ctx, None, || transport::get().wtime())
+}
+
+/// # Safety
+/// As `acc_mpi_rank`.
+pub unsafe extern "C" fn acc_mpi_barrier(ctx: *mut Ctx, site: u32) {
+    guarded(ctx, None, || {
+        call(ctx, site, || {
+            transport::get().barrier().map_err(|m| at(mpi_error(m)))?;
+            Ok(0)
+        })
+    })
+}
+
+macro_rules! scalar_collectives {
+    ($($t:ty, $dt:ident, $allreduce:ident, $bcast:ident;)*) => {$(
+        /// `mpi_allreduce(x, op)` of a scalar: the reduction over every rank's `x`.
+        ///
+        /// # Safety
+        /// As `acc_mpi_rank`.
+        pub unsafe extern "C" fn $allreduce(ctx: *mut Ctx, site: u32, x: $t, op: i32) -> $t {
+            guarded(ctx, None, || {
+                let mut data = x.to_ne_bytes();
+                call(ctx, site, || {
+                    let op = ReduceOp::from_code(op)
+                        .ok_or_else(|| at(mpi_error(format!("no reduction operator {op}"))))?;
+                    transport::get()
+                        .allreduce(&mut data, Datatype::$dt, op)
+                        .map_err(|m| at(mpi_error(m)))?;
+                    Ok(2 * data.len() as u64)
+                });
+                <$t>::from_ne_bytes(data)
+            })
+        }
+
+        /// `mpi_bcast(x, root)` of a scalar: `root`'s `x`.
+        ///
+        /// # Safety
+        /// As `acc_mpi_rank`.
+        pub unsafe extern "C" fn $bcast(ctx: *mut Ctx, site: u32, x: $t, root: i32) -> $t {
+            guarded(ctx, None, || {
+                let mut data = x.to_ne_bytes();
+                if check_rank(ctx, root, "the root") {
+                    call(ctx, site, || {
+                        transport::get()
+                            .bcast(&mut data, root)
+                            .map_err(|m| at(mpi_error(m)))?;
+                        Ok(data.len() as u64)
+                    });
+                }
+                <$t>::from_ne_bytes(data)
+            })
+        }
+    )*};
+}
+
+scalar_collectives! {
+    u8, Bool, acc_mpi_allreduce_bool, acc_mpi_bcast_bool;
+    i32, I32, acc_mpi_allreduce_i32, acc_mpi_bcast_i32;
+    i64, I64, acc_mpi_allreduce_i64, acc_mpi_bcast_i64;
+    f32, F32, acc_mpi_allreduce_f32, acc_mpi_bcast_f32;
+    f64, F64, acc_mpi_allreduce_f64, acc_mpi_bcast_f64;
+}
+
+/// `mpi_allreduce(a, op)` of an array or section, in place.
+///
+/// # Safety
+/// As `acc_mpi_rank`; `op` is a record of a live array.
+pub unsafe extern "C" fn acc_mpi_allreduce_array(ctx: *mut Ctx, rec: *const DataOpArg, op: i32) {
+    guarded(ctx, None, || {
+        let rec = &*rec;
+        call(ctx, rec.site, || {
+            let op = ReduceOp::from_code(op)
+                .ok_or_else(|| at(mpi_error(format!("no reduction operator {op}"))))?;
+            let mut data = outgoing(ctx, rec)?;
+            transport::get()
+                .allreduce(&mut data, datatype(rec), op)
+                .map_err(|m| at(mpi_error(m)))?;
+            incoming(ctx, rec, &data)?;
+            Ok(2 * data.len() as u64)
+        })
+    })
+}
+
+/// `mpi_bcast(a, root)` of an array or section, in place.
+///
+/// # Safety
+/// As `acc_mpi_allreduce_array`.
+pub unsafe extern "C" fn acc_mpi_bcast_array(ctx: *mut Ctx, rec: *const DataOpArg, root: i32) {
+    guarded(ctx, None, || {
+        let rec = &*rec;
+        if !check_rank(ctx, root, "the root") {
+            return;
+        }
+        call(ctx, rec.site, || {
+            let t = transport::get();
+            let mut data = if t.rank() == root {
+                outgoing(ctx, rec)?
+            } else {
+                vec![0; section_bytes(rec).map_err(at)?]
+            };
+            t.bcast(&mut data, root).map_err(|m| at(mpi_error(m)))?;
+            if t.rank() != root {
+                incoming(ctx, rec, &data)?;
+            }
+            Ok(data.len() as u64)
+        })
+    })
+}
+
+/// `mpi_send(a, dest)`: a blocking send (`MPI_Send`, tag 0).
+///
+/// # Safety
+/// As `acc_mpi_allreduce_array`.
+pub unsafe extern "C" fn acc_mpi_send(ctx: *mut Ctx, rec: *const DataOpArg, dest: i32) {
+    guarded(ctx, None, || {
+        let rec = &*rec;
+        if !check_rank(ctx, dest, "the destination") {
+            return;
+        }
+        call(ctx, rec.site, || {
+            let data = outgoing(ctx, rec)?;
+            transport::get()
+                .send(&data, dest)
+                .map_err(|m| at(mpi_error(m)))?;
+            Ok(data.len() as u64)
+        })
+    })
+}
+
+/// `mpi_recv(a, src)`: a blocking receive of exactly the section's size (`MPI_Recv`, tag 0).
+///
+/// # Safety
+/// As `acc_mpi_allreduce_array`.
+pub unsafe extern "C" fn acc_mpi_recv(ctx: *mut Ctx, rec: *const DataOpArg, src: i32) {
+    guarded(ctx, None, || {
+        let rec = &*rec;
+        if !check_rank(ctx, src, "the source") {
+            return;
+        }
+        call(ctx, rec.site, || {
+            let mut data = vec![0; section_bytes(rec).map_err(at)?];
+            transport::get()
+                .recv(&mut data, src)
+                .map_err(|m| at(mpi_error(m)))?;
+            incoming(ctx, rec, &data)?;
+            Ok(data.len() as u64)
+        })
+    })
+}
+
+/// `mpi_sendrecv(s, dest, r, src)`: `MPI_Sendrecv`, the halo exchange's step.
+///
+/// # Safety
+/// As `acc_mpi_allreduce_array`, for both records.
+pub unsafe extern "C" fn acc_mpi_sendrecv(
+    ctx: *mut Ctx,
+    send: *const DataOpArg,
+    dest: i32,
+    recv: *const DataOpArg,
+    src: i32,
+) {
+    guarded(ctx, None, || {
+        let (send, recv) = (&*send, &*recv);
+        if !check_rank(ctx, dest, "the destination") || !check_rank(ctx, src, "the source") {
+            return;
+        }
+        call(ctx, send.site, || {
+            let data = outgoing(ctx, send)?;
+            let mut got = vec![0; section_bytes(recv).map_err(at)?];
+            transport::get()
+                .sendrecv(&data, dest, &mut got, src)
+                .map_err(|m| at(mpi_error(m)))?;
+            incoming(ctx, recv, &got)?;
+            Ok((data.len() + got.len()) as u64)
+        })
+    })
+}
+
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    symbol_list![
+        acc_mpi_rank acc_mpi_size acc_mpi_wtime acc_mpi_barrier
+        acc_mpi_allreduce_bool acc_mpi_allreduce_i32 acc_mpi_allreduce_i64
+        acc_mpi_allreduce_f32 acc_mpi_allreduce_f64
+        acc_mpi_bcast_bool acc_mpi_bcast_i32 acc_mpi_bcast_i64 acc_mpi_bcast_f32 acc_mpi_bcast_f64
+        acc_mpi_allreduce_array acc_mpi_bcast_array acc_mpi_send acc_mpi_recv acc_mpi_sendrecv
+    ]
+}
