@@ -266,3 +266,20 @@ impl Transport for Mpi {
         std::process::exit(code)
     }
 }
+
+/// This process's rank and the world's size (0 and 1 before `init`).
+pub fn rank_and_size() -> (i32, i32) {
+    let t = transport::get();
+    (t.rank(), t.size())
+}
+
+/// Ends every rank with exit status `code` (`MPI_Abort`; a plain exit for one rank).
+pub fn abort(code: i32) -> ! {
+    transport::get().abort(code)
+}
+
+/// The rank's index on its node, from the launcher's environment
+/// (`acc_runtime::transport::local_rank`).
+pub fn local_rank() -> Option<usize> {
+    transport::local_rank()
+}

@@ -2,6 +2,8 @@
 //! Jupyter notebooks.
 
 mod jupyter;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod terminal;
 mod test_runner;
 
@@ -68,6 +70,10 @@ pub(crate) struct RunArgs {
     /// Leave bounds checks out of device code (host code keeps them).
     #[arg(long)]
     unchecked: bool,
+    /// Under MPI, drop the output of the ranks other than 0 (by default each of their lines is
+    /// headed `[rank N] `; also ACC_MPI_QUIET=1).
+    #[arg(long)]
+    mpi_quiet: bool,
     #[command(flatten)]
     pub(crate) devices: DeviceArgs,
 }
@@ -125,6 +131,12 @@ impl DeviceArgs {
         Ok(o)
     }
 
+    /// Whether `--device TYPE:N` named a device number.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn device_number_given(&self) -> bool {
+        self.device.as_deref().is_some_and(|d| d.contains(':'))
+    }
+
     /// `--info` or `ACC_INFO=1`.
     pub(crate) fn info(&self) -> bool {
         self.info || std::env::var("ACC_INFO").is_ok_and(|v| !v.is_empty() && v != "0")
@@ -167,6 +179,8 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> i32 {
+    #[cfg(feature = "mpi")]
+    acc::lang::builtins::enable_mpi(true);
     match cli.command {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Check { files, info }) => check(&files, info),
@@ -205,10 +219,13 @@ pub(crate) fn engine(args: &RunArgs) -> Result<(acc::Engine, bool), i32> {
     for (k, v) in &params {
         engine.set_param(k, v);
     }
-    let options = args.devices.options().map_err(|e| {
+    #[allow(unused_mut)]
+    let mut options = args.devices.options().map_err(|e| {
         eprintln!("error: {e}");
         acc::EXIT_COMPILE_ERROR
     })?;
+    #[cfg(feature = "mpi")]
+    mpi::device_per_rank(&mut options, &args.devices);
     let profile = options.profile.profile;
     engine.set_devices(options);
     engine.set_unchecked(args.unchecked);
@@ -246,19 +263,38 @@ fn run(args: &RunArgs) -> i32 {
             }
         };
     }
+    #[cfg(feature = "mpi")]
+    let rank = match mpi::start(&mut engine, args.mpi_quiet) {
+        Ok(rank) => rank,
+        Err(status) => return status,
+    };
+    #[cfg(not(feature = "mpi"))]
+    let rank = 0;
     args.devices.start(&mut engine);
-    if args.devices.info() {
+    if args.devices.info() && rank == 0 {
         print_feedback(file, true);
     }
     let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {
-            eprint!("{}", e.render(colour()));
+            let text = e.render(colour());
+            if rank == 0 {
+                eprint!("{text}");
+            } else {
+                eprint!("{}", mpi_prefixed(&text, rank));
+            }
             e.exit_code()
         }
     };
     args.devices.finish(&mut engine, profile);
+    #[cfg(feature = "mpi")]
+    mpi::end(&mut engine, status);
     status
+}
+
+/// Each line of `text` headed `[rank N] ` (the output of ranks other than 0).
+fn mpi_prefixed(text: &str, rank: i32) -> String {
+    text.lines().map(|l| format!("[rank {rank}] {l}\n")).collect()
 }
 
 fn check(files: &[PathBuf], info: bool) -> i32 {
