@@ -23,6 +23,16 @@ fn mpi_error(message: String) -> RunErrorKind {
     }
 }
 
+/// The rank `-1`: no rank (MPI's `MPI_PROC_NULL`). A send to it or a receive from it does
+/// nothing, so that the ranks at the ends of a halo exchange need no special case.
+pub const NO_RANK: i32 = -1;
+
+/// Whether `r` is a rank of the world or `NO_RANK`; records the error
+/// otherwise.
+unsafe fn check_peer(ctx: *mut Ctx, r: i32, what: &str) -> bool {
+    r == NO_RANK || check_rank(ctx, r, what)
+}
+
 /// Whether `r` is a rank of the world; records the error otherwise.
 unsafe fn check_rank(ctx: *mut Ctx, r: i32, what: &str) -> bool {
     let size = transport::get().size();
@@ -101,6 +111,23 @@ unsafe fn call(
             devices(ctx).record_mpi(site, rank, bytes, start, Instant::now());
         }
         Err(e) => fail(ctx, e.kind, e.site),
+    }
+}
+
+/// A receive's error, with the help for messages of another size.
+fn size_help(kind: RunErrorKind) -> RunErrorKind {
+    match kind {
+        RunErrorKind::Mpi { message, help: None }
+            if message.contains("TRUNCATE") || message.contains("bytes") =>
+        {
+            RunErrorKind::Mpi {
+                message,
+                help: Some(
+                    "the receiving section must have as many elements as the sender sends".into(),
+                ),
+            }
+        }
+        other => other,
     }
 }
 
@@ -257,10 +284,14 @@ pub unsafe extern "C" fn acc_mpi_bcast_array(ctx: *mut Ctx, rec: *const DataOpAr
 pub unsafe extern "C" fn acc_mpi_send(ctx: *mut Ctx, rec: *const DataOpArg, dest: i32) {
     guarded(ctx, None, || {
         let rec = &*rec;
-        if !check_rank(ctx, dest, "the destination") {
+        if !check_peer(ctx, dest, "the destination") {
             return;
         }
         call(ctx, rec.site, || {
+            if dest == NO_RANK {
+                byte_runs(rec).map_err(at)?;
+                return Ok(0);
+            }
             let data = outgoing(ctx, rec)?;
             transport::get()
                 .send(&data, dest)
@@ -277,14 +308,17 @@ pub unsafe extern "C" fn acc_mpi_send(ctx: *mut Ctx, rec: *const DataOpArg, dest
 pub unsafe extern "C" fn acc_mpi_recv(ctx: *mut Ctx, rec: *const DataOpArg, src: i32) {
     guarded(ctx, None, || {
         let rec = &*rec;
-        if !check_rank(ctx, src, "the source") {
+        if !check_peer(ctx, src, "the source") {
             return;
         }
         call(ctx, rec.site, || {
             let mut data = vec![0; section_bytes(rec).map_err(at)?];
+            if src == NO_RANK {
+                return Ok(0);
+            }
             transport::get()
                 .recv(&mut data, src)
-                .map_err(|m| at(mpi_error(m)))?;
+                .map_err(|m| at(size_help(mpi_error(m))))?;
             incoming(ctx, rec, &data)?;
             Ok(data.len() as u64)
         })
@@ -304,15 +338,28 @@ pub unsafe extern "C" fn acc_mpi_sendrecv(
 ) {
     guarded(ctx, None, || {
         let (send, recv) = (&*send, &*recv);
-        if !check_rank(ctx, dest, "the destination") || !check_rank(ctx, src, "the source") {
+        if !check_peer(ctx, dest, "the destination") || !check_peer(ctx, src, "the source") {
             return;
         }
         call(ctx, send.site, || {
-            let data = outgoing(ctx, send)?;
             let mut got = vec![0; section_bytes(recv).map_err(at)?];
-            transport::get()
-                .sendrecv(&data, dest, &mut got, src)
-                .map_err(|m| at(mpi_error(m)))?;
+            let data = if dest == NO_RANK {
+                byte_runs(send).map_err(at)?;
+                Vec::new()
+            } else {
+                outgoing(ctx, send)?
+            };
+            let t = transport::get();
+            let sent = match (dest == NO_RANK, src == NO_RANK) {
+                (true, true) => Ok(()),
+                (true, false) => t.recv(&mut got, src),
+                (false, true) => t.send(&data, dest),
+                (false, false) => t.sendrecv(&data, dest, &mut got, src),
+            };
+            sent.map_err(|m| at(size_help(mpi_error(m))))?;
+            if src == NO_RANK {
+                return Ok(data.len() as u64);
+            }
             incoming(ctx, recv, &got)?;
             Ok((data.len() + got.len()) as u64)
         })
