@@ -294,7 +294,9 @@ fn run(args: &RunArgs) -> i32 {
 
 /// Each line of `text` headed `[rank N] ` (the output of ranks other than 0).
 fn mpi_prefixed(text: &str, rank: i32) -> String {
-    text.lines().map(|l| format!("[rank {rank}] {l}\n")).collect()
+    text.lines()
+        .map(|l| format!("[rank {rank}] {l}\n"))
+        .collect()
 }
 
 fn check(files: &[PathBuf], info: bool) -> i32 {

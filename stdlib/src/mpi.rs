@@ -45,7 +45,9 @@ unsafe fn check_rank(ctx: *mut Ctx, r: i32, what: &str) -> bool {
         format!("the ranks are 0 to {}", size - 1)
     };
     let message = format!("{what} {r} is not a rank of this run of {size}");
-    let help = Some(format!("{ranks} (`mpi_size()` ranks; start more with `mpirun -np N`)"));
+    let help = Some(format!(
+        "{ranks} (`mpi_size()` ranks; start more with `mpirun -np N`)"
+    ));
     fail(ctx, RunErrorKind::Mpi { message, help }, None);
     false
 }
@@ -117,16 +119,15 @@ unsafe fn call(
 /// A receive's error, with the help for messages of another size.
 fn size_help(kind: RunErrorKind) -> RunErrorKind {
     match kind {
-        RunErrorKind::Mpi { message, help: None }
-            if message.contains("TRUNCATE") || message.contains("bytes") =>
-        {
-            RunErrorKind::Mpi {
-                message,
-                help: Some(
-                    "the receiving section must have as many elements as the sender sends".into(),
-                ),
-            }
-        }
+        RunErrorKind::Mpi {
+            message,
+            help: None,
+        } if message.contains("TRUNCATE") || message.contains("bytes") => RunErrorKind::Mpi {
+            message,
+            help: Some(
+                "the receiving section must have as many elements as the sender sends".into(),
+            ),
+        },
         other => other,
     }
 }

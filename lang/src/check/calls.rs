@@ -124,7 +124,10 @@ impl Cx<'_> {
                 self.check_args_only(args);
                 self.error(
                     Diagnostic::error(
-                        format!("`{}` needs MPI, and this acc was built without it", b.name()),
+                        format!(
+                            "`{}` needs MPI, and this acc was built without it",
+                            b.name()
+                        ),
                         name.span,
                         "an MPI built-in",
                     )
@@ -623,7 +626,10 @@ impl Cx<'_> {
                     .map(|i| match &i.kind {
                         A::Section(..) => i.clone(),
                         _ => ast::Expr {
-                            kind: A::Section(Some(Box::new(i.clone())), Some(Box::new(one(i.span)))),
+                            kind: A::Section(
+                                Some(Box::new(i.clone())),
+                                Some(Box::new(one(i.span))),
+                            ),
                             span: i.span,
                         },
                     })
@@ -663,7 +669,10 @@ impl Cx<'_> {
             Type::Array { .. } => Type::Void,
             t => {
                 self.error(Diagnostic::error(
-                    format!("`{}` takes a number, a bool or an array, found {t}", b.name()),
+                    format!(
+                        "`{}` takes a number, a bool or an array, found {t}",
+                        b.name()
+                    ),
                     x.span,
                     format!("this is {t}"),
                 ));

@@ -7,7 +7,9 @@
 
 use acc_abi::DataModifiers;
 
-use super::ops::{placed, DataOpArg, DataPhase, QueueArg, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST};
+use super::ops::{
+    placed, DataOpArg, DataPhase, QueueArg, ACTION_UPDATE_DEVICE, ACTION_UPDATE_HOST,
+};
 use super::{Current, Devices};
 use crate::error::RunError;
 use crate::profile::{DeviceRef, EventKind, Place};
@@ -34,11 +36,7 @@ impl Devices {
             },
             ..*op
         };
-        let (phase, ifp, sync) = (
-            DataPhase::Update,
-            DataModifiers::IF_PRESENT,
-            QueueArg::Sync,
-        );
+        let (phase, ifp, sync) = (DataPhase::Update, DataModifiers::IF_PRESENT, QueueArg::Sync);
         match self.current_device().map_err(at)? {
             Current::Shared => {
                 placed(op).map_err(at)?;

@@ -23,9 +23,9 @@ mod directives;
 mod discrete;
 mod emulated;
 pub mod entry;
+mod messages;
 mod nvidia;
 pub mod ops;
-mod messages;
 mod peer;
 mod split;
 
