@@ -36,17 +36,37 @@ fn mpi_calls_check() {
         assert_eq!(error(text), None, "{text}");
     }
     let bad = [
-        ("mpi_allreduce(1.0, \"sum\")", "has no operator \"sum\"", "\"+\", \"*\""),
-        ("mpi_allreduce(1.0, \"&\")", "\"&\" does not apply to f64", "integers"),
-        ("mpi_allreduce(true, \"+\")", "does not apply to bool", "\"&&\""),
+        (
+            "mpi_allreduce(1.0, \"sum\")",
+            "has no operator \"sum\"",
+            "\"+\", \"*\"",
+        ),
+        (
+            "mpi_allreduce(1.0, \"&\")",
+            "\"&\" does not apply to f64",
+            "integers",
+        ),
+        (
+            "mpi_allreduce(true, \"+\")",
+            "does not apply to bool",
+            "\"&&\"",
+        ),
         ("let op = \"+\"\nmpi_allreduce(1, op)", "string", ""),
         (
             "let a = zeros(3)\nlet b = zeros(i32, 3)\nmpi_sendrecv(a, 0, b, 0)",
             "one element type",
             "",
         ),
-        ("mpi_send(1.0, 0)", "takes an array or an array section", "fill(x, 1)"),
-        ("let a = zeros(3)\nmpi_recv(a, 1.5)", "must be an integer", ""),
+        (
+            "mpi_send(1.0, 0)",
+            "takes an array or an array section",
+            "fill(x, 1)",
+        ),
+        (
+            "let a = zeros(3)\nmpi_recv(a, 1.5)",
+            "must be an integer",
+            "",
+        ),
         ("mpi_barrier(1)", "takes 0 arguments", ""),
     ];
     for (text, message, help) in bad {
@@ -61,6 +81,9 @@ fn mpi_calls_check() {
         "let a = zeros(4)\nacc parallel loop copy(a)\nfor i in 0..4 { a[i] = mpi_rank() as f64 }",
     )
     .expect("an error");
-    assert!(m.contains("`mpi_rank` cannot be called in device code"), "{m}");
+    assert!(
+        m.contains("`mpi_rank` cannot be called in device code"),
+        "{m}"
+    );
     assert!(h.contains("host code"), "{h}");
 }

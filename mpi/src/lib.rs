@@ -5,6 +5,10 @@
 //! Errors return (`MPI_ERRORS_RETURN`) so that the runtime reports them at the script's call;
 //! the `acc` command then ends every rank with `MPI_Abort`. Every call comes from the thread
 //! that ran `init` (the run's thread; `MPI_THREAD_FUNNELED`).
+//!
+//! Without its own `mpi` feature (which the `acc` command's `mpi` feature turns on) the crate
+//! is empty, so that a workspace build needs no MPI library.
+#![cfg(feature = "mpi")]
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
