@@ -151,11 +151,36 @@ impl DeviceArgs {
 
     /// After a run: the profile report (standard error) and the trace file.
     pub(crate) fn finish(&self, engine: &mut acc::Engine, profile: bool) {
+        self.finish_rank(engine, profile, 0, 1);
+    }
+
+    /// `finish` on rank `rank` of `size` (MPI): the report of another rank than 0 has its
+    /// lines headed `[rank N] `, and with several ranks each writes its own trace,
+    /// `NAME.rankN.json` (rank 0 writes NAME).
+    pub(crate) fn finish_rank(
+        &self,
+        engine: &mut acc::Engine,
+        profile: bool,
+        rank: i32,
+        size: i32,
+    ) {
         if profile {
-            eprint!("{}", engine.profile_report());
+            let report = engine.profile_report();
+            if rank == 0 {
+                eprint!("{report}");
+            } else {
+                eprint!("{}", mpi_prefixed(&report, rank));
+            }
         }
         if let Some(path) = &self.trace {
-            if let Err(e) = std::fs::write(path, engine.chrome_trace()) {
+            let path = match (rank, path.extension()) {
+                (0, _) => path.clone(),
+                (_, Some(ext)) if size > 1 => {
+                    path.with_extension(format!("rank{rank}.{}", ext.to_string_lossy()))
+                }
+                _ => path.with_extension(format!("rank{rank}")),
+            };
+            if let Err(e) = std::fs::write(&path, engine.chrome_trace()) {
                 eprintln!("error: cannot write the trace `{}`: {e}", path.display());
             }
         }
@@ -270,6 +295,10 @@ fn run(args: &RunArgs) -> i32 {
     };
     #[cfg(not(feature = "mpi"))]
     let rank = 0;
+    #[cfg(feature = "mpi")]
+    let size = acc_mpi::rank_and_size().1;
+    #[cfg(not(feature = "mpi"))]
+    let size = 1;
     args.devices.start(&mut engine);
     if args.devices.info() && rank == 0 {
         print_feedback(file, true);
@@ -286,7 +315,7 @@ fn run(args: &RunArgs) -> i32 {
             e.exit_code()
         }
     };
-    args.devices.finish(&mut engine, profile);
+    args.devices.finish_rank(&mut engine, profile, rank, size);
     #[cfg(feature = "mpi")]
     mpi::end(&mut engine, status);
     status

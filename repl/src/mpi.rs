@@ -11,7 +11,7 @@ pub(crate) fn start(engine: &mut acc::Engine, quiet: bool) -> Result<i32, i32> {
         eprintln!("error: MPI: {e}");
         return Err(acc::EXIT_RUNTIME_ERROR);
     }
-    let (rank, size) = acc_mpi::rank_and_size();
+    let (rank, _) = acc_mpi::rank_and_size();
     let quiet = quiet || std::env::var("ACC_MPI_QUIET").is_ok_and(|v| !v.is_empty() && v != "0");
     if rank != 0 {
         let out: Box<dyn Write + Send> = if quiet {
@@ -25,7 +25,6 @@ pub(crate) fn start(engine: &mut acc::Engine, quiet: bool) -> Result<i32, i32> {
         };
         engine.set_output(out);
     }
-    let _ = size;
     Ok(rank)
 }
 

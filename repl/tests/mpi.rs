@@ -148,6 +148,33 @@ fn present_sections_move_between_device_copies() {
 }
 
 #[test]
+fn each_rank_writes_its_trace_and_heads_its_profile() {
+    let dir = std::env::temp_dir().join(format!("acc-mpi-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let out = mpirun(
+        2,
+        &[
+            "--profile",
+            "--trace",
+            trace.to_str().unwrap(),
+            script("device.acc").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (file, rank) in [("t.json", 0), ("t.rank1.json", 1)] {
+        let json = std::fs::read_to_string(dir.join(file)).expect(file);
+        assert!(json.contains("\"cat\":\"mpi\""), "{file}");
+        assert!(json.contains(&format!("mpi:{rank}")), "{file}");
+    }
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("[rank 1] totals: "), "{stderr}");
+    assert!(stderr.contains("\ntotals: "), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn output_of_other_ranks_is_prefixed_or_dropped() {
     let quiet = mpirun(
         2,
