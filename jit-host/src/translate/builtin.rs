@@ -236,10 +236,10 @@ impl Tx<'_, '_> {
             }
             MpiAllreduce | MpiBcast => {
                 let x = arg(args, 0, b)?;
-                let second = self.expr(arg(args, 1, b)?)?;
                 match x.ty {
                     Ty::Scalar(t) => {
                         let v = self.expr(x)?;
+                        let second = self.expr(arg(args, 1, b)?)?;
                         let name = format!("acc_{}_{}", b.name(), t.name());
                         let site = self.site(site);
                         self.call_rt_value(&name, &[ctx, site, v, second])?
@@ -247,6 +247,7 @@ impl Tx<'_, '_> {
                     Ty::Array { .. } => {
                         use acc_runtime::device::ops::ACTION_PRESENT;
                         let op = self.routine_op(x, ACTION_PRESENT, site)?;
+                        let second = self.expr(arg(args, 1, b)?)?;
                         let name = format!("acc_{}_array", b.name());
                         return self.call_rt(&name, &[ctx, op, second]);
                     }
