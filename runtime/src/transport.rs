@@ -169,9 +169,17 @@ impl Transport for Single {
     fn recv(&self, data: &mut [u8], _: i32) -> Result<(), String> {
         self.take(data)
     }
-    fn sendrecv(&self, send: &[u8], dest: i32, recv: &mut [u8], src: i32) -> Result<(), String> {
-        self.send(send, dest)?;
-        self.recv(recv, src)
+    fn sendrecv(&self, send: &[u8], _: i32, recv: &mut [u8], _: i32) -> Result<(), String> {
+        // From rank 0 to rank 0 directly: the mailbox holds only what `send` left.
+        if send.len() != recv.len() {
+            return Err(format!(
+                "a message of {} bytes arrived for a receive of {} bytes",
+                send.len(),
+                recv.len()
+            ));
+        }
+        recv.copy_from_slice(send);
+        Ok(())
     }
     fn abort(&self, code: i32) -> ! {
         std::process::exit(code)

@@ -376,3 +376,95 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         acc_mpi_allreduce_array acc_mpi_bcast_array acc_mpi_send acc_mpi_recv acc_mpi_sendrecv
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    //! The built-ins on the one-rank world (`transport::single`): the test process installs no
+    //! transport. (Several ranks: repl/tests/mpi.rs, under mpirun.)
+
+    use super::*;
+    use crate::testing::TestCtx;
+    use acc_runtime::array::{elements, elements_mut, new_array, release};
+    use acc_runtime::device::ops::{ACTION_COPYIN, ACTION_PRESENT};
+    use acc_runtime::device::{DeviceKind, DeviceOptions};
+
+    fn on(kind: DeviceKind) -> TestCtx {
+        let mut t = TestCtx::new();
+        t.context
+            .configure_devices(DeviceOptions::new().device(kind, 0).profile(true));
+        t
+    }
+
+    /// Row `i` of a rank-2 array: `a[i:1, 0:m]`.
+    fn row(a: *mut acc_runtime::abi::ArrayHeader, i: i64) -> DataOpArg {
+        let mut op = DataOpArg::whole(a, ACTION_PRESENT, 3);
+        op.nranges = 2;
+        op.ranges[0] = [i, 1];
+        op.ranges[1] = [0, acc_abi::ABSENT];
+        op
+    }
+
+    #[test]
+    fn one_rank() {
+        let mut t = on(DeviceKind::Host);
+        let p = t.ptr();
+        unsafe {
+            assert_eq!((acc_mpi_rank(p), acc_mpi_size(p)), (0, 1));
+            assert_eq!(acc_mpi_allreduce_f64(p, 1, 2.5, 2), 2.5);
+            assert_eq!(acc_mpi_allreduce_bool(p, 1, 1, 8), 1);
+            assert_eq!(acc_mpi_bcast_i64(p, 1, 7, 0), 7);
+            acc_mpi_barrier(p, 1);
+            assert!(acc_mpi_wtime(p) >= 0.0);
+            // Rows of one array: row 0 sent to rank 0 arrives in row 1.
+            let a = new_array(ELEM_I32, &[2, 3]).unwrap();
+            elements_mut::<i32>(a).copy_from_slice(&[1, 2, 3, 0, 0, 0]);
+            acc_mpi_sendrecv(p, &row(a, 0), 0, &row(a, 1), 0);
+            assert_eq!(elements::<i32>(a), &[1, 2, 3, 1, 2, 3]);
+            // No rank: nothing moves.
+            acc_mpi_sendrecv(p, &row(a, 0), NO_RANK, &row(a, 1), NO_RANK);
+            acc_mpi_recv(p, &row(a, 0), NO_RANK);
+            t.assert_ok();
+            // A rank outside the world, at the call.
+            acc_mpi_send(p, &row(a, 0), 1);
+            let (kind, _) = t.error();
+            assert!(
+                kind.to_string().contains("not a rank of this run of 1"),
+                "{kind}"
+            );
+            // A message of another size than the receiving section.
+            let b = new_array(ELEM_I32, &[2]).unwrap();
+            acc_mpi_send(p, &row(a, 0), 0);
+            acc_mpi_recv(p, &DataOpArg::whole(b, ACTION_PRESENT, 3), 0);
+            let (kind, _) = t.error();
+            assert!(kind.to_string().contains("12 bytes"), "{kind}");
+            assert!(kind.help().unwrap().contains("as many elements"));
+            release(a);
+            release(b);
+        }
+    }
+
+    #[test]
+    fn present_sections_travel_from_and_to_the_device_copies() {
+        let mut t = on(DeviceKind::Emulated);
+        let p = t.ptr();
+        unsafe {
+            let a = new_array(ELEM_F64, &[2, 2]).unwrap();
+            elements_mut::<f64>(a).copy_from_slice(&[1.0, 2.0, 0.0, 0.0]);
+            let whole = DataOpArg::whole(a, ACTION_COPYIN, 3);
+            crate::openacc::acc_copyin(p, &whole);
+            // The host copy goes stale: the device still holds 1, 2 in row 0.
+            elements_mut::<f64>(a).copy_from_slice(&[9.0, 9.0, 9.0, 9.0]);
+            acc_mpi_sendrecv(p, &row(a, 0), 0, &row(a, 1), 0);
+            t.assert_ok();
+            // Row 0's device values were sent (and staged through the host's row 0), row 1's
+            // device copy received them.
+            assert_eq!(elements::<f64>(a), &[1.0, 2.0, 1.0, 2.0]);
+            elements_mut::<f64>(a).copy_from_slice(&[0.0; 4]);
+            crate::openacc::acc_copyout(p, &whole);
+            assert_eq!(elements::<f64>(a), &[1.0, 2.0, 1.0, 2.0]);
+            release(a);
+        }
+        let totals = t.context.devices().profiler().totals();
+        assert_eq!((totals.mpi.count(), totals.mpi.bytes), (1, 32));
+    }
+}
