@@ -175,6 +175,29 @@ fn each_rank_writes_its_trace_and_heads_its_profile() {
 }
 
 #[test]
+fn each_rank_starts_on_a_device_by_its_local_rank() {
+    let file = script("device_num.acc");
+    let args = ["--device", "emulated", file.to_str().unwrap()];
+    let out = mpirun(3, &args, &[("ACC_EMULATED_DEVICES", "2")]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (r, device) in [(0, 0), (1, 1), (2, 0)] {
+        assert_eq!(
+            rank_lines(&stdout, r),
+            vec![format!("{r} {device}")],
+            "{stdout}"
+        );
+    }
+    // ACC_DEVICE_NUM decides where it is set.
+    let env = [("ACC_EMULATED_DEVICES", "2"), ("ACC_DEVICE_NUM", "1")];
+    let out = mpirun(2, &args, &env);
+    let stdout = text(&out.stdout);
+    for r in 0..2 {
+        assert_eq!(rank_lines(&stdout, r), vec![format!("{r} 1")], "{stdout}");
+    }
+}
+
+#[test]
 fn output_of_other_ranks_is_prefixed_or_dropped() {
     let quiet = mpirun(
         2,
