@@ -323,3 +323,9 @@ pub fn abort(code: i32) -> ! {
 pub fn local_rank() -> Option<usize> {
     transport::local_rank()
 }
+
+/// The ranks on this node, from the launcher's environment
+/// (`acc_runtime::transport::local_size`).
+pub fn local_size() -> Option<usize> {
+    transport::local_size()
+}

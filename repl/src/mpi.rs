@@ -43,8 +43,14 @@ pub(crate) fn end(engine: &mut acc::Engine, status: i32) {
 }
 
 /// Starts a rank on GPU (local rank mod GPUs) of its node, or emulated device, unless the
-/// device number was given (`ACC_DEVICE_NUM`, `--device TYPE:N`).
+/// device number was given (`ACC_DEVICE_NUM`, `--device TYPE:N`); and, unless
+/// `ACC_NUM_CORES` says, shares the node's cores out among its ranks for the threads of the
+/// multicore and emulated devices.
 pub(crate) fn device_per_rank(options: &mut acc::DeviceOptions, args: &crate::DeviceArgs) {
+    let cores_given = std::env::var("ACC_NUM_CORES").is_ok_and(|v| !v.trim().is_empty());
+    if let (false, Some(ranks)) = (cores_given, acc_mpi::local_size()) {
+        *options = options.clone().threads(options.threads / ranks);
+    }
     let given = std::env::var("ACC_DEVICE_NUM").is_ok_and(|v| !v.trim().is_empty())
         || args.device_number_given();
     let Some(local) = acc_mpi::local_rank() else {

@@ -203,6 +203,19 @@ pub fn local_rank() -> Option<usize> {
     .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
 }
 
+/// How many ranks the launcher started on this node (`None` when it does not say): the
+/// multicore and emulated devices' threads are the node's cores shared out among them.
+pub fn local_size() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+        "MPI_LOCALNRANKS",
+        "MV2_COMM_WORLD_LOCAL_SIZE",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
+    .filter(|&n: &usize| n > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
