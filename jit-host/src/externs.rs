@@ -106,6 +106,14 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
         | "acc_update_self" => ext(&[Ptr, Ptr], None, true),
         "acc_get_property" => ext(&[Ptr, I32, I32, I32], Some(I64), true),
         "acc_memcpy_d2d" => ext(&[Ptr, Ptr, Ptr, I32, I32], None, true),
+        // MPI (stdlib/src/mpi.rs); an array or section is a data-op record.
+        "acc_mpi_rank" | "acc_mpi_size" => ext(&[Ptr], Some(I32), true),
+        "acc_mpi_wtime" => ext(&[Ptr], Some(F64), true),
+        "acc_mpi_barrier" => ext(&[Ptr, U32], None, true),
+        "acc_mpi_allreduce_array" | "acc_mpi_bcast_array" | "acc_mpi_send" | "acc_mpi_recv" => {
+            ext(&[Ptr, Ptr, I32], None, true)
+        }
+        "acc_mpi_sendrecv" => ext(&[Ptr, Ptr, I32, Ptr, I32], None, true),
         // Directives (runtime/src/device/entry.rs).
         "acc_rt_launch" => ext(
             &[Ptr, Ptr, Ptr, Ptr, U32, Ptr, Bool, I64, Ptr, I32, U32],
@@ -143,6 +151,11 @@ fn typed_family(name: &str) -> Option<Extern> {
     for prefix in ["acc_maximum_", "acc_minimum_"] {
         if let Some(t) = typed(name, prefix) {
             return ext(&[Ptr, U32, Ptr], Some(t), true);
+        }
+    }
+    for prefix in ["acc_mpi_allreduce_", "acc_mpi_bcast_"] {
+        if let Some(t) = typed(name, prefix) {
+            return ext(&[Ptr, U32, t, I32], Some(t), true);
         }
     }
     if let Some(t) = typed(name, "acc_param_") {

@@ -20,6 +20,11 @@
 //!   lowering it is an `i64` constant, the `ir::StringId` of the path or `NO_PATH`.
 //! - runtime routines: device types, device numbers, queues and property ids are `i32`; the data
 //!   routines (`acc_copyin` …, `acc_is_present`) take an array or an `ExprKind::Section`.
+//! - MPI: `mpi_allreduce(x, op: i32)` with `x` a scalar (the result has its type) or an array or
+//!   `ExprKind::Section` (void), `op` the constant index of the string in `MPI_OPS`;
+//!   `mpi_bcast(x, root: i32)` likewise; `mpi_send(s, dest: i32)`, `mpi_recv(s, src: i32)`,
+//!   `mpi_sendrecv(s, dest: i32, r, src: i32)` with `s`, `r` arrays or sections (one element
+//!   type); a section's single index `i` is the range `i:1`.
 
 use crate::ast::ScalarType;
 
@@ -192,6 +197,19 @@ builtins! {
         "acc_get_default_async() -> i32";
     AccMemcpyD2d = "acc_memcpy_d2d": Shape::Special,
         "acc_memcpy_d2d(dst: T[…], src: T[…], dst_num: i32, src_num: i32)";
+    // Across nodes (the `mpi` feature of the `acc` command): MPI_COMM_WORLD, host code only.
+    MpiRank = "mpi_rank": Shape::Fixed(&[], Some(I32)), "mpi_rank() -> i32";
+    MpiSize = "mpi_size": Shape::Fixed(&[], Some(I32)), "mpi_size() -> i32";
+    MpiBarrier = "mpi_barrier": Shape::Fixed(&[], None), "mpi_barrier()";
+    MpiWtime = "mpi_wtime": Shape::Fixed(&[], Some(F64)), "mpi_wtime() -> f64";
+    MpiAllreduce = "mpi_allreduce": Shape::Special,
+        "mpi_allreduce(x: T, \"op\") -> T, or mpi_allreduce(a or a[section], \"op\") in place";
+    MpiBcast = "mpi_bcast": Shape::Special,
+        "mpi_bcast(x: T, root: i32) -> T, or mpi_bcast(a or a[section], root: i32) in place";
+    MpiSend = "mpi_send": Shape::Special, "mpi_send(a or a[section], dest: i32)";
+    MpiRecv = "mpi_recv": Shape::Special, "mpi_recv(a or a[section], src: i32)";
+    MpiSendrecv = "mpi_sendrecv": Shape::Special,
+        "mpi_sendrecv(send: a or a[section], dest: i32, recv: b or b[section], src: i32)";
     // A Rust function the embedding program registered (`acc::Engine::register_fn`): its first
     // argument is its number (an `i64` constant), the others its own. Not callable by this
     // name, which no script can write.
@@ -217,6 +235,11 @@ impl Builtin {
         self.name().starts_with("acc_")
     }
 
+    /// The MPI built-ins (`mpi_*`): compile errors unless `mpi_enabled`.
+    pub fn is_mpi(self) -> bool {
+        self.name().starts_with("mpi_")
+    }
+
     /// Allocates a new array (not allowed in device code).
     pub fn allocates(self) -> bool {
         use Builtin::*;
@@ -232,6 +255,24 @@ impl Builtin {
         use Builtin::*;
         self.is_math() || matches!(self, Print | Printf | AccOnDevice | Len | Size | Rank)
     }
+}
+
+/// The reduction operators of `mpi_allreduce(x, "op")`, as the string names them; an
+/// operator's code (its index here) is `acc_runtime::transport::ReduceOp`'s.
+pub const MPI_OPS: [&str; 9] = ["+", "*", "max", "min", "&", "|", "^", "&&", "||"];
+
+static MPI_ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes the `mpi_*` built-ins available to the scripts this process compiles: the `acc`
+/// command built with the `mpi` feature calls it once MPI is initialized. Without it a call
+/// of one is a compile error that says how to build acc with MPI.
+pub fn enable_mpi(on: bool) {
+    MPI_ENABLED.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the `mpi_*` built-ins are available (`enable_mpi`).
+pub fn mpi_enabled() -> bool {
+    MPI_ENABLED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The last argument of `imshow`/`plot` in the IR when the call names no file: the picture

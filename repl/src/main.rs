@@ -2,6 +2,8 @@
 //! Jupyter notebooks.
 
 mod jupyter;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod terminal;
 mod test_runner;
 
@@ -69,6 +71,10 @@ pub(crate) struct RunArgs {
     /// Leave bounds checks out of device code (host code keeps them).
     #[arg(long)]
     unchecked: bool,
+    /// Under MPI, drop the output of the ranks other than 0 (by default each of their lines is
+    /// headed `[rank N] `; also ACC_MPI_QUIET=1).
+    #[arg(long)]
+    mpi_quiet: bool,
     #[command(flatten)]
     pub(crate) devices: DeviceArgs,
 }
@@ -126,6 +132,12 @@ impl DeviceArgs {
         Ok(o)
     }
 
+    /// Whether `--device TYPE:N` named a device number.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn device_number_given(&self) -> bool {
+        self.device.as_deref().is_some_and(|d| d.contains(':'))
+    }
+
     /// `--info` or `ACC_INFO=1`.
     pub(crate) fn info(&self) -> bool {
         self.info || std::env::var("ACC_INFO").is_ok_and(|v| !v.is_empty() && v != "0")
@@ -140,11 +152,36 @@ impl DeviceArgs {
 
     /// After a run: the profile report (standard error) and the trace file.
     pub(crate) fn finish(&self, engine: &mut acc::Engine, profile: bool) {
+        self.finish_rank(engine, profile, 0, 1);
+    }
+
+    /// `finish` on rank `rank` of `size` (MPI): the report of another rank than 0 has its
+    /// lines headed `[rank N] `, and with several ranks each writes its own trace,
+    /// `NAME.rankN.json` (rank 0 writes NAME).
+    pub(crate) fn finish_rank(
+        &self,
+        engine: &mut acc::Engine,
+        profile: bool,
+        rank: i32,
+        size: i32,
+    ) {
         if profile {
-            eprint!("{}", engine.profile_report());
+            let report = engine.profile_report();
+            if rank == 0 {
+                eprint!("{report}");
+            } else {
+                eprint!("{}", mpi_prefixed(&report, rank));
+            }
         }
         if let Some(path) = &self.trace {
-            if let Err(e) = std::fs::write(path, engine.chrome_trace()) {
+            let path = match (rank, path.extension()) {
+                (0, _) => path.clone(),
+                (_, Some(ext)) if size > 1 => {
+                    path.with_extension(format!("rank{rank}.{}", ext.to_string_lossy()))
+                }
+                _ => path.with_extension(format!("rank{rank}")),
+            };
+            if let Err(e) = std::fs::write(&path, engine.chrome_trace()) {
                 eprintln!("error: cannot write the trace `{}`: {e}", path.display());
             }
         }
@@ -168,6 +205,8 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> i32 {
+    #[cfg(feature = "mpi")]
+    acc::lang::builtins::enable_mpi(true);
     match cli.command {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Check { files, info }) => check(&files, info),
@@ -206,10 +245,13 @@ pub(crate) fn engine(args: &RunArgs) -> Result<(acc::Engine, bool), i32> {
     for (k, v) in &params {
         engine.set_param(k, v);
     }
-    let options = args.devices.options().map_err(|e| {
+    #[allow(unused_mut)]
+    let mut options = args.devices.options().map_err(|e| {
         eprintln!("error: {e}");
         acc::EXIT_COMPILE_ERROR
     })?;
+    #[cfg(feature = "mpi")]
+    mpi::device_per_rank(&mut options, &args.devices);
     let profile = options.profile.profile;
     engine.set_devices(options);
     engine.set_unchecked(args.unchecked);
@@ -247,19 +289,44 @@ fn run(args: &RunArgs) -> i32 {
             }
         };
     }
+    #[cfg(feature = "mpi")]
+    let rank = match mpi::start(&mut engine, args.mpi_quiet) {
+        Ok(rank) => rank,
+        Err(status) => return status,
+    };
+    #[cfg(not(feature = "mpi"))]
+    let rank = 0;
+    #[cfg(feature = "mpi")]
+    let size = acc_mpi::rank_and_size().1;
+    #[cfg(not(feature = "mpi"))]
+    let size = 1;
     args.devices.start(&mut engine);
-    if args.devices.info() {
+    if args.devices.info() && rank == 0 {
         print_feedback(file, true);
     }
     let status = match engine.run_file(file) {
         Ok(()) => 0,
         Err(e) => {
-            eprint!("{}", e.render(colour()));
+            let text = e.render(colour());
+            if rank == 0 {
+                eprint!("{text}");
+            } else {
+                eprint!("{}", mpi_prefixed(&text, rank));
+            }
             e.exit_code()
         }
     };
-    args.devices.finish(&mut engine, profile);
+    args.devices.finish_rank(&mut engine, profile, rank, size);
+    #[cfg(feature = "mpi")]
+    mpi::end(&mut engine, status);
     status
+}
+
+/// Each line of `text` headed `[rank N] ` (the output of ranks other than 0).
+fn mpi_prefixed(text: &str, rank: i32) -> String {
+    text.lines()
+        .map(|l| format!("[rank {rank}] {l}\n"))
+        .collect()
 }
 
 fn check(files: &[PathBuf], info: bool) -> i32 {

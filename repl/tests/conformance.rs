@@ -10,7 +10,7 @@ fn root() -> PathBuf {
 }
 
 /// Runs `command` (an `acc test …`), which must pass every script; returns its summary line
-/// (`N passed, 0 failed`). `what` names the run in a failure.
+/// (`N passed, 0 failed`, perhaps with `, N skipped`). `what` names the run in a failure.
 fn passes(mut command: Command, what: &str) -> String {
     let output = command.output().expect("acc runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -20,7 +20,8 @@ fn passes(mut command: Command, what: &str) -> String {
         "{what} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(summary.ends_with(" passed, 0 failed"), "{what}: {summary}");
+    // `, 1 skipped` follows in a build without MPI: examples/mpi/ needs it.
+    assert!(summary.contains(" passed, 0 failed"), "{what}: {summary}");
     summary
 }
 

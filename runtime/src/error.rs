@@ -110,6 +110,12 @@ pub enum RunErrorKind {
     /// A `data … devices(…)` region that cannot hold its data split (a section, data already
     /// on a device outside such a region).
     SplitData { message: String, help: String },
+    /// An MPI built-in failed (a rank outside the world, a message of another size than the
+    /// receiving section, MPI's own error). The `acc` command ends every rank after it.
+    Mpi {
+        message: String,
+        help: Option<String>,
+    },
 }
 
 impl RunErrorKind {
@@ -196,6 +202,7 @@ impl RunErrorKind {
             RunErrorKind::Picture { .. } => "this picture".into(),
             RunErrorKind::OnDevice { error, .. } => error.label(),
             RunErrorKind::SplitData { .. } => "in this `devices(…)` region".into(),
+            RunErrorKind::Mpi { .. } => "in this MPI call".into(),
             _ => "here".into(),
         }
     }
@@ -246,6 +253,7 @@ impl RunErrorKind {
             ),
             RunErrorKind::OnDevice { error, .. } => error.help(),
             RunErrorKind::SplitData { help, .. } => Some(help.clone()),
+            RunErrorKind::Mpi { help, .. } => help.clone(),
             RunErrorKind::SharedStorage { written, other } => Some(format!(
                 "add `acc loop seq` before the loop, or give `{written}` its own storage with \
                  `{written} = copy({other})`"
@@ -317,6 +325,7 @@ impl fmt::Display for RunErrorKind {
             RunErrorKind::TimeLimit => f.write_str("the run exceeded its time limit"),
             RunErrorKind::NoSuchDevice { message } => f.write_str(message),
             RunErrorKind::Device { message } => f.write_str(message),
+            RunErrorKind::Mpi { message, .. } => write!(f, "MPI: {message}"),
             RunErrorKind::OnDevice { .. } | RunErrorKind::SplitData { .. } => {
                 f.write_str(&self.message(""))
             }

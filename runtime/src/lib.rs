@@ -23,6 +23,7 @@ pub mod profile;
 pub mod queue;
 pub mod rng;
 pub mod rows;
+pub mod transport;
 
 pub use array::{live_arrays, live_buffers};
 pub use context::{Context, Outcome};

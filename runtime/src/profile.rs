@@ -118,15 +118,22 @@ pub enum EventKind {
     Free {
         bytes: u64,
     },
+    /// An MPI call (`mpi_send`, `mpi_allreduce`, …): the bytes this rank sent and received,
+    /// timed around the whole call (a present section's staging through the host included).
+    /// Recorded on the device `mpi:RANK`.
+    Mpi {
+        bytes: u64,
+    },
 }
 
 impl EventKind {
     fn notify_bit(self) -> u32 {
         match self {
             EventKind::Launch { .. } => NOTIFY_LAUNCHES,
-            EventKind::Upload { .. } | EventKind::Download { .. } | EventKind::Peer { .. } => {
-                NOTIFY_TRANSFERS
-            }
+            EventKind::Upload { .. }
+            | EventKind::Download { .. }
+            | EventKind::Peer { .. }
+            | EventKind::Mpi { .. } => NOTIFY_TRANSFERS,
             EventKind::Wait => NOTIFY_WAITS,
             EventKind::RegionEnter | EventKind::RegionExit => NOTIFY_REGIONS,
             EventKind::Alloc { .. } | EventKind::Free { .. } => NOTIFY_ALLOCATIONS,
@@ -145,6 +152,7 @@ impl EventKind {
             EventKind::Wait => "wait",
             EventKind::Alloc { .. } => "alloc",
             EventKind::Free { .. } => "free",
+            EventKind::Mpi { .. } => "mpi",
         }
     }
 
@@ -157,6 +165,7 @@ impl EventKind {
             EventKind::Peer { .. } => "halo",
             EventKind::Wait => "wait",
             EventKind::Alloc { .. } | EventKind::Free { .. } => "alloc",
+            EventKind::Mpi { .. } => "mpi",
         }
     }
 
@@ -167,7 +176,8 @@ impl EventKind {
             | EventKind::Download { bytes }
             | EventKind::Peer { bytes }
             | EventKind::Alloc { bytes }
-            | EventKind::Free { bytes } => Some(bytes),
+            | EventKind::Free { bytes }
+            | EventKind::Mpi { bytes } => Some(bytes),
             _ => None,
         }
     }
@@ -286,6 +296,8 @@ pub struct SiteStats {
     pub waits: Timing,
     pub allocs: ByteStats,
     pub frees: ByteStats,
+    /// MPI calls (`EventKind::Mpi`): bytes sent and received.
+    pub mpi: ByteStats,
     /// The devices the events happened on, in first-seen order.
     pub devices: Vec<DeviceRef>,
 }
@@ -319,6 +331,7 @@ impl SiteStats {
             EventKind::Wait => self.waits.add(d),
             EventKind::Alloc { bytes } => self.allocs.add(bytes, d),
             EventKind::Free { bytes } => self.frees.add(bytes, d),
+            EventKind::Mpi { bytes } => self.mpi.add(bytes, d),
         }
     }
 
@@ -341,6 +354,7 @@ impl SiteStats {
         self.waits.merge(&other.waits);
         self.allocs.merge(&other.allocs);
         self.frees.merge(&other.frees);
+        self.mpi.merge(&other.mpi);
         for device in &other.devices {
             if !self.devices.contains(device) {
                 self.devices.push(*device);
@@ -951,6 +965,7 @@ fn write_site(out: &mut String, line: u32, width: usize, construct: &str, s: &Si
         ("peer copies", &s.peers),
         ("allocs", &s.allocs),
         ("frees", &s.frees),
+        ("mpi calls", &s.mpi),
     ] {
         if stats.count() > 0 {
             let _ = writeln!(out, "{body}{what} {}, {} bytes", stats.count(), stats.bytes);
@@ -974,9 +989,17 @@ fn write_totals(out: &mut String, t: &SiteStats) {
             us(t.peers.time.total)
         ),
     };
+    let mpi = match t.mpi.count() {
+        0 => String::new(),
+        n => format!(
+            ", mpi calls {n} ({} bytes, {}us)",
+            t.mpi.bytes,
+            us(t.mpi.time.total)
+        ),
+    };
     let _ = writeln!(
         out,
-        "totals: reached {}, launches {} (device time {}us), uploads {} ({} bytes, {}us), downloads {} ({} bytes, {}us){peers}, waits {} ({}us)",
+        "totals: reached {}, launches {} (device time {}us), uploads {} ({} bytes, {}us), downloads {} ({} bytes, {}us){peers}, waits {} ({}us){mpi}",
         t.reached,
         t.launches.count,
         us(t.launches.total),

@@ -10,6 +10,7 @@ pub mod arrays;
 pub mod control;
 pub mod format;
 pub mod math;
+pub mod mpi;
 pub mod openacc;
 pub mod pictures;
 pub mod print;
@@ -22,6 +23,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     all.extend(math::symbols());
     all.extend(control::symbols());
     all.extend(openacc::symbols());
+    all.extend(mpi::symbols());
     all.extend(pictures::symbols());
     all
 }

@@ -227,6 +227,46 @@ impl Tx<'_, '_> {
                 let op = self.routine_op(arg(args, 0, b)?, action, site)?;
                 return self.call_rt(b.name(), &[ctx, op]);
             }
+            MpiRank | MpiSize | MpiWtime => {
+                self.call_rt_value(&format!("acc_{}", b.name()), &[ctx])?
+            }
+            MpiBarrier => {
+                let site = self.site(site);
+                return self.call_rt("acc_mpi_barrier", &[ctx, site]);
+            }
+            MpiAllreduce | MpiBcast => {
+                let x = arg(args, 0, b)?;
+                match x.ty {
+                    Ty::Scalar(t) => {
+                        let v = self.expr(x)?;
+                        let second = self.expr(arg(args, 1, b)?)?;
+                        let name = format!("acc_{}_{}", b.name(), t.name());
+                        let site = self.site(site);
+                        self.call_rt_value(&name, &[ctx, site, v, second])?
+                    }
+                    Ty::Array { .. } => {
+                        use acc_runtime::device::ops::ACTION_PRESENT;
+                        let op = self.routine_op(x, ACTION_PRESENT, site)?;
+                        let second = self.expr(arg(args, 1, b)?)?;
+                        let name = format!("acc_{}_array", b.name());
+                        return self.call_rt(&name, &[ctx, op, second]);
+                    }
+                }
+            }
+            MpiSend | MpiRecv => {
+                use acc_runtime::device::ops::ACTION_PRESENT;
+                let op = self.routine_op(arg(args, 0, b)?, ACTION_PRESENT, site)?;
+                let rank = self.expr(arg(args, 1, b)?)?;
+                return self.call_rt(&format!("acc_{}", b.name()), &[ctx, op, rank]);
+            }
+            MpiSendrecv => {
+                use acc_runtime::device::ops::ACTION_PRESENT;
+                let send = self.routine_op(arg(args, 0, b)?, ACTION_PRESENT, site)?;
+                let dest = self.expr(arg(args, 1, b)?)?;
+                let recv = self.routine_op(arg(args, 2, b)?, ACTION_PRESENT, site)?;
+                let src = self.expr(arg(args, 3, b)?)?;
+                return self.call_rt("acc_mpi_sendrecv", &[ctx, send, dest, recv, src]);
+            }
             _ if b.is_runtime_routine() => {
                 let mut v = vec![ctx];
                 for a in args {

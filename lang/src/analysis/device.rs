@@ -335,6 +335,9 @@ impl DeviceScan<'_, '_> {
             Builtin::Imshow | Builtin::Plot => {
                 "pictures are drawn on the host: copy the data back (`copyout`, `update self`) and call it after the region".to_string()
             }
+            _ if b.is_mpi() => {
+                "MPI is called from host code: call it after the region, on data the region left on the device (a present section is sent from its device copy)".to_string()
+            }
             _ if b.is_runtime_routine() => {
                 "`acc_on_device` is the only runtime routine device code may call; call this one before or after the region".to_string()
             }

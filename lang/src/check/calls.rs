@@ -120,6 +120,25 @@ impl Cx<'_> {
             return self.host_call(span, id, args);
         }
         if let Some(b) = Builtin::from_name(&name.name) {
+            if b.is_mpi() && !crate::builtins::mpi_enabled() {
+                self.check_args_only(args);
+                self.error(
+                    Diagnostic::error(
+                        format!(
+                            "`{}` needs MPI, and this acc was built without it",
+                            b.name()
+                        ),
+                        name.span,
+                        "an MPI built-in",
+                    )
+                    .with_help(
+                        "build acc with the `mpi` feature (`cargo build --release -p acc-repl \
+                         --features mpi`, with an MPI library such as Debian's libopenmpi-dev \
+                         installed) and run the script with `mpirun -np N acc FILE.acc`",
+                    ),
+                );
+                return poison(span);
+            }
             return self.builtin_call(span, b, args, hint);
         }
         self.check_args_only(args);
@@ -593,6 +612,134 @@ impl Cx<'_> {
     }
 
     /// The argument of a data routine: an array, or a section `a[start:count, …]`.
+    /// An MPI buffer: an array, or a section of one in which a single index `i` stands for
+    /// the range `i:1` (`a[1, 0:m]`, a row).
+    fn mpi_buffer(&mut self, b: Builtin, a: &ast::Expr) -> Expr {
+        if let A::Index(base, idx) = &a.kind {
+            if idx.iter().any(|i| matches!(i.kind, A::Section(..))) {
+                let one = |span: Span| ast::Expr {
+                    kind: A::Int(1, None),
+                    span,
+                };
+                let idx = idx
+                    .iter()
+                    .map(|i| match &i.kind {
+                        A::Section(..) => i.clone(),
+                        _ => ast::Expr {
+                            kind: A::Section(
+                                Some(Box::new(i.clone())),
+                                Some(Box::new(one(i.span))),
+                            ),
+                            span: i.span,
+                        },
+                    })
+                    .collect();
+                let section = ast::Expr {
+                    kind: A::Index(base.clone(), idx),
+                    span: a.span,
+                };
+                return self.data_arg(b, &section);
+            }
+        }
+        self.data_arg(b, a)
+    }
+
+    /// `mpi_allreduce(x, "op")` and `mpi_bcast(x, root)`: a scalar (the call's value is the
+    /// result) or an array or section (reduced or broadcast in place).
+    fn mpi_collective(
+        &mut self,
+        b: Builtin,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<(Vec<Expr>, Type)> {
+        if !self.arity(b, args, span, 2, 2) {
+            return None;
+        }
+        let is_section = matches!(&args[0].kind, A::Index(_, idx)
+            if idx.iter().any(|i| matches!(i.kind, A::Section(..))));
+        let x = if is_section {
+            self.mpi_buffer(b, &args[0])
+        } else {
+            let c = self.expr_any(&args[0], None);
+            self.settle(c, None)
+        };
+        let ty = match x.ty {
+            Type::Error => return None,
+            Type::Scalar(_) => x.ty,
+            Type::Array { .. } => Type::Void,
+            t => {
+                self.error(Diagnostic::error(
+                    format!(
+                        "`{}` takes a number, a bool or an array, found {t}",
+                        b.name()
+                    ),
+                    x.span,
+                    format!("this is {t}"),
+                ));
+                return None;
+            }
+        };
+        let second = if b == Builtin::MpiBcast {
+            self.integer(&args[1], "the root rank", Some(ScalarType::I32))
+        } else {
+            let elem = x.ty.elem().or(x.ty.scalar())?;
+            let op = self.mpi_op(&args[1], elem)?;
+            Expr {
+                kind: ExprKind::Const(Const::I32(op)),
+                ty: Type::Scalar(ScalarType::I32),
+                span: args[1].span,
+            }
+        };
+        Some((vec![x, second], ty))
+    }
+
+    /// The reduction operator of `mpi_allreduce`, a string literal naming one of the
+    /// language's reduction operators that applies to `elem`: its code (`MPI_OPS`).
+    fn mpi_op(&mut self, a: &ast::Expr, elem: ScalarType) -> Option<i32> {
+        use crate::builtins::MPI_OPS;
+        let s = self.string_literal(a, "the operator of `mpi_allreduce`")?;
+        let ExprKind::Str(op) = &s.kind else {
+            return None;
+        };
+        let list = MPI_OPS.map(|o| format!("\"{o}\"")).join(", ");
+        let Some(code) = MPI_OPS.iter().position(|o| o == op) else {
+            self.error(
+                Diagnostic::error(
+                    format!("`mpi_allreduce` has no operator \"{op}\""),
+                    a.span,
+                    "not a reduction operator",
+                )
+                .with_help(format!("the operators are {list}")),
+            );
+            return None;
+        };
+        let fits = match code {
+            0..=3 => elem.is_numeric(),
+            4..=6 => elem.is_int(),
+            _ => elem == ScalarType::Bool,
+        };
+        if !fits {
+            let help = match code {
+                0..=3 => "`bool` values reduce with \"&&\" or \"||\"",
+                4..=6 => "bitwise operators reduce integers",
+                _ => "logical operators reduce `bool` values",
+            };
+            self.error(
+                Diagnostic::error(
+                    format!(
+                        "`mpi_allreduce` operator \"{op}\" does not apply to {}",
+                        elem.name()
+                    ),
+                    a.span,
+                    format!("not an operator for {}", elem.name()),
+                )
+                .with_help(help),
+            );
+            return None;
+        }
+        Some(code as i32)
+    }
+
     fn data_arg(&mut self, b: Builtin, a: &ast::Expr) -> Expr {
         if let A::Index(base, idx) = &a.kind {
             if idx.iter().any(|i| matches!(i.kind, A::Section(..))) {
@@ -643,6 +790,11 @@ impl Cx<'_> {
         if x.ty.is_array() || x.ty.is_error() {
             return x;
         }
+        let help = if b.is_mpi() {
+            "send a scalar as an array of one element: `let buf = fill(x, 1)`"
+        } else {
+            "for a scalar, use a data directive: `acc enter data copyin(x)`"
+        };
         self.error(
             Diagnostic::error(
                 format!(
@@ -653,7 +805,7 @@ impl Cx<'_> {
                 x.span,
                 format!("this is {}", x.ty),
             )
-            .with_help("for a scalar, use a data directive: `acc enter data copyin(x)`"),
+            .with_help(help),
         );
         poison(x.span)
     }
@@ -679,6 +831,47 @@ impl Cx<'_> {
                         rank: 1,
                     },
                 ))
+            }
+            Builtin::MpiAllreduce | Builtin::MpiBcast => self.mpi_collective(b, args, span),
+            Builtin::MpiSend | Builtin::MpiRecv => {
+                if !self.arity(b, args, span, 2, 2) {
+                    return None;
+                }
+                let x = self.mpi_buffer(b, &args[0]);
+                let what = if b == Builtin::MpiSend {
+                    "the destination rank"
+                } else {
+                    "the source rank"
+                };
+                let r = self.integer(&args[1], what, Some(ScalarType::I32));
+                Some((vec![x, r], Type::Void))
+            }
+            Builtin::MpiSendrecv => {
+                if !self.arity(b, args, span, 4, 4) {
+                    return None;
+                }
+                let s = self.mpi_buffer(b, &args[0]);
+                let dest = self.integer(&args[1], "the destination rank", Some(ScalarType::I32));
+                let r = self.mpi_buffer(b, &args[2]);
+                let src = self.integer(&args[3], "the source rank", Some(ScalarType::I32));
+                if let (Some(se), Some(re)) = (s.ty.elem(), r.ty.elem()) {
+                    if se != re {
+                        self.error(
+                            Diagnostic::error(
+                                format!(
+                                    "`mpi_sendrecv` sends and receives one element type, \
+                                     found {} and {}",
+                                    s.ty, r.ty
+                                ),
+                                r.span,
+                                format!("this is {}", r.ty),
+                            )
+                            .with_label(s.span, format!("the sent data is {}", s.ty)),
+                        );
+                        return None;
+                    }
+                }
+                Some((vec![s, dest, r, src], Type::Void))
             }
             Builtin::Linspace => {
                 if !self.arity(b, args, span, 3, 3) {

@@ -23,6 +23,7 @@ mod directives;
 mod discrete;
 mod emulated;
 pub mod entry;
+mod messages;
 mod nvidia;
 pub mod ops;
 mod peer;
