@@ -10,12 +10,10 @@
 //! is empty, so that a workspace build needs no MPI library.
 #![cfg(feature = "mpi")]
 
-use std::collections::VecDeque;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
-use acc_runtime::transport::{self, Datatype, ReduceOp, Transport};
+use acc_runtime::transport::{self, Datatype, ReduceOp, SelfMailbox, Transport};
 use mpi::ffi;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -51,11 +49,10 @@ pub fn init() -> Result<(), String> {
             ffi::MPI_Comm_size(ffi::RSMPI_COMM_WORLD, &mut size),
             "MPI_Comm_size",
         )?;
-        let to_self = Mutex::new(VecDeque::new());
         transport::install(Box::new(Mpi {
             rank,
             size,
-            to_self,
+            to_self: SelfMailbox::default(),
         }))
         .map_err(|_| "a transport was installed already".to_string())
     }
@@ -104,9 +101,8 @@ fn count(n: usize) -> Result<c_int, String> {
 struct Mpi {
     rank: c_int,
     size: c_int,
-    /// Messages a rank sent itself with `send`, for its `recv`s from itself: a blocking
-    /// `MPI_Send` to oneself of a large message would wait forever for the receive after it.
-    to_self: Mutex<VecDeque<Vec<u8>>>,
+    /// Messages a rank sent itself with `send`, for its `recv`s from itself.
+    to_self: SelfMailbox,
 }
 
 const TAG: c_int = 0;
@@ -121,12 +117,7 @@ unsafe fn received(status: &ffi::MPI_Status, expected: usize, src: i32) -> Resul
         ffi::MPI_Get_count(status, ffi::RSMPI_UINT8_T, &mut got),
         "MPI_Get_count",
     )?;
-    if got as usize != expected {
-        return Err(format!(
-            "the message from rank {src} has {got} bytes, the receiving section {expected}"
-        ));
-    }
-    Ok(())
+    transport::check_size(got as usize, expected, src)
 }
 
 impl Transport for Mpi {
@@ -209,8 +200,7 @@ impl Transport for Mpi {
 
     fn send(&self, data: &[u8], dest: i32) -> Result<(), String> {
         if dest == self.rank {
-            let mut to_self = self.to_self.lock().unwrap_or_else(|e| e.into_inner());
-            to_self.push_back(data.to_vec());
+            self.to_self.post(data);
             return Ok(());
         }
         let n = count(data.len())?;
@@ -232,21 +222,7 @@ impl Transport for Mpi {
 
     fn recv(&self, data: &mut [u8], src: i32) -> Result<(), String> {
         if src == self.rank {
-            let mut to_self = self.to_self.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(m) = to_self.pop_front() else {
-                return Err(format!(
-                    "rank {src} sent itself no message: the receive would wait forever"
-                ));
-            };
-            if m.len() != data.len() {
-                return Err(format!(
-                    "the message from rank {src} has {} bytes, the receiving section {}",
-                    m.len(),
-                    data.len()
-                ));
-            }
-            data.copy_from_slice(&m);
-            return Ok(());
+            return self.to_self.take(src, data);
         }
         let n = count(data.len())?;
         // SAFETY: `data` holds `n` bytes; the status is written by MPI.

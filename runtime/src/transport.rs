@@ -115,31 +115,51 @@ pub fn single() -> &'static dyn Transport {
     static SINGLE: OnceLock<Single> = OnceLock::new();
     SINGLE.get_or_init(|| Single {
         start: Instant::now(),
-        mailbox: Mutex::new(VecDeque::new()),
+        mailbox: SelfMailbox::default(),
     })
 }
 
 struct Single {
     start: Instant,
-    mailbox: Mutex<VecDeque<Vec<u8>>>,
+    mailbox: SelfMailbox,
 }
 
-impl Single {
-    fn take(&self, data: &mut [u8]) -> Result<(), String> {
-        let mut mailbox = self.mailbox.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(m) = mailbox.pop_front() else {
-            return Err("no message from rank 0 was sent: the receive would wait forever".into());
-        };
-        if m.len() != data.len() {
+/// The messages a rank sent itself, in order, for its receives from itself (the one-rank
+/// world's, and an MPI transport's: a blocking `MPI_Send` to oneself of a large message would
+/// wait forever for the receive after it).
+#[derive(Default)]
+pub struct SelfMailbox(Mutex<VecDeque<Vec<u8>>>);
+
+impl SelfMailbox {
+    /// The rank sends itself `data`.
+    pub fn post(&self, data: &[u8]) {
+        let mut queue = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        queue.push_back(data.to_vec());
+    }
+
+    /// `rank` receives the oldest message it sent itself into `data`, which must be its size.
+    pub fn take(&self, rank: i32, data: &mut [u8]) -> Result<(), String> {
+        let mut queue = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = queue.pop_front() else {
             return Err(format!(
-                "a message of {} bytes arrived for a receive of {} bytes",
-                m.len(),
-                data.len()
+                "rank {rank} sent itself no message: the receive would wait forever"
             ));
-        }
+        };
+        check_size(m.len(), data.len(), rank)?;
         data.copy_from_slice(&m);
         Ok(())
     }
+}
+
+/// A message of `got` bytes from `rank` for a receive of `expected` bytes: an error unless the
+/// two agree.
+pub fn check_size(got: usize, expected: usize, rank: i32) -> Result<(), String> {
+    if got != expected {
+        return Err(format!(
+            "the message from rank {rank} has {got} bytes, the receiving section {expected}"
+        ));
+    }
+    Ok(())
 }
 
 impl Transport for Single {
@@ -162,22 +182,15 @@ impl Transport for Single {
         Ok(())
     }
     fn send(&self, data: &[u8], _: i32) -> Result<(), String> {
-        let mut mailbox = self.mailbox.lock().unwrap_or_else(|e| e.into_inner());
-        mailbox.push_back(data.to_vec());
+        self.mailbox.post(data);
         Ok(())
     }
     fn recv(&self, data: &mut [u8], _: i32) -> Result<(), String> {
-        self.take(data)
+        self.mailbox.take(0, data)
     }
     fn sendrecv(&self, send: &[u8], _: i32, recv: &mut [u8], _: i32) -> Result<(), String> {
         // From rank 0 to rank 0 directly: the mailbox holds only what `send` left.
-        if send.len() != recv.len() {
-            return Err(format!(
-                "a message of {} bytes arrived for a receive of {} bytes",
-                send.len(),
-                recv.len()
-            ));
-        }
+        check_size(send.len(), recv.len(), 0)?;
         recv.copy_from_slice(send);
         Ok(())
     }
