@@ -36,6 +36,8 @@ pub struct HostState {
     host_fns: Vec<(String, Box<dyn HostFn>)>,
     /// Where `imshow` and `plot` send their pictures.
     pictures: Pictures,
+    /// A split launch was left running (`device/deferred.rs`): entry points catch up first.
+    pub(crate) deferred: bool,
 }
 
 /// A function of the embedding program, called by host code with its arguments in 8-byte
@@ -60,6 +62,7 @@ impl HostState {
             on_device: DeviceType::Host.code(),
             host_fns: Vec::new(),
             pictures: Pictures::default(),
+            deferred: false,
         }
     }
 
@@ -253,6 +256,15 @@ pub unsafe fn guard(ctx: *mut Ctx, site: Option<u32>, body: impl FnOnce()) {
     guarded(ctx, site, body)
 }
 
+/// `guard` for the launch of a compute construct, which may queue behind a split launch left
+/// running instead of catching up on it first (`device/deferred.rs`).
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe fn guard_launch(ctx: *mut Ctx, site: Option<u32>, body: impl FnOnce()) {
+    guarded_after(ctx, site, false, body)
+}
+
 /// The harmless value an entry point returns after its body panicked (docs/ABI.md: 0, null),
 /// once the internal error is recorded.
 pub trait Fallback {
@@ -285,6 +297,9 @@ fallbacks! {
 /// error the call's site, `acc_rt_error_site`). Every `extern "C"` function of the runtime
 /// and the standard library that takes a context runs its body through this.
 ///
+/// A split launch left running is caught up on first (`device/deferred.rs`): its failure,
+/// if it failed, is the run's error, and the body, which comes after it, does not run.
+///
 /// # Safety
 /// `ctx` is a live context.
 pub unsafe fn guarded<T: Fallback, F: FnOnce() -> T>(
@@ -292,8 +307,28 @@ pub unsafe fn guarded<T: Fallback, F: FnOnce() -> T>(
     site: Option<u32>,
     body: F,
 ) -> T {
+    guarded_after(ctx, site, true, body)
+}
+
+/// `guarded`, catching up on a split launch left running first where `catch_up` says so.
+///
+/// # Safety
+/// `ctx` is a live context.
+unsafe fn guarded_after<T: Fallback, F: FnOnce() -> T>(
+    ctx: *mut Ctx,
+    site: Option<u32>,
+    catch_up: bool,
+    body: F,
+) -> T {
     let run = || {
         planted::fire::<F>();
+        // (Tests call some entry points without a context.)
+        if catch_up && !ctx.is_null() && !(*ctx).host.is_null() && host_state(ctx).deferred {
+            crate::device::catch_up(ctx);
+            if (*ctx).status != STATUS_OK {
+                return T::fallback();
+            }
+        }
         body()
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {

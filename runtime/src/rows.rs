@@ -342,6 +342,31 @@ impl Directory {
         Ok(())
     }
 
+    /// Before `dev`'s write of `rows` is recorded: the copies that write will make stale, as
+    /// the rows of `rows` that each other device holds a current copy of (merged per device,
+    /// in device order). Rows with no valid copy yet count as every device's (they cannot be
+    /// told from rows every place holds). A caller that sends a device its listed rows after
+    /// the write ([`Directory::acquire`] records it) keeps a halo current without waiting to
+    /// be asked.
+    pub fn stale_after_write(&self, dev: Place, rows: Range<u64>) -> Vec<(usize, Range<u64>)> {
+        let rows = self.clip(rows);
+        let mut stale: Vec<(usize, Range<u64>)> = Vec::new();
+        for (run, holders) in self.runs_within(rows) {
+            for place in holders.without(dev).places() {
+                let Place::Device(d) = place else { continue };
+                match stale
+                    .iter_mut()
+                    .find(|(e, r)| *e == d && r.end == run.start)
+                {
+                    Some((_, r)) => r.end = run.end,
+                    None => stale.push((d, run.clone())),
+                }
+            }
+        }
+        stale.sort_by_key(|(d, r)| (*d, r.start));
+        stale
+    }
+
     /// For `update self` and the copy-out at a region's end: the transfers that bring the host
     /// the current contents of `rows` (none for rows it holds); the host then holds them.
     pub fn to_host(&mut self, rows: Range<u64>) -> Vec<Transfer> {
@@ -550,6 +575,37 @@ mod tests {
 
     fn runs(dir: &Directory) -> Vec<(Range<u64>, Holders)> {
         dir.runs().collect()
+    }
+
+    /// The halo rows a write makes stale are the neighbours' copies of the writer's block,
+    /// and nothing else: not the writer's own, not the host's.
+    #[test]
+    fn a_write_makes_the_neighbours_halo_rows_stale() {
+        let mut dir = Directory::new(10, 3, Holders::HOST).unwrap();
+        for (d, rows) in [(0, 0..5), (1, 2..8), (2, 6..10)] {
+            dir.acquire(Device(d), rows).unwrap();
+        }
+        // Device 1's block 3..7: device 0 holds 3..5, device 2 holds 6..7.
+        assert_eq!(
+            dir.stale_after_write(Device(1), 3..7),
+            vec![(0, 3..5), (2, 6..7)]
+        );
+        // Rows only the host holds are no device's stale copy.
+        let host_only = Directory::new(10, 2, Holders::HOST).unwrap();
+        assert_eq!(host_only.stale_after_write(Device(0), 0..10), vec![]);
+        // Undefined rows (after `create`) are every device's; the range is clipped.
+        let created = Directory::new(10, 2, Holders::NONE).unwrap();
+        assert_eq!(
+            created.stale_after_write(Device(0), 0..20),
+            vec![(1, 0..10)]
+        );
+        // After device 0 writes 0..5, device 1 gets its halo row 4 pushed, and the write of
+        // 5..10 by device 1 makes device 0's row 5 stale.
+        let mut dir = Directory::new(10, 2, Holders::HOST).unwrap();
+        dir.acquire(Device(0), 0..6).unwrap();
+        dir.acquire(Device(1), 4..10).unwrap();
+        assert_eq!(dir.stale_after_write(Device(0), 0..5), vec![(1, 4..5)]);
+        assert_eq!(dir.stale_after_write(Device(1), 5..10), vec![(0, 5..6)]);
     }
 
     /// Two devices, rows 0..10: device 0 runs rows 0..5 and reads 0..6, device 1 runs 5..10 and

@@ -807,11 +807,19 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "the interpreter words a bounds error its own way",
     ),
     (
+        "error_runtime_devices_order_clock",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
         "error_runtime_devices_order_exit",
         "the interpreter words a bounds error its own way",
     ),
     (
         "error_runtime_devices_order_host_error",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
+        "error_runtime_devices_order_last",
         "the interpreter words a bounds error its own way",
     ),
     (

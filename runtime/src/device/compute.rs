@@ -164,6 +164,16 @@ impl Devices {
     /// `ctx` is a live context; `l.args` matches `l.desc.params`; the ops' arrays are live.
     pub unsafe fn launch(&mut self, ctx: *mut Ctx, mut l: Launch<'_>, cond: bool) {
         let site = l.site;
+        // Only a synchronous split construct may queue behind one left running; anything
+        // else comes after it (`deferred.rs`).
+        let may_follow =
+            cond && l.desc.split.is_some() && l.waits.is_none() && l.queue == super::ASYNC_SYNC;
+        if !may_follow {
+            self.catch_up(ctx);
+            if (*ctx).status != crate::abi::STATUS_OK {
+                return;
+            }
+        }
         if !super::directives::queue_values_ok(ctx, l.queue, l.waits.unwrap_or_default(), site) {
             return;
         }
@@ -171,6 +181,7 @@ impl Devices {
         // array (a later compile or the embedding program may have bound one to the other).
         // Every device checks, so that all give the same output; `if(false)` too.
         if let Some(e) = l.desc.shared_storage(l.args) {
+            self.catch_up(ctx);
             return report(ctx, e);
         }
         // SAFETY: the caller promised live array headers in `l.args`.
@@ -182,17 +193,23 @@ impl Devices {
             false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
             true if self.launch_split(ctx, &mut l) => {}
             // Arrays a `devices` region holds split are brought whole to where it runs.
-            true => match self.before_split_use(l.desc, l.args, site) {
-                Ok(used) => {
-                    if self.autocompare.is_some() {
-                        self.launch_compared(ctx, &mut l);
-                    } else {
-                        self.launch_on_device(ctx, &mut l);
+            // (after a split launch left running, which a whole one does not queue behind).
+            true => {
+                self.catch_up(ctx);
+                if (*ctx).status == crate::abi::STATUS_OK {
+                    match self.before_split_use(l.desc, l.args, site) {
+                        Ok(used) => {
+                            if self.autocompare.is_some() {
+                                self.launch_compared(ctx, &mut l);
+                            } else {
+                                self.launch_on_device(ctx, &mut l);
+                            }
+                            self.after_split_use(&used);
+                        }
+                        Err(e) => report(ctx, e),
                     }
-                    self.after_split_use(&used);
                 }
-                Err(e) => report(ctx, e),
-            },
+            }
         }
         let now = Instant::now();
         self.profiler

@@ -48,7 +48,7 @@ pub unsafe extern "C" fn acc_rt_launch(
     nwaits: i32,
     site: u32,
 ) {
-    guard(ctx, Some(site), || {
+    crate::host::guard_launch(ctx, Some(site), || {
         let desc = &*desc;
         let args = std::slice::from_raw_parts_mut(args, desc.params.len());
         let sizes = &*sizes;

@@ -19,6 +19,7 @@
 
 mod autocompare;
 mod compute;
+mod deferred;
 mod directives;
 mod discrete;
 mod emulated;
@@ -328,6 +329,8 @@ pub struct Devices {
     open: Vec<OpenRegion>,
     /// The arrays `data … devices(…)` regions hold split over devices (`split.rs`).
     split: split::SplitArrays,
+    /// A split launch left running (`deferred.rs`).
+    deferred: Option<deferred::Deferred>,
     /// `--autocompare`'s state; `None` when it is off.
     autocompare: Option<autocompare::Autocompare>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
@@ -348,6 +351,7 @@ impl Devices {
             kernels,
             open: Vec::new(),
             split: Default::default(),
+            deferred: None,
             notice: None,
             autocompare: opts.autocompare.map(autocompare::Autocompare::new),
             opts,
@@ -491,6 +495,7 @@ impl Devices {
     /// # Safety
     /// `ctx` is a live context.
     pub unsafe fn finish(&mut self, ctx: *mut Ctx) {
+        self.catch_up(ctx);
         // A run on the host devices (a call of a small function, say) has nothing to finish.
         if self.emulated.is_empty() && self.nvidia.is_empty() && self.open.is_empty() {
             return;
@@ -657,6 +662,8 @@ pub unsafe fn devices<'a>(ctx: *mut Ctx) -> &'a mut Devices {
     assert!(!run.is_null(), "a device used from a gang's context");
     (*run).get()
 }
+
+pub(crate) use deferred::catch_up;
 
 /// Records an error from device code (with its own site) in the host context.
 ///

@@ -81,6 +81,8 @@ static DRIVER_START: OnceLock<std::time::Duration> = OnceLock::new();
 /// A launch the host has yet to wait for (`Nvidia::launch_start`).
 pub(crate) struct Pending {
     start: Instant,
+    /// The error record its kernel was given (`Nvidia::errors`).
+    record: usize,
     stream: sys::CUstream,
     scratch: Scratch,
     grid: u32,
@@ -136,8 +138,13 @@ pub struct Nvidia {
     /// Kernels' functions by the address of their module's text (held in `Loaded`, so that the
     /// address names that text as long as the entry lives) and the entry's name.
     functions: HashMap<usize, HashMap<String, Loaded>>,
-    /// The error record every kernel of this device shares.
-    error: Pinned,
+    /// The error records kernels fill: every kernel of this device shares `errors[record]`,
+    /// except that a split launch left running (`defer`) keeps the one it was given and
+    /// later launches take the other, so that a failure is told with its own construct.
+    errors: [Pinned; 2],
+    record: usize,
+    /// The event that orders copies between GPUs after this GPU's work (`Endpoint::mark`).
+    mark: sys::CUevent,
     /// Launches' results and reduction partials (one launch with results at a time: such a
     /// launch waits for its kernel).
     scratch: Pinned,
@@ -145,9 +152,9 @@ pub struct Nvidia {
     /// The device's primary context, made current on the host thread before each use (with
     /// several GPUs, the current one changes).
     context: sys::CUcontext,
-    /// The string literals of the last kernel launched (a device `assert` names its message
-    /// by index; one compile's kernels share them).
-    strings: Arc<[String]>,
+    /// The string literals of the last kernel given each error record (a device `assert`
+    /// names its message by index; one compile's kernels share them).
+    strings: [Arc<[String]>; 2],
     /// The output buffers of kernels that print.
     output: output::DeviceOutput,
     /// The stop words of the loaded modules that have one, by module key.
@@ -189,8 +196,10 @@ impl Nvidia {
             .map_err(fail)?;
             let sync =
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
-            let error = Pinned::new(ERROR_RECORD)?;
+            let errors = [Pinned::new(ERROR_RECORD)?, Pinned::new(ERROR_RECORD)?];
             let scratch = Pinned::new(SCRATCH)?;
+            let mark =
+                result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(fail)?;
             profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
@@ -204,11 +213,13 @@ impl Nvidia {
                 modules: HashMap::new(),
                 text_modules: HashMap::new(),
                 functions: HashMap::new(),
-                error,
+                errors,
+                record: 0,
+                mark,
                 scratch,
                 multiprocessors: sms.max(1) as u32,
                 context: cx,
-                strings: Arc::from(Vec::new()),
+                strings: [Arc::from(Vec::new()), Arc::from(Vec::new())],
                 output: output::DeviceOutput::default(),
                 stop_words: HashMap::new(),
                 stop_stream: None,
@@ -282,6 +293,7 @@ impl Nvidia {
         Endpoint {
             context: self.context,
             stream: self.data.memory.sync,
+            mark: self.mark,
         }
     }
 
@@ -460,7 +472,7 @@ impl Nvidia {
                 None => gangs,
             }
         });
-        self.strings = kernel.strings.clone();
+        self.strings[self.record] = kernel.strings.clone();
         self.data.enter_ops(ops, q)?;
         // From here on an error exits the clauses again (`exit_ops`), as the region's end
         // would: nothing the construct brought stays present.
@@ -496,6 +508,7 @@ impl Nvidia {
         if q == QueueArg::Sync || desc.has_results() {
             return Ok(Some(Pending {
                 start,
+                record: self.record,
                 stream,
                 scratch,
                 grid: grid.0,
@@ -548,6 +561,30 @@ impl Nvidia {
         self.check_error(ctx);
         p.scratch.results(desc, args, p.grid, &self.scratch);
         Ok(())
+    }
+
+    /// Leaves a started launch running (`Devices::launch_split`: a synchronous split launch
+    /// that gives nothing back): its clauses' exit is queued now, behind its kernel, and
+    /// later launches take the other error record. `finish_deferred` waits for it.
+    ///
+    /// # Safety
+    /// As `launch_finish`; the launch has no results and prints nothing, and no other launch
+    /// of this GPU is left running.
+    pub(crate) unsafe fn defer(&mut self, l: &Launch<'_>, p: &Pending) -> Result<(), RunError> {
+        self.data.exit_ops(l.ops, p.q)?;
+        self.record = p.record ^ 1;
+        Ok(())
+    }
+
+    /// Waits for a launch `defer` left running and reports its error, if any.
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `p` is what `defer` was given.
+    pub(crate) unsafe fn finish_deferred(&mut self, ctx: *mut Ctx, p: Pending) {
+        if let Err(kind) = self.await_stream(ctx, p.stream) {
+            return crate::host::fail(ctx, kind, None);
+        }
+        self.check_record(ctx, p.record);
     }
 
     /// The part of a launch between its clauses' entry and exit: the kernel's parameters, its
@@ -636,7 +673,12 @@ impl Nvidia {
             Some(prints) => self.output.buffer(stream, prints).map_err(at)?,
             None => 0,
         };
-        values.extend([scratch.results, scratch.partials, self.error.dev, out]);
+        values.extend([
+            scratch.results,
+            scratch.partials,
+            self.errors[self.record].dev,
+            out,
+        ]);
         for &slot in &kernel.globals {
             values.push(*(*ctx).globals.add(slot as usize));
         }
@@ -697,13 +739,22 @@ impl Nvidia {
         ((gangs, 1, 1), (vector, workers, 1))
     }
 
-    /// Reads the shared error record; a recorded error is reported in `ctx` and the record
-    /// cleared. (Call after a synchronization.)
+    /// Reads the error records, the older first; a recorded error is reported in `ctx` and
+    /// the record cleared. (Call after a synchronization.)
     ///
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn check_error(&mut self, ctx: *mut Ctx) {
-        let record: KernelErrorRecord = self.error.read();
+        self.check_record(ctx, self.record ^ 1);
+        self.check_record(ctx, self.record);
+    }
+
+    /// `check_error` for error record `which`.
+    ///
+    /// # Safety
+    /// As `check_error`.
+    unsafe fn check_record(&mut self, ctx: *mut Ctx, which: usize) {
+        let record: KernelErrorRecord = self.errors[which].read();
         if record.status == 0 {
             return;
         }
@@ -712,7 +763,7 @@ impl Nvidia {
             Some(KernelFailure::Assert) => RunErrorKind::AssertFailed {
                 message: usize::try_from(record.index)
                     .ok()
-                    .and_then(|i| self.strings.get(i).cloned()),
+                    .and_then(|i| self.strings[which].get(i).cloned()),
             },
             Some(KernelFailure::BadDimension) => RunErrorKind::BadDimension {
                 dim: record.index,
@@ -731,7 +782,7 @@ impl Nvidia {
         let site = record.site;
         let site = (site != u32::MAX).then_some(site);
         crate::host::fail(ctx, kind, site);
-        self.error.write(KernelErrorRecord::default());
+        self.errors[which].write(KernelErrorRecord::default());
     }
 
     /// A host array holding the device copy of `host` (all of it), for running a region on

@@ -116,12 +116,12 @@ pub(crate) struct Endpoint {
     pub(crate) context: sys::CUcontext,
     /// Its stream of synchronous work.
     pub(crate) stream: sys::CUstream,
+    /// Its event for ordering copies between GPUs after work on `stream` (`push_after`).
+    pub(crate) mark: sys::CUevent,
 }
 
 /// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
-/// each has been given synchronously, and waits for it. Peer access between two GPUs (their
-/// contexts' and their memory pools') is asked for first (refused or already granted: the
-/// driver copies anyway).
+/// each has been given synchronously, and waits for it.
 pub(crate) fn peer_copy(
     to_end: Endpoint,
     to: sys::CUdeviceptr,
@@ -140,13 +140,7 @@ pub(crate) fn peer_copy(
             let r = sys::cuMemcpyDtoDAsync_v2(to, from, bytes, from_end.stream);
             result_of(r).map_err(fail)?;
         } else {
-            let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
-            let from_device = current_device().map_err(fail)?;
-            result::ctx::set_current(to_end.context).map_err(fail)?;
-            let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
-            let to_device = current_device().map_err(fail)?;
-            grant_pool_access(from_device, to_device);
-            grant_pool_access(to_device, from_device);
+            grant_access(to_end, from_end).map_err(fail)?;
             result::ctx::set_current(from_end.context).map_err(fail)?;
             copy_peer_async(to_end, to, from_end, from, bytes, from_end.stream).map_err(fail)?;
         }
@@ -156,10 +150,9 @@ pub(crate) fn peer_copy(
 
 /// `peer_copy` without waiting: the copy is queued on `to_end`'s synchronous stream, so the
 /// next work there (the next launch of a split loop) sees the rows, and the host goes on at
-/// once. The first copy between two GPUs is `peer_copy` itself, which sets up their access.
-/// The caller makes sure the rows are written (the work that wrote them is finished) and are
-/// not written again before the copy is done (work after it on `to_end`'s stream is waited
-/// for first).
+/// once. The caller makes sure the rows are written (the work that wrote them is finished)
+/// and are not written again before the copy is done (work after it on `to_end`'s stream is
+/// waited for first).
 pub(crate) fn peer_copy_queued(
     to_end: Endpoint,
     to: sys::CUdeviceptr,
@@ -167,23 +160,113 @@ pub(crate) fn peer_copy_queued(
     from: sys::CUdeviceptr,
     bytes: usize,
 ) -> Result<(), RunErrorKind> {
-    static READY: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
-    let pair = (to_end.context as usize, from_end.context as usize);
-    let ready = READY
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains(&pair);
-    if !ready {
-        peer_copy(to_end, to, from_end, from, bytes)?;
-        READY.lock().unwrap_or_else(|e| e.into_inner()).push(pair);
-        return Ok(());
-    }
     let fail = |e| driver_error("copying between GPUs", e);
     // SAFETY: as `peer_copy`'s; the stream is the destination context's, made current.
     unsafe {
+        grant_access(to_end, from_end).map_err(fail)?;
         result::ctx::set_current(to_end.context).map_err(fail)?;
         copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)
     }
+}
+
+/// One copy of rows from one GPU's copy of an array to another GPU's.
+#[derive(Clone, Copy)]
+pub(crate) struct PeerCopy {
+    pub(crate) from_end: Endpoint,
+    pub(crate) from: sys::CUdeviceptr,
+    pub(crate) to_end: Endpoint,
+    pub(crate) to: sys::CUdeviceptr,
+    pub(crate) bytes: usize,
+}
+
+/// Queues `copies` between GPUs behind the work already queued on the GPUs' synchronous
+/// streams, without waiting for anything: each copy runs on its source's stream once the
+/// destination's work so far is done (which may still read the rows' old contents), and the
+/// destination's later work waits for it (events, not host waits). The host goes on while
+/// the GPUs finish the launch that wrote the rows, and the copies follow it on the GPUs.
+/// The copies of one call are independent: none reads rows another writes.
+///
+/// # Safety
+/// The addresses hold `bytes` bytes in their contexts' memory; every endpoint's context is a
+/// primary context held for the process.
+pub(crate) unsafe fn push_after(copies: &[PeerCopy]) -> Result<(), RunErrorKind> {
+    let fail = |e| driver_error("copying between GPUs", e);
+    let distinct = |ends: &mut dyn Iterator<Item = Endpoint>| {
+        let mut seen: Vec<Endpoint> = Vec::new();
+        for e in ends {
+            if !seen.iter().any(|s| s.context == e.context) {
+                seen.push(e);
+            }
+        }
+        seen
+    };
+    let sources = distinct(&mut copies.iter().map(|c| c.from_end));
+    let destinations = distinct(&mut copies.iter().map(|c| c.to_end));
+    for c in copies {
+        grant_access(c.to_end, c.from_end).map_err(fail)?;
+    }
+    // Each destination's work so far, then the copies on their sources' streams: a source's
+    // mark may be recorded here too, before it waits for anything, so there is no cycle.
+    for d in &destinations {
+        result::ctx::set_current(d.context).map_err(fail)?;
+        result::event::record(d.mark, d.stream).map_err(fail)?;
+    }
+    for c in copies {
+        result::ctx::set_current(c.from_end.context).map_err(fail)?;
+        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        result::stream::wait_event(c.from_end.stream, c.to_end.mark, wait).map_err(fail)?;
+        copy_peer_async(
+            c.to_end,
+            c.to,
+            c.from_end,
+            c.from,
+            c.bytes,
+            c.from_end.stream,
+        )
+        .map_err(fail)?;
+    }
+    // The sources' marks again, now after their copies, for the destinations to wait on.
+    for s in &sources {
+        result::ctx::set_current(s.context).map_err(fail)?;
+        result::event::record(s.mark, s.stream).map_err(fail)?;
+    }
+    for d in &destinations {
+        result::ctx::set_current(d.context).map_err(fail)?;
+        for s in &sources {
+            let feeds = copies
+                .iter()
+                .any(|c| c.from_end.context == s.context && c.to_end.context == d.context);
+            if feeds {
+                let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+                result::stream::wait_event(d.stream, s.mark, wait).map_err(fail)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Asks for peer access between two GPUs' contexts and memory pools, once per pair (refused
+/// or already granted: the driver copies anyway, through the host where it must).
+///
+/// # Safety
+/// Both contexts are primary contexts held for the process.
+unsafe fn grant_access(to_end: Endpoint, from_end: Endpoint) -> Result<(), result::DriverError> {
+    static READY: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+    let pair = (to_end.context as usize, from_end.context as usize);
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    if to_end.context == from_end.context || ready.contains(&pair) {
+        return Ok(());
+    }
+    result::ctx::set_current(from_end.context)?;
+    let _ = sys::cuCtxEnablePeerAccess(to_end.context, 0);
+    let from_device = current_device()?;
+    result::ctx::set_current(to_end.context)?;
+    let _ = sys::cuCtxEnablePeerAccess(from_end.context, 0);
+    let to_device = current_device()?;
+    grant_pool_access(from_device, to_device);
+    grant_pool_access(to_device, from_device);
+    ready.push(pair);
+    Ok(())
 }
 
 /// `cuMemcpyPeerAsync` of `bytes` from `from` (in `from_end`'s context) to `to` (in `to_end`'s)

@@ -45,6 +45,7 @@ use super::compute::Launch;
 use super::discrete::Handle;
 use super::ops::{placed, storage, DataOpArg, QueueArg, NO_SECTION};
 use super::ops::{ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE};
+use super::peer::PeerCopy;
 use super::{Current, DeviceKind, Devices};
 use crate::abi::{ArrayHeader, Ctx, STATUS_OK};
 use crate::array;
@@ -185,6 +186,20 @@ fn allocating(op: &DataOpArg) -> DataOpArg {
         op.action = ACTION_CREATE;
     }
     op
+}
+
+/// A device's copy of a split array sends rows it wrote to a neighbour holding stale copies
+/// only when those are at most 1 / `PUSH_SHARE` of the rows it wrote (see `push_stale_rows`):
+/// a halo is a row or two beside a block of many.
+const PUSH_SHARE: u64 = 2;
+
+/// Rows a writer sent to a device whose copy of them its write had made stale.
+struct Pushed {
+    id: u64,
+    host: *mut ArrayHeader,
+    from: usize,
+    to: usize,
+    rows: Range<u64>,
 }
 
 /// One device's part of a split launch.
@@ -392,26 +407,130 @@ impl Devices {
                 Ok(())
             }
             DeviceKind::Nvidia => {
-                let size = array::elem_size((*host).elem).unwrap_or(1);
-                let dims = array::shape(host);
-                let row: usize = dims[1..].iter().map(|&d| d.max(0) as usize).product();
-                let offset = (section.lo[0] as usize * row * size) as u64;
-                let bytes = (section.hi[0] - section.lo[0]).max(0) as usize * row * size;
-                let a = self.gpu(from)?;
-                let (a_end, a) = (a.endpoint(), a.device_address(host));
-                let b = self.gpu(to)?;
-                let (b_end, b) = (b.endpoint(), b.device_address(host));
-                let (a, b) = (a.ok_or_else(|| absent(from))?, b.ok_or_else(|| absent(to))?);
+                let c = self.gpu_rows_copy(host, from, to, section)?;
                 let copy = match queued {
                     true => super::peer::peer_copy_queued,
                     false => super::peer::peer_copy,
                 };
-                let copied = copy(b_end, b + offset, a_end, a + offset, bytes);
+                let copied = copy(c.to_end, c.to, c.from_end, c.from, c.bytes);
                 let current = self.num;
                 self.gpu(current)?;
                 copied
             }
             DeviceKind::Host | DeviceKind::Multicore => Ok(()),
+        }
+    }
+
+    /// The copy of `section` (whole rows) of `host`'s copies from GPU `from` to GPU `to`.
+    unsafe fn gpu_rows_copy(
+        &mut self,
+        host: *mut ArrayHeader,
+        from: usize,
+        to: usize,
+        section: &Section,
+    ) -> Result<PeerCopy, RunErrorKind> {
+        let absent = |n: usize| RunErrorKind::Internal {
+            message: format!("a split array is not on device {n}"),
+        };
+        let size = array::elem_size((*host).elem).unwrap_or(1);
+        let dims = array::shape(host);
+        let row: usize = dims[1..].iter().map(|&d| d.max(0) as usize).product();
+        let offset = (section.lo[0] as usize * row * size) as u64;
+        let bytes = (section.hi[0] - section.lo[0]).max(0) as usize * row * size;
+        let a = self.gpu(from)?;
+        let (from_end, a) = (a.endpoint(), a.device_address(host));
+        let b = self.gpu(to)?;
+        let (to_end, b) = (b.endpoint(), b.device_address(host));
+        Ok(PeerCopy {
+            from_end,
+            from: a.ok_or_else(|| absent(from))? + offset,
+            to_end,
+            to: b.ok_or_else(|| absent(to))? + offset,
+            bytes,
+        })
+    }
+
+    /// After the parts of a launch wrote their rows, sends the other devices' copies of those
+    /// rows that the writes made stale (halo rows a neighbour acquired before) from the
+    /// writer, so that the next launch finds them current instead of fetching them while the
+    /// devices wait. A device gets its rows only where they are few beside the block
+    /// (`PUSH_SHARE`), as halos are; a device that holds much of a block (a whole array
+    /// gathered for an unsplit construct) fetches it when it needs it.
+    ///
+    /// `queued` (GPUs whose parts are started, not yet waited for): the copies follow the
+    /// writers' kernels and the destinations' work so far on the GPUs' queues
+    /// (`peer::push_after`), so the host does not wait. Otherwise the parts are done and each
+    /// copy is made and recorded in the profile at `site` as any copy between devices is.
+    /// Returns what was sent, for `record_pushed` once the writes are recorded.
+    ///
+    /// # Safety
+    /// The split arrays' storages are live.
+    unsafe fn push_stale_rows(
+        &mut self,
+        parts: &[Part],
+        site: u32,
+        queued: bool,
+    ) -> Result<Vec<Pushed>, RunErrorKind> {
+        let mut pushed = Vec::new();
+        for part in parts {
+            for (id, rows) in &part.wrote {
+                let Some(s) = self.split.get(id) else {
+                    continue;
+                };
+                if s.kind != self.kind {
+                    continue;
+                }
+                let written = rows.end.min(s.directory.rows()).saturating_sub(rows.start);
+                let stale = s
+                    .directory
+                    .stale_after_write(Place::Device(part.device), rows.clone());
+                for (d, r) in stale {
+                    let total: u64 = r.end - r.start;
+                    if total * PUSH_SHARE > written {
+                        continue;
+                    }
+                    pushed.push(Pushed {
+                        id: *id,
+                        host: s.host(),
+                        from: part.device,
+                        to: d,
+                        rows: r,
+                    });
+                }
+            }
+        }
+        match self.kind {
+            DeviceKind::Emulated | DeviceKind::Nvidia if !queued => {
+                for p in &pushed {
+                    let dims = array::shape(p.host).to_vec();
+                    let section = row_section(&dims, &p.rows);
+                    self.peer_rows(p.host, p.from, p.to, &section, site, false)?;
+                }
+            }
+            DeviceKind::Emulated | DeviceKind::Nvidia => {
+                let mut copies = Vec::with_capacity(pushed.len());
+                for p in &pushed {
+                    let dims = array::shape(p.host).to_vec();
+                    let section = row_section(&dims, &p.rows);
+                    copies.push(self.gpu_rows_copy(p.host, p.from, p.to, &section)?);
+                }
+                let sent = super::peer::push_after(&copies);
+                let current = self.num;
+                self.gpu(current)?;
+                sent?;
+            }
+            DeviceKind::Host | DeviceKind::Multicore => pushed.clear(),
+        }
+        Ok(pushed)
+    }
+
+    /// Records rows `push_stale_rows` sent as held by their destinations again (after the
+    /// launch's writes are recorded, which made them stale).
+    fn record_pushed(&mut self, pushed: &[Pushed]) {
+        for p in pushed {
+            if let Some(s) = self.split.get_mut(&p.id) {
+                let _ = s.directory.acquire(Place::Device(p.to), p.rows.clone());
+            }
         }
     }
 
@@ -787,10 +906,12 @@ impl Devices {
         // Rows held split that blocks need from elsewhere move before any block runs; copies
         // between GPUs stay queued before a synchronous launch, which waits for them (under
         // `--profile` and `--trace` they are waited for, so that their time is their own).
-        let queued = l.waits.is_none()
+        // Likewise the rows the parts write go to the devices holding stale copies of them
+        // (`push_stale_rows`): on GPUs while the parts run, else once they are done.
+        let push = l.waits.is_none() && l.queue == super::ASYNC_SYNC;
+        let queued = push
             && !self.opts.synchronous
             && !self.opts.profile.is_on()
-            && l.queue == super::ASYNC_SYNC
             && self.kind == DeviceKind::Nvidia;
         for part in &parts {
             for (id, host, rows) in &part.acquire {
@@ -810,7 +931,19 @@ impl Devices {
             }
         }
         let mut parts = parts;
-        if !self.launch_on_gpus(ctx, l, q, &mut parts) {
+        // A construct that gives nothing back may be left running (`deferred.rs`).
+        let may_defer = push
+            && !self.opts.synchronous
+            && !self.opts.profile.is_on()
+            && !desc.has_results()
+            && desc.reductions.is_empty();
+        let mut pushed = self.launch_on_gpus(ctx, l, q, &mut parts, queued, may_defer);
+        if pushed.is_none() {
+            // The parts one after another, after whatever is left running.
+            self.catch_up(ctx);
+            if (*ctx).status != STATUS_OK {
+                return true;
+            }
             for part in &mut parts {
                 let saved = self.num;
                 self.num = part.device;
@@ -820,6 +953,14 @@ impl Devices {
                 let _ = self.current_device();
                 if (*ctx).status != STATUS_OK {
                     self.tell_device(ctx, part);
+                    // Emulated devices have run the part to its end, but tell its failure
+                    // when a GPU's left running would be told.
+                    if may_defer && self.kind == DeviceKind::Emulated {
+                        if let Some(e) = host_state(ctx).take_error() {
+                            (*ctx).status = STATUS_OK;
+                            self.defer(ctx, super::deferred::Deferred::Failed(e));
+                        }
+                    }
                     return true;
                 }
             }
@@ -833,6 +974,21 @@ impl Devices {
         if (*ctx).status != STATUS_OK {
             return true;
         }
+        if push && !queued {
+            match self.push_stale_rows(&parts, l.site, false) {
+                Ok(p) => pushed = Some(p),
+                Err(kind) => {
+                    super::report(
+                        ctx,
+                        RunError {
+                            kind,
+                            site: Some(l.site),
+                        },
+                    );
+                    return true;
+                }
+            }
+        }
         let mut results: Vec<Vec<u64>> = Vec::new();
         for part in parts {
             for (id, rows) in &part.wrote {
@@ -842,6 +998,7 @@ impl Devices {
             }
             results.push(part.args);
         }
+        self.record_pushed(&pushed.unwrap_or_default());
         // Reductions in device order; the first device's values of the other results.
         if let Some((first, rest)) = results.split_first() {
             for (i, p) in desc.params.iter().enumerate() {
@@ -886,13 +1043,25 @@ impl Devices {
 
     /// The error just recorded came from `part`'s device: its message says so.
     unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
-        let device = format!("{}:{}", self.kind.name(), part.device);
+        self.tell_block(ctx, part.device, part.block, part.values)
+    }
+
+    /// The error just recorded came from device `num` (of the current type), which ran the
+    /// split loop's iterations `block` (values `values`): its message says so.
+    pub(super) unsafe fn tell_block(
+        &self,
+        ctx: *mut Ctx,
+        num: usize,
+        block: (i64, i64),
+        values: (i64, i64),
+    ) {
+        let device = format!("{}:{}", self.kind.name(), num);
         let block = format!(
             "iterations {} to {} of the split loop, values {} to {}",
-            part.block.0,
-            part.block.1 - 1,
-            part.values.0,
-            part.values.1
+            block.0,
+            block.1 - 1,
+            values.0,
+            values.1
         );
         host_state(ctx).map_error(|error| match error {
             RunErrorKind::Interrupted | RunErrorKind::TimeLimit => error,
@@ -907,7 +1076,12 @@ impl Devices {
     /// The parts of a split launch on GPUs, all at once: each GPU's part is started as it
     /// would start alone (clauses, kernel), and only then does the host wait for each, in
     /// device order, taking its output, errors and results: the GPUs compute side by side.
-    /// False, having done nothing, where the parts must go the ordinary way one after
+    /// With `queued`, the rows the parts write that other GPUs hold stale copies of are sent
+    /// between the starts and the waits (`push_stale_rows`), and returned. A launch left
+    /// running before is caught up on between the starts and the waits (these parts queue
+    /// behind it). With `may_defer` and nothing left running before, a launch whose kernel
+    /// prints nothing is itself left running instead of waited for (`deferred.rs`).
+    /// `None`, having done nothing, where the parts must go the ordinary way one after
     /// another: not GPUs, a `wait` clause, a region with no kernel, or data that is the host's.
     ///
     /// # Safety
@@ -918,23 +1092,23 @@ impl Devices {
         l: &Launch<'_>,
         q: QueueArg,
         parts: &mut [Part],
-    ) -> bool {
+        queued: bool,
+        may_defer: bool,
+    ) -> Option<Vec<Pushed>> {
         if self.kind != DeviceKind::Nvidia || parts.len() < 2 {
-            return false;
+            return None;
         }
-        let Some(kernel) = self.kernels.get(l.desc.key) else {
-            return false;
-        };
+        let kernel = self.kernels.get(l.desc.key)?;
         for part in parts.iter() {
             match self.gpu(part.device) {
                 Ok(gpu) if !gpu.uses_host_data(&part.ops) => {}
-                _ => return false,
+                _ => return None,
             }
         }
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
         let mut pending = Vec::new();
-        for part in parts.iter_mut() {
+        for (i, part) in parts.iter_mut().enumerate() {
             let device = part.device;
             let mut launch = part.launch(l, None);
             let started = match self.gpu(device) {
@@ -945,7 +1119,7 @@ impl Devices {
                 }),
             };
             match started {
-                Ok(p) => pending.push((part, p)),
+                Ok(p) => pending.push((i, p)),
                 Err(e) => {
                     if (*ctx).status == STATUS_OK {
                         super::report(ctx, e);
@@ -955,8 +1129,60 @@ impl Devices {
                 }
             }
         }
+        let mut pushed = Vec::new();
+        if queued && (*ctx).status == STATUS_OK {
+            match self.push_stale_rows(parts, l.site, true) {
+                Ok(p) => pushed = p,
+                Err(kind) => {
+                    super::report(
+                        ctx,
+                        RunError {
+                            kind,
+                            site: Some(l.site),
+                        },
+                    );
+                }
+            }
+        }
+        let followed = self.has_deferred();
+        self.catch_up(ctx);
+        let all_started = pending.len() == parts.len() && pending.iter().all(|(_, p)| p.is_some());
+        if may_defer
+            && !followed
+            && kernel.prints.is_none()
+            && all_started
+            && (*ctx).status == STATUS_OK
+        {
+            let mut left = Vec::new();
+            for (i, p) in pending {
+                let Some(p) = p else { continue };
+                let part = &mut parts[i];
+                let (device, block, values) = (part.device, part.block, part.values);
+                let launch = part.launch(l, None);
+                let deferred = match self.gpu(device) {
+                    Ok(gpu) => gpu.defer(&launch, &p),
+                    Err(kind) => Err(RunError {
+                        kind,
+                        site: Some(l.site),
+                    }),
+                };
+                if let Err(e) = deferred {
+                    super::report(ctx, e);
+                }
+                left.push(super::deferred::DeferredPart {
+                    device,
+                    pending: p,
+                    block,
+                    values,
+                });
+            }
+            self.defer(ctx, super::deferred::Deferred::Gpus(left));
+            let _ = self.current_device();
+            return Some(pushed);
+        }
         // Every started part is waited for, even after an error, so that nothing runs on.
-        for (part, p) in pending {
+        for (i, p) in pending {
+            let part = &mut parts[i];
             let Some(p) = p else { continue };
             let device = part.device;
             let mut launch = part.launch(l, None);
@@ -976,7 +1202,7 @@ impl Devices {
             }
         }
         let _ = self.current_device();
-        true
+        Some(pushed)
     }
 
     /// The devices' parts of a split launch; `None` when it must run whole instead.

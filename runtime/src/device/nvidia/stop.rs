@@ -148,7 +148,9 @@ impl Nvidia {
         for s in streams {
             self.await_stream(ctx, s)?;
         }
-        self.error.write(acc_abi::KernelErrorRecord::default());
+        for record in &mut self.errors {
+            record.write(acc_abi::KernelErrorRecord::default());
+        }
         self.output.discard();
         self.set_stop_words(crate::abi::INTERRUPT_NONE);
         self.unsettled = false;
