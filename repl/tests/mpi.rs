@@ -64,6 +64,42 @@ fn jacobi_prints_what_jacobi_acc_prints_on_1_2_and_3_ranks() {
     assert_eq!(text(&out.stdout), expected);
 }
 
+/// Arrays held split by a `devices(all)` region over three emulated devices per rank: the
+/// sections travel from and to the rows' holders, not one device's copy (whose rows outside
+/// its block are stale). Worked out by hand: rank r's `a[i]` is `i + 10 r`, it receives its
+/// left neighbour's, and `c[i]` is that plus 0.5.
+#[test]
+fn sections_of_arrays_held_split_travel_from_and_to_their_rows_holders() {
+    for np in [1usize, 2] {
+        let out = mpirun(
+            np,
+            &[
+                "--device",
+                "emulated",
+                script("devices_split.acc").to_str().unwrap(),
+            ],
+            &[("ACC_EMULATED_DEVICES", "3")],
+        );
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        for r in 0..np {
+            let left = (r + np - 1) % np;
+            let c: Vec<String> = (0..9).map(|i| format!("{}.5", 10 * left + i)).collect();
+            assert_eq!(
+                rank_lines(&stdout, r),
+                vec![format!(
+                    "{r} {}.0 {}.0 {}.0 [{}]",
+                    10 * r + 1,
+                    10 * r + 8,
+                    10 * left + 8,
+                    c.join(", ")
+                )],
+                "np {np}:\n{stdout}"
+            );
+        }
+    }
+}
+
 #[test]
 fn built_ins_on_1_2_and_3_ranks() {
     for np in [1usize, 2, 3] {

@@ -3,7 +3,10 @@
 //! received into it, staged through the host array's own section (as a synchronous
 //! `update self` before a send and `update device` after a receive would do: on a GPU large
 //! runs go through pinned buffers). The host's copy is used only where the data is the host's:
-//! absent data, or a device that shares host memory.
+//! absent data, or a device that shares host memory. An array a `data … devices(…)` region
+//! holds split is staged as `update` stages it: the host gets the rows it lacks from the
+//! devices that hold them, and received rows become the current ones (devices fetch them when
+//! a block needs them).
 
 use acc_abi::DataModifiers;
 
@@ -37,6 +40,9 @@ impl Devices {
             ..*op
         };
         let (phase, ifp, sync) = (DataPhase::Update, DataModifiers::IF_PRESENT, QueueArg::Sync);
+        if self.update_split(std::slice::from_ref(&update))?.is_empty() {
+            return Ok(true);
+        }
         match self.current_device().map_err(at)? {
             Current::Shared => {
                 placed(op).map_err(at)?;
