@@ -438,14 +438,23 @@ impl Cx<'_> {
             ExprKind::Const(Const::I64(c)) => c.to_string(),
             ExprKind::Var(v) => self.var_name(*v),
             ExprKind::Convert { expr, .. } => self.expr_text(expr),
-            ExprKind::Unary(UnOp::Neg, a) => format!("-{}", self.expr_text(a)),
+            ExprKind::Unary(UnOp::Neg, a) => match a.kind {
+                ExprKind::Binary(..) => format!("-({})", self.expr_text(a)),
+                _ => format!("-{}", self.expr_text(a)),
+            },
             ExprKind::Binary(op, a, b) => {
-                format!(
-                    "{} {} {}",
-                    self.expr_text(a),
-                    op.as_str(),
-                    self.expr_text(b)
-                )
+                // Operands that bind less tightly are parenthesized (the right one also at
+                // the same level: every level associates to the left).
+                let operand = |e: &crate::hir::Expr, right: bool| match &e.kind {
+                    ExprKind::Binary(inner, ..)
+                        if inner.precedence() < op.precedence()
+                            || (right && inner.precedence() == op.precedence()) =>
+                    {
+                        format!("({})", self.expr_text(e))
+                    }
+                    _ => self.expr_text(e),
+                };
+                format!("{} {} {}", operand(a, false), op.as_str(), operand(b, true))
             }
             ExprKind::Index { base, indices } => {
                 let ix: Vec<String> = indices.iter().map(|i| self.expr_text(i)).collect();

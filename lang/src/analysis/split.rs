@@ -737,6 +737,21 @@ mod tests {
         assert_eq!(array(&l, "idx").reads, rows(1, 0, 0));
     }
 
+    /// Reasons show a subscript as it must be read: a lower-binding operand in parentheses
+    /// (it was shown `j + 1 * j / 11 + …`, another expression).
+    #[test]
+    fn a_reason_parenthesizes_subscripts_as_written() {
+        let s = split_of(
+            "let n = 12\nlet x = zeros(n)\nlet y = zeros(n)\nacc parallel loop devices(all)\n\
+             for j in 0..n {\n  y[j] = x[(j + 1) * (j / 11) + j * (1 - j / 11)]\n}\n",
+        );
+        let l = s.verdict.expect("split");
+        assert_eq!(
+            array(&l, "x").whole_because.as_deref(),
+            Some("its subscript `(j + 1) * (j / 11) + j * (1 - j / 11)` is not affine in `j`")
+        );
+    }
+
     #[test]
     fn a_halo_on_a_written_array_is_not_split() {
         let s = split_of(

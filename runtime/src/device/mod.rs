@@ -361,8 +361,10 @@ impl Devices {
             None | Some(DeviceKind::Nvidia) if gpu_count() == 0 => {
                 d.notice = Some("no NVIDIA GPU or CUDA driver found: running on multicore".into())
             }
-            None => d.kind = DeviceKind::Nvidia,
-            Some(k) if d.select(k, num).is_err() => {
+            // The default type is the GPU's, and the number (`ACC_DEVICE_NUM`, an MPI rank's
+            // GPU) applies to it as to a named type.
+            kind if d.select(kind.unwrap_or(DeviceKind::Nvidia), num).is_err() => {
+                let k = kind.unwrap_or(DeviceKind::Nvidia);
                 d.notice = Some(format!(
                     "there is no {} device {num}: running on {} device 0",
                     k.name(),
@@ -370,7 +372,7 @@ impl Devices {
                 ));
                 let _ = d.select(k, 0);
             }
-            Some(_) => {}
+            _ => {}
         }
         d
     }
