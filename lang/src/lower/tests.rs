@@ -827,6 +827,14 @@ const INTERPRETER_DIFFERS: &[(&str, &str)] = &[
         "the interpreter words a bounds error its own way",
     ),
     (
+        "error_runtime_devices_order_queued",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
+        "error_runtime_devices_order_queued_print",
+        "the interpreter words a bounds error its own way",
+    ),
+    (
         "error_runtime_devices_order_print",
         "the interpreter words a bounds error its own way",
     ),

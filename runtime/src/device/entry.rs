@@ -53,6 +53,8 @@ pub unsafe extern "C" fn acc_rt_launch(
         let args = std::slice::from_raw_parts_mut(args, desc.params.len());
         let sizes = &*sizes;
         if let Err(kind) = crate::launch::check_sizes(sizes) {
+            // A split launch left running came first, and so does its error.
+            super::catch_up(ctx);
             return fail(ctx, kind, Some(site));
         }
         let ops = records(ops, nops);

@@ -557,7 +557,13 @@ impl Nvidia {
             .memory
             .profiler
             .record(p.place, p.launched, p.start, Instant::now());
-        self.output.drain(ctx, p.stream);
+        // After the run failed (an earlier part, a launch left running before this one), what
+        // the kernel printed comes after the failure, where the run never got to.
+        if (*ctx).status == crate::abi::STATUS_OK {
+            self.output.drain(ctx, p.stream);
+        } else {
+            self.output.discard();
+        }
         self.check_error(ctx);
         p.scratch.results(desc, args, p.grid, &self.scratch);
         Ok(())

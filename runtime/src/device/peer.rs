@@ -150,9 +150,9 @@ pub(crate) fn peer_copy(
 
 /// `peer_copy` without waiting: the copy is queued on `to_end`'s synchronous stream, so the
 /// next work there (the next launch of a split loop) sees the rows, and the host goes on at
-/// once. The caller makes sure the rows are written (the work that wrote them is finished)
-/// and are not written again before the copy is done (work after it on `to_end`'s stream is
-/// waited for first).
+/// once; the source's later work waits for the copy (an event), so it cannot overwrite the
+/// rows first. The caller makes sure the rows are written (the work that wrote them is
+/// finished).
 pub(crate) fn peer_copy_queued(
     to_end: Endpoint,
     to: sys::CUdeviceptr,
@@ -165,7 +165,11 @@ pub(crate) fn peer_copy_queued(
     unsafe {
         grant_access(to_end, from_end).map_err(fail)?;
         result::ctx::set_current(to_end.context).map_err(fail)?;
-        copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)
+        copy_peer_async(to_end, to, from_end, from, bytes, to_end.stream).map_err(fail)?;
+        result::event::record(to_end.mark, to_end.stream).map_err(fail)?;
+        result::ctx::set_current(from_end.context).map_err(fail)?;
+        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        result::stream::wait_event(from_end.stream, to_end.mark, wait).map_err(fail)
     }
 }
 

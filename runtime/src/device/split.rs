@@ -485,8 +485,10 @@ impl Devices {
                     .directory
                     .stale_after_write(Place::Device(part.device), rows.clone());
                 for (d, r) in stale {
+                    // (Rows nobody wrote yet count as every device's, also those outside
+                    // the region.)
                     let total: u64 = r.end - r.start;
-                    if total * PUSH_SHARE > written {
+                    if !s.devices.contains(&d) || total * PUSH_SHARE > written {
                         continue;
                     }
                     pushed.push(Pushed {
@@ -925,7 +927,7 @@ impl Devices {
                 let held = (s.kind, s.devices.clone());
                 if let Err(e) = self.move_rows(*host, (held.0, &held.1), &transfers, l.site, queued)
                 {
-                    super::report(ctx, e);
+                    self.report_after_deferred(ctx, e);
                     return true;
                 }
             }
@@ -1041,6 +1043,12 @@ impl Devices {
         }
     }
 
+    /// Reports `e` after catching up on a launch left running, whose failure came first.
+    unsafe fn report_after_deferred(&mut self, ctx: *mut Ctx, e: RunError) {
+        self.catch_up(ctx);
+        super::report(ctx, e);
+    }
+
     /// The error just recorded came from `part`'s device: its message says so.
     unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
         self.tell_block(ctx, part.device, part.block, part.values)
@@ -1105,6 +1113,15 @@ impl Devices {
                 _ => return None,
             }
         }
+        // A part whose clauses copy an array out at its end gives something back: its exit
+        // waits for the kernel (and could not be interrupted while left running).
+        let mut copies_out = false;
+        for part in parts.iter() {
+            let gpu = self.gpu(part.device).ok()?;
+            copies_out |= part.ops.iter().any(|op| {
+                matches!(op.action, ACTION_COPY | ACTION_COPYOUT) && !gpu.holds(op.array)
+            });
+        }
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
         let mut pending = Vec::new();
@@ -1121,6 +1138,8 @@ impl Devices {
             match started {
                 Ok(p) => pending.push((i, p)),
                 Err(e) => {
+                    // A launch left running came first, and so does its failure.
+                    self.catch_up(ctx);
                     if (*ctx).status == STATUS_OK {
                         super::report(ctx, e);
                         self.tell_device(ctx, part);
@@ -1134,13 +1153,11 @@ impl Devices {
             match self.push_stale_rows(parts, l.site, true) {
                 Ok(p) => pushed = p,
                 Err(kind) => {
-                    super::report(
-                        ctx,
-                        RunError {
-                            kind,
-                            site: Some(l.site),
-                        },
-                    );
+                    let e = RunError {
+                        kind,
+                        site: Some(l.site),
+                    };
+                    self.report_after_deferred(ctx, e);
                 }
             }
         }
@@ -1150,6 +1167,7 @@ impl Devices {
         if may_defer
             && !followed
             && kernel.prints.is_none()
+            && !copies_out
             && all_started
             && (*ctx).status == STATUS_OK
         {

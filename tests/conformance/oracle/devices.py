@@ -467,6 +467,23 @@ def directive_devices_sequence():
     return out
 
 
+@test(CONFORMANCE)
+def directive_devices_push():
+    n = 8
+    b = [0.0] * n
+    c = [0.0] * n
+    for j in range(6):
+        b[j] = 1.0
+    for j in range(n):
+        b[j] = j * j + 2.0
+    for _ in range(3):
+        for j in range(1, n - 1):
+            c[j] = b[j - 1] + b[j + 1]
+        for j in range(1, n - 1):
+            b[j] = c[j] * 0.5
+    return [fmt_array(b, [n], "f64"), fmt_array(c, [n], "f64")]
+
+
 @test(EXAMPLES)
 def jacobi_multi():
     return jacobi_lines(256, 256, 1000)
