@@ -36,8 +36,10 @@ pub struct HostState {
     host_fns: Vec<(String, Box<dyn HostFn>)>,
     /// Where `imshow` and `plot` send their pictures.
     pictures: Pictures,
-    /// A split launch was left running (`device/deferred.rs`): entry points catch up first.
-    pub(crate) deferred: bool,
+    /// While a split launch is left running (`device/deferred.rs`), what catches up on it:
+    /// entry points call it first. (A function the devices set, so that this module, which
+    /// they use, does not use them.)
+    pub(crate) catch_up: Option<CatchUp>,
 }
 
 /// A function of the embedding program, called by host code with its arguments in 8-byte
@@ -62,7 +64,7 @@ impl HostState {
             on_device: DeviceType::Host.code(),
             host_fns: Vec::new(),
             pictures: Pictures::default(),
-            deferred: false,
+            catch_up: None,
         }
     }
 
@@ -200,6 +202,9 @@ impl HostState {
     }
 }
 
+/// Catches up on device work left running (`HostState::catch_up`).
+pub(crate) type CatchUp = unsafe fn(*mut Ctx);
+
 /// The host state of a context.
 ///
 /// # Safety
@@ -323,8 +328,12 @@ unsafe fn guarded_after<T: Fallback, F: FnOnce() -> T>(
     let run = || {
         planted::fire::<F>();
         // (Tests call some entry points without a context.)
-        if catch_up && !ctx.is_null() && !(*ctx).host.is_null() && host_state(ctx).deferred {
-            crate::device::catch_up(ctx);
+        let pending = match catch_up && !ctx.is_null() && !(*ctx).host.is_null() {
+            true => host_state(ctx).catch_up,
+            false => None,
+        };
+        if let Some(catch_up) = pending {
+            catch_up(ctx);
             if (*ctx).status != STATUS_OK {
                 return T::fallback();
             }

@@ -5,7 +5,7 @@
 //! anything that could show that it did not wait:
 //!
 //! - every entry point of the runtime and the standard library that compiled code calls
-//!   (`host::guarded`): output, `clock()`, `exit`, a host error, a host function, a data
+//!   (`host::guarded`, through `HostState::catch_up`): output, `clock()`, `exit`, a host error, a host function, a data
 //!   directive, `wait`, an unsplit construct;
 //! - the end of the run (`Devices::finish`).
 //!
@@ -54,7 +54,7 @@ impl Devices {
     pub(super) unsafe fn defer(&mut self, ctx: *mut Ctx, deferred: Deferred) {
         debug_assert!(self.deferred.is_none(), "one launch left running at a time");
         self.deferred = Some(deferred);
-        host_state(ctx).deferred = true;
+        host_state(ctx).catch_up = Some(catch_up);
     }
 
     /// Whether a launch is left running.
@@ -68,7 +68,7 @@ impl Devices {
     /// # Safety
     /// `ctx` is a live context.
     pub(crate) unsafe fn catch_up(&mut self, ctx: *mut Ctx) {
-        host_state(ctx).deferred = false;
+        host_state(ctx).catch_up = None;
         let Some(deferred) = self.deferred.take() else {
             return;
         };
@@ -99,6 +99,6 @@ pub(crate) unsafe fn catch_up(ctx: *mut Ctx) {
     let run = (*ctx).devices as *mut super::RunDevices;
     match run.as_mut().and_then(|r| r.if_made()) {
         Some(devices) => devices.catch_up(ctx),
-        None => host_state(ctx).deferred = false,
+        None => host_state(ctx).catch_up = None,
     }
 }
