@@ -1,8 +1,8 @@
 //! The sections of MPI messages (`mpi_send`, `mpi_sendrecv`, … in the standard library's
 //! `mpi` module): a section present on the current device is sent from its device copy and
 //! received into it, staged through the host array's own section (as a synchronous
-//! `update self` before a send and `update device` after a receive would do: on a GPU large
-//! runs go through pinned buffers). The host's copy is used only where the data is the host's:
+//! `update self` before a send and `update device` after a receive would do: on a GPU through
+//! page-locked buffers). The host's copy is used only where the data is the host's:
 //! absent data, or a device that shares host memory. An array a `data … devices(…)` region
 //! holds split is staged as `update` stages it: the host gets the rows it lacks from the
 //! devices that hold them, and received rows become the current ones (devices fetch them when

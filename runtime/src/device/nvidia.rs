@@ -208,6 +208,7 @@ impl Nvidia {
                     queues: HashMap::new(),
                     profiler,
                     staging: None,
+                    small: None,
                     downloads_dropped: false,
                 }),
                 modules: HashMap::new(),
