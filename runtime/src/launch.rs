@@ -16,12 +16,14 @@
 //! is collected per gang and written in gang order once every gang is done (as a GPU's printf
 //! buffer appears at the next synchronization), and the first error in gang order wins.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use acc_abi::{DeviceSizes, LaunchSizes, ABSENT, MAX_GANGS};
 
 use crate::abi::{Ctx, ELEM_BOOL, ELEM_F32, ELEM_F64, ELEM_I32, ELEM_I64, STATUS_OK};
 use crate::error::{RunError, RunErrorKind};
+use crate::gang_pool::GangPool;
 use crate::host::{HostState, SharedBuffer};
 
 /// `(ctx, args, gang, num_gangs)`.
@@ -243,7 +245,7 @@ pub unsafe fn run_gangs_inline(
     args: &[u64],
     gangs: i64,
 ) -> Vec<u64> {
-    let mut cells = SharedCells::new(desc, args);
+    let cells = SharedCells::new(desc, args);
     let mut combined = Combined::new(desc, args);
     for g in 0..gangs {
         let mut slots = cells.slots(args);
@@ -300,7 +302,8 @@ impl<'d> Combined<'d> {
 /// The memory cells of a launch's `Shared` parameters (one `u64` each, 8-byte aligned, at
 /// a stable address while the gangs run).
 struct SharedCells {
-    cells: Vec<u64>,
+    /// Atomics: the gangs write them through their addresses while the cells are shared.
+    cells: Vec<AtomicU64>,
     /// `(parameter, cell)`.
     params: Vec<(usize, usize)>,
 }
@@ -312,17 +315,18 @@ impl SharedCells {
             .enumerate()
             .map(|(cell, (i, _))| (i, cell))
             .collect();
-        let cells = params.iter().map(|&(i, _)| args[i]).collect();
+        let cells = params
+            .iter()
+            .map(|&(i, _)| AtomicU64::new(args[i]))
+            .collect();
         SharedCells { cells, params }
     }
 
     /// A gang's slots: the arguments, with the cells' addresses for the shared parameters.
-    fn slots(&mut self, args: &[u64]) -> Vec<u64> {
+    fn slots(&self, args: &[u64]) -> Vec<u64> {
         let mut slots = args.to_vec();
-        let base = self.cells.as_mut_ptr();
         for &(i, cell) in &self.params {
-            // SAFETY: `cell` indexes `cells`, which is never resized.
-            slots[i] = unsafe { base.add(cell) } as usize as u64;
+            slots[i] = self.cells[cell].as_ptr() as usize as u64;
         }
         slots
     }
@@ -330,7 +334,7 @@ impl SharedCells {
     /// The results: the cells' final values in their parameters' slots.
     fn results(&self, mut after: Vec<u64>) -> Vec<u64> {
         for &(i, cell) in &self.params {
-            after[i] = self.cells[cell];
+            after[i] = self.cells[cell].load(Ordering::Relaxed);
         }
         after
     }
@@ -369,7 +373,7 @@ impl Launcher {
 /// As `run_gangs_inline`; the launcher's globals stay valid while the gangs run and region
 /// code only reads them.
 pub unsafe fn run_gangs_threaded(
-    pool: &rayon::ThreadPool,
+    pool: &GangPool,
     launcher: Launcher,
     on_device: i32,
     desc: &RegionDesc,
@@ -387,8 +391,9 @@ pub unsafe fn run_gangs_threaded(
         launcher.interrupt as usize,
         launcher.max_depth,
     );
-    let mut cells = SharedCells::new(desc, args);
-    let run = |(g, mut slots): (i64, Vec<u64>)| -> Gang {
+    let cells = SharedCells::new(desc, args);
+    let run = |g: i64| -> Gang {
+        let mut slots = cells.slots(args);
         let out = SharedBuffer::new();
         let mut host = HostState::new(Box::new(out.clone()));
         host.set_on_device(on_device);
@@ -410,20 +415,23 @@ pub unsafe fn run_gangs_threaded(
             error: host.take_error(),
         }
     };
-    use rayon::prelude::*;
     // Gangs run a batch at a time, each batch folded into the result in gang order before the
     // next starts: per-gang storage is bounded by the batch, whatever `num_gangs` asks for.
-    let batch = (pool.current_num_threads() as i64 * GANGS_PER_THREAD_IN_A_BATCH).max(1);
+    let batch = (pool.participants() as i64 * GANGS_PER_THREAD_IN_A_BATCH).max(1);
     let mut combined = Combined::new(desc, args);
     let mut output = Vec::new();
     let mut error = None;
     let mut start = 0;
     while start < gangs && error.is_none() {
         let end = gangs.min(start + batch);
-        let gang_slots: Vec<(i64, Vec<u64>)> =
-            (start..end).map(|g| (g, cells.slots(args))).collect();
-        let done: Vec<Gang> = pool.install(|| gang_slots.into_par_iter().map(run).collect());
+        let done: Vec<Mutex<Option<Gang>>> = (start..end).map(|_| Mutex::new(None)).collect();
+        pool.run(done.len(), &|t| {
+            let gang = run(start + t as i64);
+            *done[t].lock().unwrap_or_else(|e| e.into_inner()) = Some(gang);
+        });
         for g in done {
+            let g = g.into_inner().unwrap_or_else(|e| e.into_inner());
+            let g = g.expect("every gang of a batch ran");
             output.extend_from_slice(&g.out.take());
             if error.is_none() {
                 error = g.error;

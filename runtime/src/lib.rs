@@ -14,6 +14,7 @@ pub mod device;
 pub mod entry;
 pub mod error;
 pub mod gang_loop;
+pub mod gang_pool;
 pub mod host;
 pub mod kernels;
 pub mod launch;

@@ -317,7 +317,7 @@ pub struct Devices {
     kind: DeviceKind,
     num: usize,
     /// The thread pool of the multicore and emulated devices, made on first use.
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pool: Option<Arc<crate::gang_pool::GangPool>>,
     emulated: Vec<Emulated>,
     /// GPUs opened so far, by number.
     nvidia: Vec<Option<Nvidia>>,
@@ -432,18 +432,10 @@ impl Devices {
         }
     }
 
-    pub(super) fn pool(&mut self) -> Arc<rayon::ThreadPool> {
+    pub(super) fn pool(&mut self) -> Arc<crate::gang_pool::GangPool> {
         let threads = self.opts.threads;
         self.pool
-            .get_or_insert_with(|| {
-                Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .thread_name(|i| format!("acc-gang-{i}"))
-                        .build()
-                        .expect("a thread pool"),
-                )
-            })
+            .get_or_insert_with(|| Arc::new(crate::gang_pool::GangPool::new(threads)))
             .clone()
     }
 
