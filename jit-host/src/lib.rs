@@ -32,6 +32,10 @@
 //! translated as the callee's body in place (`translate::inline`); a small recursive function
 //! unrolls its own recursion three levels this way.
 //!
+//! Each function's loops are placed so that no conditional branch of an innermost loop crosses
+//! a 32-byte boundary (`placement`), where Intel cores decode the loop again on every
+//! iteration.
+//!
 //! Array header fields are loaded with `readonly can_move` (a handle always points at a live
 //! header whose shape never changes), so Cranelift hoists them out of loops; globals a loop
 //! cannot change are loaded once before it (`translate::hoist`). A counted loop whose accesses
@@ -41,6 +45,7 @@
 //! them as loop-invariant.
 
 mod externs;
+mod placement;
 mod translate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -56,7 +61,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleReloc};
 
 use translate::{Env, FnKind};
 
@@ -239,6 +244,13 @@ impl Jit {
         set(&mut flags, "opt_level", "speed")?;
         // `compile` verifies each function itself, before defining any.
         set(&mut flags, "enable_verifier", "false")?;
+        // Block offsets, and functions at known alignment, for `placement`.
+        set(&mut flags, "machine_code_cfg_info", "true")?;
+        set(
+            &mut flags,
+            "log2_min_function_alignment",
+            placement::LOG2_FUNCTION_ALIGNMENT,
+        )?;
         let isa = cranelift_native::builder()
             .map_err(|m| JitError::Module(format!("host machine is not supported: {m}")))?
             .finish(settings::Flags::new(flags))
@@ -295,9 +307,17 @@ impl Jit {
         unit.globals = globals;
         // If defining fails, `unit` drops here and frees whatever was made.
         for t in translated {
-            let mut ctx = Context::for_function(t.func);
-            jit.define_function(t.id, &mut ctx)
-                .map_err(|e| JitError::Module(format!("{}: {e:?}", t.name)))?;
+            let failed = |e: &dyn fmt::Debug| JitError::Module(format!("{}: {e:?}", t.name));
+            let ctx = placement::compile(jit.isa(), t.func).map_err(|e| failed(&e))?;
+            let code = ctx.compiled_code().expect("compiled above");
+            let align = (code.buffer.alignment as u64)
+                .max(jit.isa().function_alignment().minimum as u64)
+                .max(jit.isa().symbol_alignment());
+            let relocs: Vec<ModuleReloc> = (code.buffer.relocs().iter())
+                .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, t.id))
+                .collect();
+            jit.define_function_bytes(t.id, align, code.code_buffer(), &relocs)
+                .map_err(|e| failed(&e))?;
         }
         jit.finalize_definitions()?;
         for (id, fid, signature, gang_routine) in new_functions {
