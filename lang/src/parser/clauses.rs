@@ -228,8 +228,13 @@ fn clause<'a, E: ParseError<'a>>(
         Token::Kw(Keyword::If) = e => ("if", e.span()),
     };
     let args = clause_args(expr);
-    name.then(args.or_not())
-        .validate(|((name, name_span), args), e, emitter| {
+    // A `(` left unread after the name: arguments that did not parse, whose own error says why.
+    let unread_args = punct(Punct::LParen).rewind().or_not();
+    name.then(args.or_not()).then(unread_args).validate(
+        |(((name, name_span), args), unread), e, emitter| {
+            if args.is_none() && unread.is_some() {
+                return None;
+            }
             let span: Span = e.span();
             match build_clause(name, name_span, args) {
                 Ok(kind) => Some(Clause {
@@ -242,7 +247,8 @@ fn clause<'a, E: ParseError<'a>>(
                     None
                 }
             }
-        })
+        },
+    )
 }
 
 /// A clause's parenthesized argument list, parsed generally: an optional leading word and colon
