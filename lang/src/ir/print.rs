@@ -162,6 +162,15 @@ impl Printer<'_> {
             );
             self.line(&text);
         }
+        for d in &r.distinct {
+            let text = format!(
+                "  distinct {} {} (checked at launch) !s{}",
+                self.local(LocalId(d.written as u32)),
+                self.local(LocalId(d.other as u32)),
+                d.site.0
+            );
+            self.line(&text);
+        }
         if let Some(plan) = &r.split {
             let devices = match &plan.devices {
                 acc_abi::split::DeviceList::All => "all".to_string(),

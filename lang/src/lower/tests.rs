@@ -1046,3 +1046,23 @@ fn a_cut_loop_runs_whole_with_the_host_arguments() {
     // j = 1, 5, 9.
     assert_eq!(out, "0\n1\n0\n0\n0\n1\n0\n0\n0\n1\n");
 }
+
+#[test]
+fn the_ir_names_the_arrays_a_parallelized_loop_needs_distinct() {
+    let text = ir("let a = zeros(8)
+let b = zeros(8)
+acc kernels {
+    for i in 0..8 {
+        a[i] = b[i] + 1.0
+    }
+}
+");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("distinct"))
+        .unwrap_or_else(|| panic!("no distinct line in\n{text}"));
+    assert!(
+        line.starts_with("  distinct a b (checked at launch) !s"),
+        "{line}"
+    );
+}
