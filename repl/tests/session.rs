@@ -358,6 +358,48 @@ fn reset_and_quit() {
 }
 
 #[test]
+fn the_profile_table_has_the_bytes_devices_copy_to_each_other() {
+    let (mut s, _) = session("emulated");
+    run(&mut s, "let a = zeros(64, 8)\nlet b = zeros(64, 8)");
+    reply(&mut s, ":profile on");
+    // Two emulated devices (the default) each run half of rows 1..=62 (31 rows). Each copy
+    // sweep (line 7 of the input) writes `a` rows the other device holds a copy of (its halo,
+    // which the next stencil sweep reads): row 31 goes to device 1 and row 32 to device 0,
+    // 64 bytes each, after both sweeps: 256 bytes.
+    run(
+        &mut s,
+        "acc data copy(a, b) devices(all) {
+    for t in 0..2 {
+        acc parallel loop devices(all)
+        for j in 1..63 {
+            for i in 0..8 { b[j, i] = a[j - 1, i] + a[j + 1, i] + 1.0 }
+        }
+        acc parallel loop devices(all)
+        for j in 1..63 {
+            for i in 0..8 { a[j, i] = b[j, i] }
+        }
+    }
+}",
+    );
+    let Outcome::Reply(report) = s.eval(":profile") else {
+        panic!("a report");
+    };
+    let table = report.table().expect("a table");
+    let column = |name: &str| table.headings.iter().position(|h| h == name).unwrap();
+    let (place, peer, mpi) = (column("where"), column("peer"), column("MPI"));
+    let copy_sweep = (table.rows.iter())
+        .find(|r| r[place].ends_with(":7"))
+        .unwrap_or_else(|| panic!("no row for line 7: {:?}", table.rows));
+    assert_eq!(copy_sweep[peer], "256 B", "{:?}", table.rows);
+    // The total is the sum of the constructs' rows (all under 1 kB here); no MPI.
+    let (total, constructs) = table.rows.split_last().unwrap();
+    let small = |cell: &str| cell.strip_suffix(" B").unwrap().parse::<u64>().unwrap();
+    let sum: u64 = constructs.iter().map(|r| small(&r[peer])).sum();
+    assert_eq!(small(&total[peer]), sum);
+    assert_eq!(total[mpi], "0 B");
+}
+
+#[test]
 fn replies_are_text_or_tables() {
     let (mut s, _) = session("host");
     run(&mut s, "let a = zeros(2)");

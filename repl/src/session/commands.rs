@@ -362,6 +362,8 @@ impl Session {
             "device time",
             "moved in",
             "moved out",
+            "peer",
+            "MPI",
             "waits",
         ]);
         let row = |place: String, construct: String, s: &acc::SiteStats| {
@@ -375,6 +377,8 @@ impl Session {
                 reply::duration(s.launches.total),
                 reply::bytes(s.uploads.bytes),
                 reply::bytes(s.downloads.bytes),
+                reply::bytes(s.peers.bytes),
+                reply::bytes(s.mpi.bytes),
                 reply::duration(s.waits.total),
             ]
         };
