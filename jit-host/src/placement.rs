@@ -1,4 +1,4 @@
-//! Where a function's loop branches land: a conditional branch of a small loop that crosses a
+//! Where a function's loop branches land: a branch of an innermost small loop that crosses a
 //! 32-byte boundary of the code, or ends on one, is moved by compiling the function again with
 //! a few bytes of padding at its entry.
 //!
@@ -29,11 +29,15 @@ const WINDOW: u32 = 32;
 /// Back edges longer than this are not small loops (their branches are not worth a compile).
 const SMALL_LOOP: u32 = 256;
 
-/// The most padding stores tried (each moves the code by 8 to 12 bytes).
+/// The most padding stores tried (each moves the code by a few bytes).
 const MOST_STORES: u32 = 4;
 
-/// Compiles `func`, padded at its entry when that moves every innermost small loop's
-/// conditional branches off 32-byte boundaries (or, failing that, the most of them).
+/// How far before a conditional branch its fused compare starts (`cmp r64, r64`, the form of
+/// acc's loop latches): the pair must not cross a boundary either.
+const FUSED_COMPARE: u32 = 3;
+
+/// Compiles `func`, padded at its entry when that moves the branches of its innermost small
+/// loops off 32-byte boundaries (or, failing that, most of them).
 pub(crate) fn compile(isa: &dyn TargetIsa, func: Function) -> Result<Context, CodegenError> {
     let original = func.clone();
     let mut best = compiled(isa, func)?;
@@ -44,7 +48,10 @@ pub(crate) fn compile(isa: &dyn TargetIsa, func: Function) -> Result<Context, Co
         }
         let mut padded = original.clone();
         pad_entry(&mut padded, stores);
-        let ctx = compiled(isa, padded)?;
+        // The unpadded function compiled; a padded one that does not is only not taken.
+        let Ok(ctx) = compiled(isa, padded) else {
+            break;
+        };
         let h = split_branches(&ctx);
         if h < hazards {
             (best, hazards) = (ctx, h);
@@ -60,54 +67,89 @@ fn compiled(isa: &dyn TargetIsa, func: Function) -> Result<Context, CodegenError
     Ok(ctx)
 }
 
-/// How many conditional branches of the compiled function's innermost small loops cross or
-/// end on a 32-byte boundary. A machine block ends where the next begins (`bb_starts`, from
-/// `machine_code_cfg_info`); its last instructions are a `jcc rel32` (`0f 8x`), possibly
-/// followed by a `jmp rel32` (`e9`), the only branch forms Cranelift's x64 back end emits.
+/// A branch at the end of a machine block: where its bytes are and where it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Branch {
+    start: u32,
+    end: u32,
+    target: u32,
+    conditional: bool,
+}
+
+/// How many branches of the compiled function's innermost small loops cross or end on a
+/// 32-byte boundary. Branches are read from the bytes at the end of each machine block
+/// (`bb_starts`, from `machine_code_cfg_info`): a `jcc rel32` (`0f 8x`), a `jmp rel32` (`e9`),
+/// or both, the only branch forms Cranelift's x64 back end emits. (`bb_edges` is not used: in
+/// Cranelift 0.135 it pairs blocks wrongly after a cold block, which acc's loops have.)
 fn split_branches(ctx: &Context) -> usize {
     let Some(code) = ctx.compiled_code() else {
         return 0;
     };
     let bytes = code.code_buffer();
-    let starts = &code.bb_starts;
-    let block_end = |start: u32| {
-        (starts.iter().copied())
-            .find(|&s| s > start)
-            .unwrap_or(bytes.len() as u32)
-    };
-    let back_edges: Vec<(u32, u32)> = (code.bb_edges.iter().copied())
-        .filter(|&(from, to)| to <= from && block_end(from) - to <= SMALL_LOOP)
+    let mut starts = code.bb_starts.clone();
+    starts.sort_unstable();
+    let mut branches = Vec::new();
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(bytes.len() as u32);
+        branches.extend(branches_before(bytes, start, end));
+    }
+    // A loop is a branch back to before itself; small ones only.
+    let loops: Vec<(u32, u32)> = (branches.iter())
+        .filter(|b| b.target < b.start && b.end - b.target <= SMALL_LOOP)
+        .map(|b| (b.target, b.end))
         .collect();
-    // Innermost loops only: no other back edge lies within.
     let innermost = |&&(from, to): &&(u32, u32)| {
-        !(back_edges.iter()).any(|&(f, t)| (f, t) != (from, to) && t >= to && f <= from)
+        !(loops.iter()).any(|&(f, t)| (f, t) != (from, to) && f >= from && t <= to)
     };
     let mut split = Vec::new();
-    for &(from, to) in back_edges.iter().filter(innermost) {
-        // Every block of the loop, `to` up to the one with the back edge.
-        for &s in starts.iter().filter(|&&s| s >= to && s <= from) {
-            if let Some(b) = conditional_branch_before(bytes, block_end(s)) {
-                if crosses(b) && !split.contains(&b.0) {
-                    split.push(b.0);
-                }
+    for &(from, to) in loops.iter().filter(innermost) {
+        for b in branches.iter().filter(|b| b.start >= from && b.end <= to) {
+            let start = if b.conditional {
+                b.start.saturating_sub(FUSED_COMPARE)
+            } else {
+                b.start
+            };
+            if crosses((start, b.end)) && !split.contains(&b.start) {
+                split.push(b.start);
             }
         }
     }
     split.len()
 }
 
-/// The `jcc rel32` that ends at `end`, or just before a `jmp rel32` that does: its range.
-fn conditional_branch_before(bytes: &[u8], end: u32) -> Option<(u32, u32)> {
-    let is_jcc = |at: u32| {
-        let at = at as usize;
-        bytes.get(at) == Some(&0x0f) && bytes.get(at + 1).is_some_and(|b| b & 0xf0 == 0x80)
+/// The branches that end the block `start..end`: a `jcc rel32` ending at `end`, or a
+/// `jmp rel32` ending there, possibly after a `jcc rel32`.
+fn branches_before(bytes: &[u8], start: u32, end: u32) -> Vec<Branch> {
+    let at = |i: u32| bytes.get(i as usize).copied();
+    let rel32 = |i: u32| {
+        let b = bytes.get(i as usize..i as usize + 4)?;
+        Some(i32::from_le_bytes(b.try_into().ok()?))
     };
-    let jcc_end = match end {
-        e if e >= 6 && is_jcc(e - 6) => e,
-        e if e >= 11 && bytes.get(e as usize - 5) == Some(&0xe9) && is_jcc(e - 11) => e - 5,
-        _ => return None,
+    let jcc = |end: u32| {
+        let s = end.checked_sub(6).filter(|&s| s >= start)?;
+        (at(s) == Some(0x0f) && at(s + 1).is_some_and(|b| b & 0xf0 == 0x80)).then_some(())?;
+        Some(Branch {
+            start: s,
+            end,
+            target: end.checked_add_signed(rel32(s + 2)?)?,
+            conditional: true,
+        })
     };
-    Some((jcc_end - 6, jcc_end))
+    let jmp = |end: u32| {
+        let s = end.checked_sub(5).filter(|&s| s >= start)?;
+        (at(s) == Some(0xe9)).then_some(())?;
+        Some(Branch {
+            start: s,
+            end,
+            target: end.checked_add_signed(rel32(s + 1)?)?,
+            conditional: false,
+        })
+    };
+    match (jcc(end), jmp(end)) {
+        (Some(j), _) => vec![j],
+        (None, Some(j)) => jcc(j.start).into_iter().chain([j]).collect(),
+        (None, None) => Vec::new(),
+    }
 }
 
 fn crosses((start, end): (u32, u32)) -> bool {
@@ -137,7 +179,8 @@ mod tests {
     use cranelift_codegen::settings::{self, Configurable};
     use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
-    /// `f(p, n)`: `lead` stores before a loop copying `p[i]` to `p[i + 1]` for `i < n`.
+    /// `f(p, n)`: `lead` stores before a loop copying `p[i]` to `p[i + 1]` for `i < n`, with a
+    /// cold block off its latch.
     fn copy_loop(isa: &dyn TargetIsa, lead: i64) -> Function {
         let mut sig = Signature::new(CallConv::SystemV);
         sig.params
@@ -163,8 +206,19 @@ mod tests {
         let v = b.ins().load(types::I64, flags, at, 0);
         b.ins().store(flags, v, at, 8);
         let i1 = b.ins().iadd_imm_s(i, 1);
+        // As acc's chunked loops: the latch leaves for a cold block every 1024 iterations,
+        // which comes back to the body (Cranelift moves cold blocks to the function's end).
+        let (latch, refill) = (b.create_block(), b.create_block());
+        b.set_cold_block(refill);
         let more = b.ins().icmp(IntCC::SignedLessThan, i1, n);
-        b.ins().brif(more, body, &[i1.into()], exit, &[]);
+        b.ins().brif(more, latch, &[], exit, &[]);
+        b.switch_to_block(latch);
+        let low = b.ins().band_imm_u(i1, 1023);
+        let chunk_end = b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        b.ins().brif(chunk_end, refill, &[], body, &[i1.into()]);
+        b.switch_to_block(refill);
+        b.ins().store(flags, i1, p, 0);
+        b.ins().jump(body, &[i1.into()]);
         b.switch_to_block(exit);
         b.ins().return_(&[]);
         b.seal_all_blocks();
@@ -211,16 +265,29 @@ mod tests {
     }
 
     #[test]
-    fn conditional_branches_are_found_before_a_block_end() {
-        // cmp; je +0x13 | add …
+    fn branches_are_read_from_a_block_end() {
+        // cmp; je +0x13 (to 0x35)
         let mut code = vec![0x90; 0x19];
         code.extend([0x4d, 0x3b, 0xdd, 0x0f, 0x84, 0x13, 0, 0, 0]);
-        assert_eq!(conditional_branch_before(&code, 0x22), Some((0x1c, 0x22)));
-        // jne …; jmp …
-        code.extend([0x0f, 0x85, 1, 0, 0, 0, 0xe9, 2, 0, 0, 0]);
-        assert_eq!(conditional_branch_before(&code, 0x2d), Some((0x22, 0x28)));
-        // a block ending in a plain jump has none
-        code.extend([0x90, 0xe9, 2, 0, 0, 0]);
-        assert_eq!(conditional_branch_before(&code, 0x33), None);
+        let je = Branch {
+            start: 0x1c,
+            end: 0x22,
+            target: 0x35,
+            conditional: true,
+        };
+        assert_eq!(branches_before(&code, 0, 0x22), [je]);
+        // jne +1; jmp back to 0x10
+        code.extend([0x0f, 0x85, 1, 0, 0, 0, 0xe9, 0xe3, 0xff, 0xff, 0xff]);
+        let both = branches_before(&code, 0x22, 0x2d);
+        let ends: Vec<_> = both
+            .iter()
+            .map(|b| (b.start, b.end, b.target, b.conditional))
+            .collect();
+        assert_eq!(ends, [(0x22, 0x28, 0x29, true), (0x28, 0x2d, 0x10, false)]);
+        // a branch is read only within its block
+        assert_eq!(branches_before(&code, 0x28, 0x2d).len(), 1);
+        // a block ending in no branch
+        code.extend([0x90; 6]);
+        assert!(branches_before(&code, 0x2d, 0x33).is_empty());
     }
 }
