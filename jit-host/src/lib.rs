@@ -32,9 +32,8 @@
 //! translated as the callee's body in place (`translate::inline`); a small recursive function
 //! unrolls its own recursion three levels this way.
 //!
-//! Each function's loops are placed so that no conditional branch of an innermost loop crosses
-//! a 32-byte boundary (`placement`), where Intel cores decode the loop again on every
-//! iteration.
+//! Each function's loops are placed so that no branch of an innermost loop crosses a 32-byte
+//! boundary (`placement`), where Intel cores decode the loop again on every iteration.
 //!
 //! Array header fields are loaded with `readonly can_move` (a handle always points at a live
 //! header whose shape never changes), so Cranelift hoists them out of loops; globals a loop
@@ -61,7 +60,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleReloc};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 
 use translate::{Env, FnKind};
 
@@ -307,17 +306,8 @@ impl Jit {
         unit.globals = globals;
         // If defining fails, `unit` drops here and frees whatever was made.
         for t in translated {
-            let failed = |e: &dyn fmt::Debug| JitError::Module(format!("{}: {e:?}", t.name));
-            let ctx = placement::compile(jit.isa(), t.func).map_err(|e| failed(&e))?;
-            let code = ctx.compiled_code().expect("compiled above");
-            let align = (code.buffer.alignment as u64)
-                .max(jit.isa().function_alignment().minimum as u64)
-                .max(jit.isa().symbol_alignment());
-            let relocs: Vec<ModuleReloc> = (code.buffer.relocs().iter())
-                .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, t.id))
-                .collect();
-            jit.define_function_bytes(t.id, align, code.code_buffer(), &relocs)
-                .map_err(|e| failed(&e))?;
+            placement::define(jit, t.id, t.func)
+                .map_err(|e| JitError::Module(format!("{}: {e}", t.name)))?;
         }
         jit.finalize_definitions()?;
         for (id, fid, signature, gang_routine) in new_functions {

@@ -19,6 +19,8 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::{types, Function, InstBuilder, StackSlotData, StackSlotKind};
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::{CodegenError, Context};
+use cranelift_jit::JITModule;
+use cranelift_module::{FuncId, Module, ModuleReloc};
 
 /// The log2 of the alignment every function gets (see the module comment).
 pub(crate) const LOG2_FUNCTION_ALIGNMENT: &str = "6";
@@ -35,6 +37,22 @@ const MOST_STORES: u32 = 4;
 /// How far before a conditional branch its fused compare starts (`cmp r64, r64`, the form of
 /// acc's loop latches): the pair must not cross a boundary either.
 const FUSED_COMPARE: u32 = 3;
+
+/// Compiles `func` (`compile`) and defines it in `jit` from its bytes, with what
+/// `JITModule::define_function` would give it: the same alignment and relocations. (That
+/// method compiles by itself, with no look at the result.)
+pub(crate) fn define(jit: &mut JITModule, id: FuncId, func: Function) -> Result<(), String> {
+    let ctx = compile(jit.isa(), func).map_err(|e| format!("{e:?}"))?;
+    let code = ctx.compiled_code().expect("compiled above");
+    let align = (code.buffer.alignment as u64)
+        .max(jit.isa().function_alignment().minimum as u64)
+        .max(jit.isa().symbol_alignment());
+    let relocs: Vec<ModuleReloc> = (code.buffer.relocs().iter())
+        .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+        .collect();
+    jit.define_function_bytes(id, align, code.code_buffer(), &relocs)
+        .map_err(|e| format!("{e:?}"))
+}
 
 /// Compiles `func`, padded at its entry when that moves the branches of its innermost small
 /// loops off 32-byte boundaries (or, failing that, most of them).
