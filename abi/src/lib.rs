@@ -394,6 +394,13 @@ pub fn nvidia_block(num_workers: i64, vector_length: i64) -> (u32, u32) {
     (vector as u32, workers as u32)
 }
 
+/// Bits of `acc_rt_launch`'s `flags` byte. `LAUNCH_IF`: the `if` clause is true (or absent).
+/// `LAUNCH_RESULTS_LATE`: compiled code takes the results with `acc_rt_launch_results` before
+/// it reads them (`acc_lang::ir::late`), so the runtime may return before they exist and leave
+/// the launch running.
+pub const LAUNCH_IF: u8 = 1;
+pub const LAUNCH_RESULTS_LATE: u8 = 2;
+
 /// The launch sizes compiled code passes `acc_rt_launch`: each device type's clauses (a
 /// `device_type(…)` clause chooses among them). The emulated device follows `nvidia`'s.
 #[repr(C)]

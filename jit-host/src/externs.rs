@@ -120,6 +120,7 @@ pub(crate) fn lookup(name: &str) -> Option<Extern> {
             None,
             true,
         ),
+        "acc_rt_launch_results" => ext(&[Ptr, Ptr, Ptr], None, true),
         "acc_rt_data" => ext(
             &[Ptr, U32, Ptr, U32, U32, Bool, I64, Ptr, I32, U32],
             None,

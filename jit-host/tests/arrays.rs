@@ -274,6 +274,7 @@ fn launch(args: Vec<Expr>, num_gangs: Option<Expr>, results: Vec<(usize, Place)>
         region: RegionId(0),
         args,
         results,
+        results_after: 0,
         if_cond: None,
         num_gangs: DeviceExprs {
             host: num_gangs,

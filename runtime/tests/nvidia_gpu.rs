@@ -253,6 +253,7 @@ fn launch<'a>(
         queue,
         waits: None,
         site: 3,
+        late: false,
     }
 }
 

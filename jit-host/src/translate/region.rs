@@ -15,7 +15,7 @@
 //! construct, in gang order (`acc_runtime::launch`). `acc atomic` statements are atomic
 //! (see `atomic`), since gangs may run on several threads at once.
 
-use acc_abi::{DeviceSizes, LaunchSizes, ABSENT};
+use acc_abi::{DeviceSizes, LaunchSizes, ABSENT, LAUNCH_RESULTS_LATE};
 use acc_lang::ir::visit::{walk_expr, Visitor};
 use acc_lang::ir::{DeviceExprs, Expr, ExprKind, Launch, LocalId, Pass, Place, Region, Ty};
 use acc_runtime::abi::ARRAY_DIMS_OFFSET;
@@ -229,8 +229,12 @@ impl Tx<'_, '_> {
     }
 
     /// `Stmt::Launch`: evaluate the arguments and clauses, call `acc_rt_launch`, store the
-    /// `InOut` results.
-    pub(super) fn launch(&mut self, l: &Launch) -> Result<(), JitError> {
+    /// `InOut` results; or, where the IR lets them wait (`Launch::results_after`), return
+    /// them for `take_results` after the statements they wait for.
+    pub(super) fn launch<'l>(
+        &mut self,
+        l: &'l Launch,
+    ) -> Result<Option<LateResults<'l>>, JitError> {
         let region = self
             .env
             .module
@@ -259,6 +263,12 @@ impl Tx<'_, '_> {
                 .store(MemFlagsData::trusted(), v, args, slot(i));
         }
         let cond = self.condition(l.if_cond.as_ref())?;
+        let late = l.results_after > 0;
+        let flags = if late {
+            self.b.ins().bor_imm_u(cond, i64::from(LAUNCH_RESULTS_LATE))
+        } else {
+            cond
+        };
         let sizes = self.launch_sizes(l)?;
         let queue = self.queue_value(l.async_queue.as_ref())?;
         let (waits, nwaits) = self.wait_list(l.wait.as_deref())?;
@@ -266,20 +276,43 @@ impl Tx<'_, '_> {
         let desc = self.iconst(types::I64, desc as i64);
         let site = self.site(Some(l.site));
         let call = [
-            self.ctx, desc, args, ops, nops, sizes, cond, queue, waits, nwaits, site,
+            self.ctx, desc, args, ops, nops, sizes, flags, queue, waits, nwaits, site,
         ];
         // The gangs' errors that name no site of their own (a library call in a gang's
         // prologue, a panic) are the construct's.
         self.at_site(l.site, |x| x.call_rt("acc_rt_launch", &call))?;
+        let results = LateResults {
+            launch: l,
+            params: region.params.iter().map(|p| p.ty).collect(),
+            desc,
+            args,
+        };
+        if late {
+            return Ok(Some(results));
+        }
+        self.store_results(&results)?;
+        Ok(None)
+    }
 
+    /// Takes the results of a launch that let them wait (`acc_rt_launch_results`, which waits
+    /// for them where the launch was left running), and stores them.
+    pub(super) fn take_results(&mut self, r: &LateResults) -> Result<(), JitError> {
+        let call = [self.ctx, r.desc, r.args];
+        self.at_site(r.launch.site, |x| x.call_rt("acc_rt_launch_results", &call))?;
+        self.store_results(r)
+    }
+
+    /// Stores a launch's `InOut` results, from its argument slots, in their host variables.
+    fn store_results(&mut self, r: &LateResults) -> Result<(), JitError> {
+        let (l, args) = (r.launch, r.args);
         for (i, place) in &l.results {
-            let p = region.params.get(*i).ok_or_else(|| {
+            let ty = *r.params.get(*i).ok_or_else(|| {
                 JitError::Unsupported(format!("launch result of parameter {i}, which is not one"))
             })?;
             let v = self
                 .b
                 .ins()
-                .load(clif_type(p.ty), MemFlagsData::trusted(), args, slot(*i));
+                .load(clif_type(ty), MemFlagsData::trusted(), args, slot(*i));
             match place {
                 Place::Local(id) => {
                     let (var, _) = self.local(*id)?;
@@ -321,6 +354,23 @@ impl Tx<'_, '_> {
             }
         }
         Ok(buf)
+    }
+}
+
+/// A launch whose results wait (`Launch::results_after`): what `Tx::take_results` needs.
+pub(super) struct LateResults<'l> {
+    launch: &'l Launch,
+    /// The region's parameter types.
+    params: Vec<Ty>,
+    /// The region descriptor and the argument slots the launch was given.
+    desc: Value,
+    args: Value,
+}
+
+impl LateResults<'_> {
+    /// How many statements after the launch its results wait for.
+    pub(super) fn results_after(&self) -> u32 {
+        self.launch.results_after
     }
 }
 

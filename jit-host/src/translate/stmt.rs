@@ -10,6 +10,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Va
 use cranelift_frontend::Variable;
 
 use super::expr::scalar_of;
+use super::region::LateResults;
 use super::{is_float, scalar_type, LoopTargets, Tx};
 use crate::JitError;
 
@@ -19,8 +20,33 @@ const INTERRUPT_CHUNK: i64 = 1 << 14;
 
 impl Tx<'_, '_> {
     pub(super) fn block(&mut self, stmts: &IrBlock) -> Result<(), JitError> {
+        // Launches whose results wait, with how many statements are still to come before
+        // they are taken (`Launch::results_after`).
+        let mut waiting: Vec<(LateResults, u32)> = Vec::new();
         for s in stmts {
-            self.stmt(s)?;
+            let late = match s {
+                Stmt::Launch(l) => self.launch(l)?,
+                s => {
+                    self.stmt(s)?;
+                    None
+                }
+            };
+            for (r, left) in &mut waiting {
+                *left -= 1;
+                if *left == 0 {
+                    self.take_results(r)?;
+                }
+            }
+            waiting.retain(|(_, left)| *left > 0);
+            if let Some(r) = late {
+                let after = r.results_after();
+                waiting.push((r, after));
+            }
+        }
+        // The IR keeps the statements a launch's results wait for in its block
+        // (`ir::verify`); were it not so, they are taken here.
+        for (r, _) in &waiting {
+            self.take_results(r)?;
         }
         Ok(())
     }
@@ -100,7 +126,11 @@ impl Tx<'_, '_> {
                 self.call_rt_and_fail("acc_rt_assert_fail", &[self.ctx, site, p, l])?;
                 self.b.switch_to_block(ok);
             }
-            Stmt::Launch(l) => self.launch(l)?,
+            Stmt::Launch(l) => {
+                if let Some(r) = self.launch(l)? {
+                    self.take_results(&r)?;
+                }
+            }
             Stmt::Data(d) => self.data_directive(d)?,
             Stmt::DataRegion { enter, body, exit } => {
                 self.data_directive(enter)?;

@@ -259,10 +259,13 @@ unsafe extern "C" fn launch(
     args.copy_from_slice(&out);
 }
 extern "C" fn data_directive() {}
+/// `acc_rt_launch_results`: `launch` above wrote the results already.
+extern "C" fn launch_results() {}
 
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("acc_rt_launch", launch as *const u8),
+        ("acc_rt_launch_results", launch_results as *const u8),
         ("acc_rt_data", data_directive as *const u8),
         ("acc_rt_wait", data_directive as *const u8),
         ("acc_print_bool", print_bool as *const u8),

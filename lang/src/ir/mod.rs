@@ -55,6 +55,7 @@ pub mod bounds;
 pub mod gang_loop;
 pub mod gangs;
 pub mod inline;
+pub mod late;
 mod print;
 mod reduction;
 pub mod uses;
@@ -466,6 +467,10 @@ pub struct Launch {
     pub args: Vec<Expr>,
     /// Where `InOut` parameters' final values go: `(param index, host variable)`.
     pub results: Vec<(usize, Place)>,
+    /// How many of the statements after this one (of its block) may run before the results
+    /// are stored: compute constructs that neither read nor write them (`late`), which the
+    /// host may start while the device computes this one's results. 0: at once.
+    pub results_after: u32,
     /// `if(cond)`: false runs the region on the host, with no data movement.
     pub if_cond: Option<Expr>,
     /// Launch sizes per device type (already evaluated to `i64` expressions).

@@ -408,6 +408,14 @@ impl Printer<'_> {
             let text = format!("result {} <- param {i}", self.place(place));
             self.line(&text);
         }
+        if l.results_after > 0 {
+            let n = l.results_after;
+            let text = format!(
+                "results taken after {n} launch{}",
+                if n == 1 { "" } else { "es" }
+            );
+            self.line(&text);
+        }
         if let Some(c) = &l.if_cond {
             let text = format!("if {}", self.expr(c));
             self.line(&text);

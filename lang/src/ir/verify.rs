@@ -37,7 +37,9 @@ pub enum Rule {
     /// and the parts that form names (`Atomic::parts`).
     Atomics,
     /// A launch matches its region: one argument per parameter, of its type; results of
-    /// `InOut` parameters; `i64` sizes.
+    /// `InOut` parameters; `i64` sizes; the statements its results wait for
+    /// (`Launch::results_after`) are launches of its block, and only a launch with results has
+    /// any.
     Launches,
     /// Regions are numbered by position, and their parameters are their first locals.
     Regions,
@@ -262,6 +264,18 @@ impl<'m> BodyCheck<'m> {
         for (i, s) in b.iter().enumerate() {
             if matches!(s, Stmt::Break | Stmt::Continue | Stmt::Return(_)) && i + 1 != b.len() {
                 return self.err(Rule::Jumps, "statements after a jump".into());
+            }
+            if let Stmt::Launch(l) = s {
+                let after = l.results_after as usize;
+                let window = b.get(i + 1..i + 1 + after);
+                let launches =
+                    window.is_some_and(|w| w.iter().all(|s| matches!(s, Stmt::Launch(_))));
+                if after > 0 && (l.results.is_empty() || !launches) {
+                    return self.err(
+                        Rule::Launches,
+                        "results taken after statements that are not launches of the block".into(),
+                    );
+                }
             }
             self.stmt(s, loops)?;
         }

@@ -97,7 +97,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         .enumerate()
         .map(|(i, r)| r.unwrap_or_else(|| empty_region(analysis, i)))
         .collect();
-    let module = ir::Module {
+    let mut module = ir::Module {
         functions,
         main,
         regions,
@@ -107,6 +107,7 @@ pub fn lower_with(program: &hir::Program, analysis: &Analysis, options: Options)
         strings: cx.strings,
         formats: cx.formats,
     };
+    ir::late::mark(&mut module);
     // A broken rule is a bug of lowering's; debug builds (and so the conformance suite in CI)
     // stop at it.
     if cfg!(debug_assertions) {

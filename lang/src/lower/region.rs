@@ -224,6 +224,7 @@ impl<'a> Body<'_, 'a> {
             region: id,
             args,
             results,
+            results_after: 0,
             if_cond,
             num_gangs,
             num_workers,

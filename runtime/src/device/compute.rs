@@ -31,6 +31,9 @@ pub struct Launch<'a> {
     /// The `wait` clause's queues (`None` without it).
     pub waits: Option<&'a [i64]>,
     pub site: u32,
+    /// Compiled code takes the results with `acc_rt_launch_results` (`acc_abi::LAUNCH_RESULTS_LATE`):
+    /// a launch with results may be left running too (`deferred.rs`).
+    pub late: bool,
 }
 
 impl<'a> Launch<'a> {

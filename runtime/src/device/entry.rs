@@ -2,7 +2,7 @@
 //! a data directive, a `wait`. Each decodes its raw arguments and hands them to the current
 //! run's `Devices`.
 
-use acc_abi::LaunchSizes;
+use acc_abi::{LaunchSizes, LAUNCH_IF, LAUNCH_RESULTS_LATE};
 
 use super::devices;
 use super::ops::{DataOpArg, DataPhase};
@@ -27,8 +27,9 @@ unsafe fn wait_list<'a>(p: *const i64, n: i32) -> Option<&'a [i64]> {
 }
 
 /// A compute construct: `args` holds one slot per region parameter (the `InOut` ones are
-/// updated on return), `ops` the data clauses, `sizes` the launch sizes per device type,
-/// `cond` the `if` clause, `queue` the `async` value
+/// updated on return, or by `acc_rt_launch_results` with `LAUNCH_RESULTS_LATE`), `ops` the
+/// data clauses, `sizes` the launch sizes per device type, `flags` the `if` clause
+/// (`LAUNCH_IF`) and whether the results may come late, `queue` the `async` value
 /// (`ASYNC_SYNC` without the clause), `waits`/`nwaits` the `wait` clause.
 ///
 /// # Safety
@@ -42,13 +43,14 @@ pub unsafe extern "C" fn acc_rt_launch(
     ops: *const DataOpArg,
     nops: u32,
     sizes: *const LaunchSizes,
-    cond: u8,
+    flags: u8,
     queue: i64,
     waits: *const i64,
     nwaits: i32,
     site: u32,
 ) {
     crate::host::guard_launch(ctx, Some(site), || {
+        let cond = flags & LAUNCH_IF != 0;
         let desc = &*desc;
         let args = std::slice::from_raw_parts_mut(args, desc.params.len());
         let sizes = &*sizes;
@@ -67,8 +69,30 @@ pub unsafe extern "C" fn acc_rt_launch(
             queue,
             waits,
             site,
+            late: flags & LAUNCH_RESULTS_LATE != 0,
         };
-        devices(ctx).launch(ctx, launch, cond != 0);
+        devices(ctx).launch(ctx, launch, cond);
+    })
+}
+
+/// The results of a launch given `LAUNCH_RESULTS_LATE`, into its `args` (the slots it was
+/// given): waits for the launch where it was left running (`deferred.rs`), and reports its
+/// failure. Nothing to do where the launch already wrote them.
+///
+/// # Safety
+/// As `acc_rt_launch`, for the `desc` and `args` of a launch that compiled code gave
+/// `LAUNCH_RESULTS_LATE` and has not taken the results of yet.
+pub unsafe extern "C" fn acc_rt_launch_results(
+    ctx: *mut Ctx,
+    desc: *const RegionDesc,
+    args: *mut u64,
+) {
+    // Not `guard`, which catches up on a launch left running: a launch the host started
+    // after this one may stay running.
+    crate::host::guard_launch(ctx, None, || {
+        let desc = &*desc;
+        let slots = std::slice::from_raw_parts_mut(args, desc.params.len());
+        devices(ctx).take_late_results(ctx, desc, args as usize, slots);
     })
 }
 
@@ -131,6 +155,7 @@ pub unsafe extern "C" fn acc_rt_wait(
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("acc_rt_launch", acc_rt_launch as *const u8),
+        ("acc_rt_launch_results", acc_rt_launch_results as *const u8),
         ("acc_rt_data", acc_rt_data as *const u8),
         ("acc_rt_wait", acc_rt_wait as *const u8),
     ]

@@ -331,6 +331,9 @@ pub struct Devices {
     split: split::SplitArrays,
     /// A split launch left running (`deferred.rs`).
     deferred: Option<deferred::Deferred>,
+    /// The results of late launches the host caught up on, by the address of their argument
+    /// slots, until compiled code takes them (`take_late_results`).
+    late_results: Vec<(usize, Vec<u64>)>,
     /// `--autocompare`'s state; `None` when it is off.
     autocompare: Option<autocompare::Autocompare>,
     /// A notice for the user, set when the requested device, or without a request a GPU, is
@@ -352,6 +355,7 @@ impl Devices {
             open: Vec::new(),
             split: Default::default(),
             deferred: None,
+            late_results: Vec::new(),
             notice: None,
             autocompare: opts.autocompare.map(autocompare::Autocompare::new),
             opts,
@@ -490,6 +494,8 @@ impl Devices {
     /// `ctx` is a live context.
     pub unsafe fn finish(&mut self, ctx: *mut Ctx) {
         self.catch_up(ctx);
+        // Results compiled code never took: its run failed before it got to them.
+        self.late_results.clear();
         // A run on the host devices (a call of a small function, say) has nothing to finish.
         if self.emulated.is_empty() && self.nvidia.is_empty() && self.open.is_empty() {
             return;

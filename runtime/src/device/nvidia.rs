@@ -89,6 +89,8 @@ pub(crate) struct Pending {
     q: QueueArg,
     place: crate::profile::Place,
     launched: EventKind,
+    /// The scratch buffer of a launch with results left running (`Nvidia::defer`).
+    held: Option<Pinned>,
 }
 
 struct Started {
@@ -145,9 +147,11 @@ pub struct Nvidia {
     record: usize,
     /// The event that orders copies between GPUs after this GPU's work (`Endpoint::mark`).
     mark: sys::CUevent,
-    /// Launches' results and reduction partials (one launch with results at a time: such a
-    /// launch waits for its kernel).
+    /// Launches' results and reduction partials. A launch with results left running
+    /// (`defer`) takes the buffer with it, and later launches use `spare_scratch`.
     scratch: Pinned,
+    /// A scratch buffer a launch left running gave back.
+    spare_scratch: Option<Pinned>,
     multiprocessors: u32,
     /// The device's primary context, made current on the host thread before each use (with
     /// several GPUs, the current one changes).
@@ -218,6 +222,7 @@ impl Nvidia {
                 record: 0,
                 mark,
                 scratch,
+                spare_scratch: None,
                 multiprocessors: sms.max(1) as u32,
                 context: cx,
                 strings: [Arc::from(Vec::new()), Arc::from(Vec::new())],
@@ -516,6 +521,7 @@ impl Nvidia {
                 q,
                 place,
                 launched,
+                held: None,
             }));
         }
         self.data.exit_ops(ops, q)?;
@@ -571,27 +577,53 @@ impl Nvidia {
     }
 
     /// Leaves a started launch running (`Devices::launch_split`: a synchronous split launch
-    /// that gives nothing back): its clauses' exit is queued now, behind its kernel, and
-    /// later launches take the other error record. `finish_deferred` waits for it.
+    /// that gives nothing back, or whose results are taken late): its clauses' exit is queued
+    /// now, behind its kernel, and later launches take the other error record, and the
+    /// other scratch buffer where it has results. `finish_deferred` waits for it.
     ///
     /// # Safety
-    /// As `launch_finish`; the launch has no results and prints nothing, and no other launch
-    /// of this GPU is left running.
-    pub(crate) unsafe fn defer(&mut self, l: &Launch<'_>, p: &Pending) -> Result<(), RunError> {
+    /// As `launch_finish`; the launch prints nothing, and no other launch of this GPU is left
+    /// running.
+    pub(crate) unsafe fn defer(&mut self, l: &Launch<'_>, p: &mut Pending) -> Result<(), RunError> {
         self.data.exit_ops(l.ops, p.q)?;
+        if l.desc.has_results() {
+            let spare = match self.spare_scratch.take() {
+                Some(s) => s,
+                None => Pinned::new(SCRATCH).map_err(|kind| l.error(kind))?,
+            };
+            p.held = Some(std::mem::replace(&mut self.scratch, spare));
+        }
         self.record = p.record ^ 1;
         Ok(())
     }
 
-    /// Waits for a launch `defer` left running and reports its error, if any.
+    /// Waits for a launch `defer` left running and reports its error, if any; with
+    /// `results`, the launch's descriptor and the part's argument slots, completes the slots
+    /// as `launch_finish` would.
     ///
     /// # Safety
     /// `ctx` is a live context; `p` is what `defer` was given.
-    pub(crate) unsafe fn finish_deferred(&mut self, ctx: *mut Ctx, p: Pending) {
-        if let Err(kind) = self.await_stream(ctx, p.stream) {
-            return crate::host::fail(ctx, kind, None);
+    pub(crate) unsafe fn finish_deferred(
+        &mut self,
+        ctx: *mut Ctx,
+        mut p: Pending,
+        results: Option<(&RegionDesc, &mut [u64])>,
+    ) {
+        let waited = self.await_stream(ctx, p.stream);
+        if waited.is_ok() {
+            self.check_record(ctx, p.record);
         }
-        self.check_record(ctx, p.record);
+        if let Some(held) = p.held.take() {
+            if let (Ok(()), Some((desc, args))) = (&waited, results) {
+                p.scratch.results(desc, args, p.grid, &held);
+            }
+            // Kept, not freed: after an abandoned wait the kernel may still write it, and
+            // `settle` waits for such kernels before the buffer is used again.
+            self.spare_scratch = Some(held);
+        }
+        if let Err(kind) = waited {
+            crate::host::fail(ctx, kind, None);
+        }
     }
 
     /// The part of a launch between its clauses' entry and exit: the kernel's parameters, its

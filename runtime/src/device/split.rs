@@ -213,6 +213,26 @@ struct Part {
     /// Arrays held split: the rows the block reads or writes, and the rows it writes.
     acquire: Vec<(u64, *mut ArrayHeader, Range<u64>)>,
     wrote: Vec<(u64, Range<u64>)>,
+    /// The launch has other parts: a failure names this part's device and block.
+    several: bool,
+}
+
+/// A split launch's results from its parts' argument slots, in device order, into `args`:
+/// reductions combined in device order, the first device's values of the other results.
+pub(super) fn combine_parts(desc: &RegionDesc, parts: &[Vec<u64>], args: &mut [u64]) {
+    let Some((first, rest)) = parts.split_first() else {
+        return;
+    };
+    for (i, p) in desc.params.iter().enumerate() {
+        if p.pass.is_result() {
+            args[i] = first[i];
+        }
+    }
+    for r in &desc.reductions {
+        args[r.param] = rest.iter().fold(first[r.param], |v, res| {
+            combine(r.op, r.elem, v, res[r.param])
+        });
+    }
 }
 
 impl Part {
@@ -226,6 +246,7 @@ impl Part {
             queue: l.queue,
             waits,
             site: l.site,
+            late: l.late,
         }
     }
 }
@@ -889,8 +910,18 @@ impl Devices {
         {
             return false;
         }
+        // Whether GPUs may run this construct while the host goes on: pushing halo rows
+        // (`queued`) and leaving the launch running (`may_defer`, `deferred.rs`). Under
+        // `--profile` and `--trace` everything is waited for, so that its time is its own.
+        let push = l.waits.is_none() && l.queue == super::ASYNC_SYNC;
+        let overlap = push && !self.opts.synchronous && !self.opts.profile.is_on();
+        let queued = overlap && self.kind == DeviceKind::Nvidia;
+        let may_defer = overlap && (l.late || !desc.has_results());
         let devices = self.listed_devices(&plan.devices);
-        if devices.is_empty() || devices == [self.num] {
+        // On the current device alone the construct runs whole, as without the clause, unless
+        // a GPU may leave it running: then it takes the way of a split over one GPU.
+        let alone = devices == [self.num];
+        if devices.is_empty() || (alone && !(queued && may_defer)) {
             return false;
         }
         let Some(parts) = self.plan_parts(l, split, &devices) else {
@@ -906,15 +937,9 @@ impl Devices {
             return true;
         };
         // Rows held split that blocks need from elsewhere move before any block runs; copies
-        // between GPUs stay queued before a synchronous launch, which waits for them (under
-        // `--profile` and `--trace` they are waited for, so that their time is their own).
+        // between GPUs stay queued before a synchronous launch, which waits for them.
         // Likewise the rows the parts write go to the devices holding stale copies of them
         // (`push_stale_rows`): on GPUs while the parts run, else once they are done.
-        let push = l.waits.is_none() && l.queue == super::ASYNC_SYNC;
-        let queued = push
-            && !self.opts.synchronous
-            && !self.opts.profile.is_on()
-            && self.kind == DeviceKind::Nvidia;
         for part in &parts {
             for (id, host, rows) in &part.acquire {
                 let Some(s) = self.split.get_mut(id) else {
@@ -933,12 +958,6 @@ impl Devices {
             }
         }
         let mut parts = parts;
-        // A construct that gives nothing back may be left running (`deferred.rs`).
-        let may_defer = push
-            && !self.opts.synchronous
-            && !self.opts.profile.is_on()
-            && !desc.has_results()
-            && desc.reductions.is_empty();
         let mut pushed = self.launch_on_gpus(ctx, l, q, &mut parts, queued, may_defer);
         if pushed.is_none() {
             // The parts one after another, after whatever is left running.
@@ -1001,19 +1020,8 @@ impl Devices {
             results.push(part.args);
         }
         self.record_pushed(&pushed.unwrap_or_default());
-        // Reductions in device order; the first device's values of the other results.
-        if let Some((first, rest)) = results.split_first() {
-            for (i, p) in desc.params.iter().enumerate() {
-                if p.pass.is_result() {
-                    l.args[i] = first[i];
-                }
-            }
-            for r in &desc.reductions {
-                l.args[r.param] = rest.iter().fold(first[r.param], |v, res| {
-                    combine(r.op, r.elem, v, res[r.param])
-                });
-            }
-        }
+        // (A launch left running with its results has none yet: `catch_up` combines them.)
+        combine_parts(desc, &results, l.args);
         true
     }
 
@@ -1049,9 +1057,12 @@ impl Devices {
         super::report(ctx, e);
     }
 
-    /// The error just recorded came from `part`'s device: its message says so.
+    /// The error just recorded came from `part`'s device: its message says so, where the
+    /// launch has several parts (on one device it fails as it would unsplit).
     unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
-        self.tell_block(ctx, part.device, part.block, part.values)
+        if part.several {
+            self.tell_block(ctx, part.device, part.block, part.values)
+        }
     }
 
     /// The error just recorded came from device `num` (of the current type), which ran the
@@ -1087,8 +1098,8 @@ impl Devices {
     /// With `queued`, the rows the parts write that other GPUs hold stale copies of are sent
     /// between the starts and the waits (`push_stale_rows`), and returned. A launch left
     /// running before is caught up on between the starts and the waits (these parts queue
-    /// behind it). With `may_defer` and nothing left running before, a launch whose kernel
-    /// prints nothing is itself left running instead of waited for (`deferred.rs`).
+    /// behind it). With `may_defer`, a launch whose kernel prints nothing is itself left
+    /// running instead of waited for (`deferred.rs`).
     /// `None`, having done nothing, where the parts must go the ordinary way one after
     /// another: not GPUs, a `wait` clause, a region with no kernel, or data that is the host's.
     ///
@@ -1103,7 +1114,7 @@ impl Devices {
         queued: bool,
         may_defer: bool,
     ) -> Option<Vec<Pushed>> {
-        if self.kind != DeviceKind::Nvidia || parts.len() < 2 {
+        if self.kind != DeviceKind::Nvidia || parts.is_empty() {
             return None;
         }
         let kernel = self.kernels.get(l.desc.key)?;
@@ -1161,11 +1172,9 @@ impl Devices {
                 }
             }
         }
-        let followed = self.has_deferred();
         self.catch_up(ctx);
         let all_started = pending.len() == parts.len() && pending.iter().all(|(_, p)| p.is_some());
         if may_defer
-            && !followed
             && kernel.prints.is_none()
             && !copies_out
             && all_started
@@ -1173,12 +1182,13 @@ impl Devices {
         {
             let mut left = Vec::new();
             for (i, p) in pending {
-                let Some(p) = p else { continue };
+                let Some(mut p) = p else { continue };
                 let part = &mut parts[i];
                 let (device, block, values) = (part.device, part.block, part.values);
+                let args = part.args.clone();
                 let launch = part.launch(l, None);
                 let deferred = match self.gpu(device) {
-                    Ok(gpu) => gpu.defer(&launch, &p),
+                    Ok(gpu) => gpu.defer(&launch, &mut p),
                     Err(kind) => Err(RunError {
                         kind,
                         site: Some(l.site),
@@ -1192,9 +1202,15 @@ impl Devices {
                     pending: p,
                     block,
                     values,
+                    args,
                 });
             }
-            self.defer(ctx, super::deferred::Deferred::Gpus(left));
+            // Compiled code takes the results by the address of the slots it gave.
+            let late = l.desc.has_results().then_some(super::deferred::LateLaunch {
+                desc: l.desc,
+                key: l.args.as_ptr() as usize,
+            });
+            self.defer(ctx, super::deferred::Deferred::Gpus(left, late));
             let _ = self.current_device();
             return Some(pushed);
         }
@@ -1303,6 +1319,7 @@ impl Devices {
                 ops: Vec::new(),
                 acquire: Vec::new(),
                 wrote: Vec::new(),
+                several: false,
             };
             let mut spans = Vec::new();
             for a in &arrays {
@@ -1336,6 +1353,10 @@ impl Devices {
                 }
             }
             parts.push(part);
+        }
+        let several = parts.len() > 1;
+        for p in &mut parts {
+            p.several = several;
         }
         (!parts.is_empty()).then_some(parts)
     }

@@ -85,6 +85,7 @@ fn valid() -> Module {
         region: RegionId(0),
         args: vec![read(0, F64)],
         results: vec![(0, Place::Local(LocalId(0)))],
+        results_after: 0,
         if_cond: None,
         num_gangs: DeviceExprs::default(),
         num_workers: DeviceExprs::default(),
