@@ -91,6 +91,9 @@ pub(crate) struct Pending {
     launched: EventKind,
     /// The scratch buffer of a launch with results left running (`Nvidia::defer`).
     held: Option<Pinned>,
+    /// Recorded after a launch left running (`Nvidia::defer`): its end, before whatever the
+    /// host queued after it.
+    done: Option<sys::CUevent>,
 }
 
 struct Started {
@@ -147,6 +150,8 @@ pub struct Nvidia {
     record: usize,
     /// The event that orders copies between GPUs after this GPU's work (`Endpoint::mark`).
     mark: sys::CUevent,
+    /// The end of the launch left running with each error record (`defer`).
+    done: [sys::CUevent; 2],
     /// Launches' results and reduction partials. A launch with results left running
     /// (`defer`) takes the buffer with it, and later launches use `spare_scratch`.
     scratch: Pinned,
@@ -202,8 +207,9 @@ impl Nvidia {
                 result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             let errors = [Pinned::new(ERROR_RECORD)?, Pinned::new(ERROR_RECORD)?];
             let scratch = Pinned::new(SCRATCH)?;
-            let mark =
-                result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(fail)?;
+            let event =
+                || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(fail);
+            let (mark, done) = (event()?, [event()?, event()?]);
             profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
@@ -221,6 +227,7 @@ impl Nvidia {
                 errors,
                 record: 0,
                 mark,
+                done,
                 scratch,
                 spare_scratch: None,
                 multiprocessors: sms.max(1) as u32,
@@ -522,6 +529,7 @@ impl Nvidia {
                 place,
                 launched,
                 held: None,
+                done: None,
             }));
         }
         self.data.exit_ops(ops, q)?;
@@ -593,6 +601,12 @@ impl Nvidia {
             };
             p.held = Some(std::mem::replace(&mut self.scratch, spare));
         }
+        // The next launch queues behind this one on the stream: the host catches up on this
+        // one alone.
+        let done = self.done[p.record];
+        result::event::record(done, p.stream)
+            .map_err(|e| l.error(driver_error("recording an event", e)))?;
+        p.done = Some(done);
         self.record = p.record ^ 1;
         Ok(())
     }
@@ -609,7 +623,10 @@ impl Nvidia {
         mut p: Pending,
         results: Option<(&RegionDesc, &mut [u64])>,
     ) {
-        let waited = self.await_stream(ctx, p.stream);
+        let waited = match p.done {
+            Some(done) => self.await_event(ctx, done),
+            None => self.await_stream(ctx, p.stream),
+        };
         if waited.is_ok() {
             self.check_record(ctx, p.record);
         }

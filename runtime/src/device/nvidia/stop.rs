@@ -37,9 +37,31 @@ impl Nvidia {
         ctx: *mut Ctx,
         stream: sys::CUstream,
     ) -> Result<(), RunErrorKind> {
+        self.await_work(ctx, || sys::cuStreamQuery(stream))
+    }
+
+    /// `await_stream` for the work before `event` on its stream (work queued after it may
+    /// go on running).
+    ///
+    /// # Safety
+    /// `ctx` is a live context; `event` is this device's, recorded.
+    pub(super) unsafe fn await_event(
+        &mut self,
+        ctx: *mut Ctx,
+        event: sys::CUevent,
+    ) -> Result<(), RunErrorKind> {
+        self.await_work(ctx, || sys::cuEventQuery(event))
+    }
+
+    /// The wait of `await_stream` and `await_event`, with `query` polling the work.
+    unsafe fn await_work(
+        &mut self,
+        ctx: *mut Ctx,
+        query: impl Fn() -> sys::CUresult,
+    ) -> Result<(), RunErrorKind> {
         let mut polls = 0u32;
         loop {
-            match sys::cuStreamQuery(stream) {
+            match query() {
                 sys::CUresult::CUDA_SUCCESS => return Ok(()),
                 sys::CUresult::CUDA_ERROR_NOT_READY => {}
                 e => return Err(driver_error("waiting for the GPU", result::DriverError(e))),
