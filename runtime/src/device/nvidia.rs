@@ -310,6 +310,14 @@ impl Nvidia {
         }
     }
 
+    /// Records this GPU's mark after the work queued on its synchronous stream so far: the
+    /// point copies into its memory wait for (`peer::push_after`). The context is current.
+    pub(crate) fn mark_work(&self) -> Result<(), RunErrorKind> {
+        // SAFETY: this GPU's event and stream.
+        unsafe { result::event::record(self.mark, self.data.memory.sync) }
+            .map_err(|e| driver_error("recording an event", e))
+    }
+
     /// Makes this GPU's context the host thread's current one.
     pub(crate) fn make_current(&self) -> Result<(), RunErrorKind> {
         // SAFETY: the primary context retained in `new`.

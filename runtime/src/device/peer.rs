@@ -190,10 +190,18 @@ pub(crate) struct PeerCopy {
 /// the GPUs finish the launch that wrote the rows, and the copies follow it on the GPUs.
 /// The copies of one call are independent: none reads rows another writes.
 ///
+/// The destinations in `marked` had their marks recorded before the launch that wrote the
+/// rows (`Nvidia::mark_work`), whose part there does not touch the rows: their copies wait
+/// for that point only, not for the destination's own part, so a halo row leaves as soon as
+/// its writer is done.
+///
 /// # Safety
 /// The addresses hold `bytes` bytes in their contexts' memory; every endpoint's context is a
 /// primary context held for the process.
-pub(crate) unsafe fn push_after(copies: &[PeerCopy]) -> Result<(), RunErrorKind> {
+pub(crate) unsafe fn push_after(
+    copies: &[PeerCopy],
+    marked: &[sys::CUcontext],
+) -> Result<(), RunErrorKind> {
     let fail = |e| driver_error("copying between GPUs", e);
     let distinct = |ends: &mut dyn Iterator<Item = Endpoint>| {
         let mut seen: Vec<Endpoint> = Vec::new();
@@ -211,7 +219,7 @@ pub(crate) unsafe fn push_after(copies: &[PeerCopy]) -> Result<(), RunErrorKind>
     }
     // Each destination's work so far, then the copies on their sources' streams: a source's
     // mark may be recorded here too, before it waits for anything, so there is no cycle.
-    for d in &destinations {
+    for d in destinations.iter().filter(|d| !marked.contains(&d.context)) {
         result::ctx::set_current(d.context).map_err(fail)?;
         result::event::record(d.mark, d.stream).map_err(fail)?;
     }

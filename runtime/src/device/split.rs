@@ -491,6 +491,7 @@ impl Devices {
         parts: &[Part],
         site: u32,
         queued: bool,
+        marked: &[usize],
     ) -> Result<Vec<Pushed>, RunErrorKind> {
         let mut pushed = Vec::new();
         for part in parts {
@@ -537,7 +538,22 @@ impl Devices {
                     let section = row_section(&dims, &p.rows);
                     copies.push(self.gpu_rows_copy(p.host, p.from, p.to, &section)?);
                 }
-                let sent = super::peer::push_after(&copies);
+                // A destination marked before the launch whose own part touches none of the
+                // rows it receives need not finish that part first.
+                let touches = |d: usize| {
+                    pushed.iter().filter(|p| p.to == d).any(|p| {
+                        parts.iter().filter(|q| q.device == d).any(|q| {
+                            q.acquire.iter().any(|(id, _, rows)| {
+                                *id == p.id && rows.start < p.rows.end && p.rows.start < rows.end
+                            })
+                        })
+                    })
+                };
+                let mut early = Vec::new();
+                for &d in marked.iter().filter(|&&d| !touches(d)) {
+                    early.push(self.gpu(d)?.endpoint().context);
+                }
+                let sent = super::peer::push_after(&copies, &early);
                 let current = self.num;
                 self.gpu(current)?;
                 sent?;
@@ -996,7 +1012,7 @@ impl Devices {
             return true;
         }
         if push && !queued {
-            match self.push_stale_rows(&parts, l.site, false) {
+            match self.push_stale_rows(&parts, l.site, false, &[]) {
                 Ok(p) => pushed = Some(p),
                 Err(kind) => {
                     super::report(
@@ -1135,6 +1151,19 @@ impl Devices {
         }
         // Device printf output appears when the GPU synchronizes: the host's goes first.
         let _ = host_state(ctx).flush();
+        // The point before the parts, which the halo rows they write wait for on the devices
+        // receiving them (`push_stale_rows`).
+        let mut marked = Vec::new();
+        if queued {
+            for part in parts.iter() {
+                if self
+                    .gpu(part.device)
+                    .is_ok_and(|gpu| gpu.mark_work().is_ok())
+                {
+                    marked.push(part.device);
+                }
+            }
+        }
         let mut pending = Vec::new();
         for (i, part) in parts.iter_mut().enumerate() {
             let device = part.device;
@@ -1161,7 +1190,7 @@ impl Devices {
         }
         let mut pushed = Vec::new();
         if queued && (*ctx).status == STATUS_OK {
-            match self.push_stale_rows(parts, l.site, true) {
+            match self.push_stale_rows(parts, l.site, true, &marked) {
                 Ok(p) => pushed = p,
                 Err(kind) => {
                     let e = RunError {
