@@ -187,6 +187,31 @@ for i in 0..n {
 }
 
 #[test]
+fn an_error_in_the_only_part_names_its_device_unless_it_is_the_current_one() {
+    let (mut e, _) = three_devices();
+    // The whole loop runs on device 2 (not the current device 0): its error says so.
+    let on_two = "\
+let a = zeros(4)
+acc parallel loop devices(2) copy(a)
+for i in 0..4 {
+    a[i + 1] = 1.0
+}
+";
+    let err = e.run("two.acc", on_two).unwrap_err().to_string();
+    assert!(
+        err.contains("index 4 for `a` of length 4 (on emulated:2, which ran iterations 0 to 3"),
+        "{err}"
+    );
+    // On the current device alone it fails as it would without the clause.
+    let err = e
+        .run("zero.acc", &on_two.replace("devices(2)", "devices(0)"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("index 4 for `a` of length 4"), "{err}");
+    assert!(!err.contains("on emulated:"), "{err}");
+}
+
+#[test]
 fn sums_and_maxima_combine_across_devices_in_order() {
     let (mut e, _) = three_devices();
     let script = "\

@@ -47,9 +47,11 @@ pub(crate) enum Deferred {
 pub(crate) struct DeferredPart {
     pub(crate) device: usize,
     pub(crate) pending: Pending,
-    /// The part's block and values, for telling its failure (`Devices::tell_block`).
+    /// The part's block and values, for telling its failure (`Devices::tell_block`), and
+    /// whether to tell it (`split::Part::told`).
     pub(crate) block: (i64, i64),
     pub(crate) values: (i64, i64),
+    pub(crate) told: bool,
     /// The part's argument slots, which its results complete.
     pub(crate) args: Vec<u64>,
 }
@@ -90,8 +92,6 @@ impl Devices {
             Deferred::Gpus(parts, late) => {
                 // SAFETY: see `LateLaunch::desc`.
                 let desc = late.as_ref().map(|l| &*l.desc);
-                // A launch on one GPU fails as it would unsplit.
-                let several = parts.len() > 1;
                 let mut results = Vec::with_capacity(parts.len());
                 for part in parts {
                     let DeferredPart {
@@ -99,6 +99,7 @@ impl Devices {
                         pending,
                         block,
                         values,
+                        told,
                         mut args,
                     } = part;
                     let failed_before = (*ctx).status != STATUS_OK;
@@ -106,9 +107,13 @@ impl Devices {
                         Ok(gpu) => {
                             gpu.finish_deferred(ctx, pending, desc.map(|d| (d, &mut args[..])))
                         }
-                        Err(kind) => crate::host::fail(ctx, kind, None),
+                        Err(kind) => {
+                            // Its kernel may still write its scratch buffer: never freed.
+                            std::mem::forget(pending);
+                            crate::host::fail(ctx, kind, None)
+                        }
                     }
-                    if several && !failed_before && (*ctx).status != STATUS_OK {
+                    if told && !failed_before && (*ctx).status != STATUS_OK {
                         self.tell_block(ctx, device, block, values);
                     }
                     results.push(args);

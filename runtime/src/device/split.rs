@@ -213,8 +213,9 @@ struct Part {
     /// Arrays held split: the rows the block reads or writes, and the rows it writes.
     acquire: Vec<(u64, *mut ArrayHeader, Range<u64>)>,
     wrote: Vec<(u64, Range<u64>)>,
-    /// The launch has other parts: a failure names this part's device and block.
-    several: bool,
+    /// A failure names this part's device and block: the launch has other parts, or this
+    /// one runs on a device other than the current one (else it fails as it would unsplit).
+    told: bool,
 }
 
 /// A split launch's results from its parts' argument slots, in device order, into `args`:
@@ -1073,10 +1074,9 @@ impl Devices {
         super::report(ctx, e);
     }
 
-    /// The error just recorded came from `part`'s device: its message says so, where the
-    /// launch has several parts (on one device it fails as it would unsplit).
+    /// The error just recorded came from `part`'s device: its message says so (`Part::told`).
     unsafe fn tell_device(&self, ctx: *mut Ctx, part: &Part) {
-        if part.several {
+        if part.told {
             self.tell_block(ctx, part.device, part.block, part.values)
         }
     }
@@ -1108,8 +1108,8 @@ impl Devices {
         });
     }
 
-    /// The parts of a split launch on GPUs, all at once: each GPU's part is started as it
-    /// would start alone (clauses, kernel), and only then does the host wait for each, in
+    /// The parts of a split launch on GPUs (one part or more), all at once: each GPU's part is
+    /// started as it would start alone (clauses, kernel), and only then does the host wait for each, in
     /// device order, taking its output, errors and results: the GPUs compute side by side.
     /// With `queued`, the rows the parts write that other GPUs hold stale copies of are sent
     /// between the starts and the waits (`push_stale_rows`), and returned. A launch left
@@ -1117,7 +1117,7 @@ impl Devices {
     /// behind it). With `may_defer`, a launch whose kernel prints nothing is itself left
     /// running instead of waited for (`deferred.rs`).
     /// `None`, having done nothing, where the parts must go the ordinary way one after
-    /// another: not GPUs, a `wait` clause, a region with no kernel, or data that is the host's.
+    /// another: not GPUs, a region with no kernel, or data that is the host's.
     ///
     /// # Safety
     /// As `Devices::launch`.
@@ -1214,7 +1214,7 @@ impl Devices {
                 let Some(mut p) = p else { continue };
                 let part = &mut parts[i];
                 let (device, block, values) = (part.device, part.block, part.values);
-                let args = part.args.clone();
+                let (args, part_told) = (part.args.clone(), part.told);
                 let launch = part.launch(l, None);
                 let deferred = match self.gpu(device) {
                     Ok(gpu) => gpu.defer(&launch, &mut p),
@@ -1231,6 +1231,7 @@ impl Devices {
                     pending: p,
                     block,
                     values,
+                    told: part_told,
                     args,
                 });
             }
@@ -1348,7 +1349,7 @@ impl Devices {
                 ops: Vec::new(),
                 acquire: Vec::new(),
                 wrote: Vec::new(),
-                several: false,
+                told: false,
             };
             let mut spans = Vec::new();
             for a in &arrays {
@@ -1385,7 +1386,7 @@ impl Devices {
         }
         let several = parts.len() > 1;
         for p in &mut parts {
-            p.several = several;
+            p.told = several || p.device != self.num;
         }
         (!parts.is_empty()).then_some(parts)
     }
