@@ -201,8 +201,20 @@ impl Gen {
             }
         };
         out.extend(compute);
+        // Now and then a construct that does not use the results follows: the host may start
+        // it before it takes them (LANGUAGE.md 7.11, results taken late). It overwrites the
+        // array the reduction read, which must not reach the reduction.
+        let follower = self.rng.chance(30);
+        if follower {
+            let dv = self.devices_suffix();
+            let body = vec![self.stmt(vec![t(format!("{arr}[i] = {arr}[i] - {arr}[i]"))])];
+            out.push(loop_i(self, vec![format!("acc parallel loop{dv}")], body));
+        }
         let names: Vec<String> = vars.iter().map(|v| v.0.clone()).collect();
         out.push(self.fixed(format!("print({})", names.join(", "))));
+        if follower {
+            out.push(self.fixed(format!("print({arr})")));
+        }
         (vec![], out)
     }
 
