@@ -419,11 +419,25 @@ struct JacobiGpu {
     int first = 0, rows = 0;  // global rows first .. first + rows - 1
     double *A = nullptr, *Anew = nullptr;
     unsigned long long* d_err = nullptr;
-    cudaStream_t s = nullptr;
+    cudaStream_t s = nullptr, cs = nullptr;  // cs: the halo pushes when they overlap (JACOBI_OVERLAP)
+    cudaEvent_t copied = nullptr;
     // err_ready: the stencil has read this GPU's halo rows and its error is in host memory.
     // sent: this GPU's boundary rows (after the copy kernel) are in its neighbours' halos.
     cudaEvent_t err_ready = nullptr, sent = nullptr;
 };
+
+// Local rows a..b of one GPU's block (1 <= a <= b <= rows): the kernels run on the (b - a + 3)-row
+// window whose first row is local row a - 1.
+static void stencil_rows(const JacobiGpu& q, int m, dim3 block, int a, int b) {
+    const dim3 grid((m - 2 + block.x - 1) / block.x, (b - a + 1 + block.y - 1) / block.y);
+    const size_t at = (size_t)(a - 1) * m;
+    jacobi_stencil<<<grid, block, 0, q.s>>>(b - a + 3, m, q.A + at, q.Anew + at, q.d_err);
+}
+static void copy_rows(const JacobiGpu& q, int m, dim3 block, int a, int b) {
+    const dim3 grid((m - 2 + block.x - 1) / block.x, (b - a + 1 + block.y - 1) / block.y);
+    const size_t at = (size_t)(a - 1) * m;
+    jacobi_copy<<<grid, block, 0, q.s>>>(b - a + 3, m, q.Anew + at, q.A + at);
+}
 
 static void bench_jacobi_multi(int n, int iter_max, int reps) {
     const int m = n;
@@ -461,6 +475,8 @@ static void bench_jacobi_multi(int n, int iter_max, int reps) {
         CK(cudaMalloc(&q.Anew, bytes));
         CK(cudaMalloc(&q.d_err, sizeof *q.d_err));
         CK(cudaStreamCreateWithFlags(&q.s, cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithFlags(&q.cs, cudaStreamNonBlocking));
+        CK(cudaEventCreateWithFlags(&q.copied, cudaEventDisableTiming));
         CK(cudaEventCreateWithFlags(&q.err_ready, cudaEventDisableTiming));
         CK(cudaEventCreateWithFlags(&q.sent, cudaEventDisableTiming));
         for (int p = d - 1; p <= d + 1; p += 2) {
@@ -479,6 +495,11 @@ static void bench_jacobi_multi(int n, int iter_max, int reps) {
         }
     }
     const dim3 block(64, 4);
+    const char* mode = getenv("JACOBI_OVERLAP");
+    mode = mode ? mode : "none";
+    const bool edges_first = !strcmp(mode, "edges") || !strcmp(mode, "both");
+    const bool interior_first = !strcmp(mode, "interior") || !strcmp(mode, "both");
+    const bool overlap = edges_first || interior_first;
     double best = 1e30;
     int iter = 0;
     double err = 0.0;
@@ -498,40 +519,60 @@ static void bench_jacobi_multi(int n, int iter_max, int reps) {
         const int limit = r < 0 ? (iter_max < 10 ? iter_max : 10) : iter_max;  // short warm-up
         auto t0 = std::chrono::steady_clock::now();
         while (err > tol && iter < limit) {
-            // Stencil on every GPU once its halo rows from the last iteration have arrived; its
-            // error goes to the host at once, ahead of the copy kernel.
+            // JACOBI_OVERLAP (experiment): "edges" copies each GPU's boundary rows first and pushes
+            // them on a second stream while the interior rows are copied; "interior" runs the
+            // stencil's interior rows before waiting for the halo rows, then the edge rows;
+            // "both" does both. Unset: everything in order on one stream.
             for (int d = 0; d < used; d++) {
                 JacobiGpu& q = g[d];
                 CK(cudaSetDevice(d));
-                if (d > 0) CK(cudaStreamWaitEvent(q.s, g[d - 1].sent, 0));
-                if (d + 1 < used) CK(cudaStreamWaitEvent(q.s, g[d + 1].sent, 0));
-                const int nloc = q.rows + 2;
-                const dim3 grid((m - 2 + block.x - 1) / block.x, (q.rows + block.y - 1) / block.y);
                 CK(cudaMemsetAsync(q.d_err, 0, sizeof *q.d_err, q.s));
-                jacobi_stencil<<<grid, block, 0, q.s>>>(nloc, m, q.A, q.Anew, q.d_err);
+                if (interior_first && q.rows > 2) {
+                    stencil_rows(q, m, block, 2, q.rows - 1);
+                    if (d > 0) CK(cudaStreamWaitEvent(q.s, g[d - 1].sent, 0));
+                    if (d + 1 < used) CK(cudaStreamWaitEvent(q.s, g[d + 1].sent, 0));
+                    stencil_rows(q, m, block, 1, 1);
+                    stencil_rows(q, m, block, q.rows, q.rows);
+                } else {
+                    if (d > 0) CK(cudaStreamWaitEvent(q.s, g[d - 1].sent, 0));
+                    if (d + 1 < used) CK(cudaStreamWaitEvent(q.s, g[d + 1].sent, 0));
+                    stencil_rows(q, m, block, 1, q.rows);
+                }
                 CK(cudaMemcpyAsync(&h_err[d], q.d_err, sizeof *h_err, cudaMemcpyDeviceToHost, q.s));
                 CK(cudaEventRecord(q.err_ready, q.s));
             }
-            // Copy Anew into A, then this GPU's first and last rows into its neighbours' halo
-            // rows, once their stencils (err_ready, recorded above) are done reading them.
             for (int d = 0; d < used; d++) {
                 JacobiGpu& q = g[d];
                 CK(cudaSetDevice(d));
-                const int nloc = q.rows + 2;
-                const dim3 grid((m - 2 + block.x - 1) / block.x, (q.rows + block.y - 1) / block.y);
-                jacobi_copy<<<grid, block, 0, q.s>>>(nloc, m, q.Anew, q.A);
+                const bool split = edges_first && q.rows > 2;
+                const int lo = split && d > 0 ? 2 : 1, hi = split && d + 1 < used ? q.rows - 1 : q.rows;
+                // The last iteration's pushes have read the rows this copy writes.
+                if (overlap) CK(cudaStreamWaitEvent(q.s, q.sent, 0));
+                if (split) {
+                    if (d > 0) copy_rows(q, m, block, 1, 1);
+                    if (d + 1 < used) copy_rows(q, m, block, q.rows, q.rows);
+                } else {
+                    copy_rows(q, m, block, 1, q.rows);
+                }
+                cudaStream_t ps = q.s;
+                if (overlap) {
+                    CK(cudaEventRecord(q.copied, q.s));
+                    CK(cudaStreamWaitEvent(q.cs, q.copied, 0));
+                    ps = q.cs;
+                }
                 if (d > 0) {  // local row 1 -> the halo below the block of GPU d-1
                     JacobiGpu& up = g[d - 1];
-                    CK(cudaStreamWaitEvent(q.s, up.err_ready, 0));
+                    CK(cudaStreamWaitEvent(ps, up.err_ready, 0));
                     CK(cudaMemcpyPeerAsync(up.A + (size_t)(up.rows + 1) * m, d - 1, q.A + (size_t)m, d,
-                                           row_bytes, q.s));
+                                           row_bytes, ps));
                 }
                 if (d + 1 < used) {  // local row rows -> the halo above the block of GPU d+1
                     JacobiGpu& down = g[d + 1];
-                    CK(cudaStreamWaitEvent(q.s, down.err_ready, 0));
-                    CK(cudaMemcpyPeerAsync(down.A, d + 1, q.A + (size_t)q.rows * m, d, row_bytes, q.s));
+                    CK(cudaStreamWaitEvent(ps, down.err_ready, 0));
+                    CK(cudaMemcpyPeerAsync(down.A, d + 1, q.A + (size_t)q.rows * m, d, row_bytes, ps));
                 }
-                CK(cudaEventRecord(q.sent, q.s));
+                CK(cudaEventRecord(q.sent, ps));
+                if (split) copy_rows(q, m, block, lo, hi);
             }
             // The loop test needs the error: wait for the stencils only.
             double e = 0.0;
@@ -569,8 +610,8 @@ static void bench_jacobi_multi(int n, int iter_max, int reps) {
     // Per iteration: the stencil reads A and writes Anew, the copy reads Anew and writes A (the
     // halo rows between GPUs are not counted), as jacobi_multi.acc counts it.
     const double bytes = 32.0 * (double)(n - 2) * (m - 2) * iter;
-    printf("name=jacobi_multi impl=cuda-%dgpu time_ms=%.4f gbps=%.1f check=%d,%.6e,%.6f size=%d gpus=%d peer=%d\n",
-           k, best, bytes / (best * 1e6), iter, err, s, n, k, peer);
+    printf("name=jacobi_multi impl=cuda-%dgpu%s%s time_ms=%.4f gbps=%.1f check=%d,%.6e,%.6f size=%d gpus=%d peer=%d\n",
+           k, overlap ? "-" : "", overlap ? mode : "", best, bytes / (best * 1e6), iter, err, s, n, k, peer);
     fflush(stdout);
     for (int d = 0; d < used; d++) {
         JacobiGpu& q = g[d];
@@ -579,6 +620,8 @@ static void bench_jacobi_multi(int n, int iter_max, int reps) {
         CK(cudaFree(q.Anew));
         CK(cudaFree(q.d_err));
         CK(cudaStreamDestroy(q.s));
+        CK(cudaStreamDestroy(q.cs));
+        CK(cudaEventDestroy(q.copied));
         CK(cudaEventDestroy(q.err_ready));
         CK(cudaEventDestroy(q.sent));
     }

@@ -22,6 +22,7 @@ mod compute;
 mod deferred;
 mod directives;
 mod discrete;
+mod edges;
 mod emulated;
 pub mod entry;
 mod messages;
@@ -39,6 +40,7 @@ use crate::launch::UnitId;
 use crate::profile::{DeviceRef, Place, ProfileOptions, Profiler};
 pub use autocompare::{AutocompareOptions, F32_REL_TOL, F64_REL_TOL};
 pub use compute::Launch;
+pub use edges::EdgesFirst;
 pub use emulated::Emulated;
 pub use nvidia::{gpu_count, Nvidia};
 pub use ops::{DataOpArg, DataPhase, QueueArg, ASYNC_NOVAL, ASYNC_SYNC};
@@ -136,6 +138,9 @@ pub struct DeviceOptions {
     pub profile: ProfileOptions,
     /// `--autocompare` (`ACC_AUTOCOMPARE=1`): every compute region checked against a host run.
     pub autocompare: Option<AutocompareOptions>,
+    /// `ACC_EDGES_FIRST`: whether GPUs of a split launch run the iterations that write the
+    /// rows they send to other GPUs first (`edges.rs`).
+    pub edges_first: EdgesFirst,
 }
 
 impl Default for DeviceOptions {
@@ -148,6 +153,7 @@ impl Default for DeviceOptions {
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             profile: ProfileOptions::default(),
             autocompare: None,
+            edges_first: EdgesFirst::Auto,
         }
     }
 }
@@ -258,9 +264,22 @@ impl DeviceOptions {
         self
     }
 
+    /// Whether the GPUs of a split launch that send rows to each other run the iterations
+    /// writing those rows first, so that the rows travel while the rest runs (`Auto`: where
+    /// each GPU's part is long enough for it to pay).
+    ///
+    /// ```
+    /// # use acc_runtime::device::{DeviceOptions, EdgesFirst};
+    /// assert_eq!(DeviceOptions::new().edges_first(EdgesFirst::Off).edges_first, EdgesFirst::Off);
+    /// ```
+    pub fn edges_first(mut self, mode: EdgesFirst) -> DeviceOptions {
+        self.edges_first = mode;
+        self
+    }
+
     /// `ACC_DEVICE_TYPE`, `ACC_DEVICE_NUM`, `ACC_EMULATED_DEVICES`, `ACC_SYNCHRONOUS`,
     /// `ACC_NUM_CORES`, `ACC_PROFILE`, `ACC_NOTIFY`, `ACC_AUTOCOMPARE`,
-    /// `ACC_AUTOCOMPARE_LIMIT`. Values that do not parse are errors.
+    /// `ACC_AUTOCOMPARE_LIMIT`, `ACC_EDGES_FIRST`. Values that do not parse are errors.
     pub fn from_env() -> Result<DeviceOptions, String> {
         let mut o = DeviceOptions::default();
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
@@ -285,6 +304,10 @@ impl DeviceOptions {
         }
         if var("ACC_AUTOCOMPARE").is_some_and(|v| v.trim() != "0") {
             o.autocompare = Some(AutocompareOptions::from_env()?);
+        }
+        if let Some(v) = var("ACC_EDGES_FIRST") {
+            o.edges_first = EdgesFirst::from_name(&v)
+                .ok_or_else(|| format!("ACC_EDGES_FIRST=`{v}`: expected auto, on or off"))?;
         }
         Ok(o)
     }

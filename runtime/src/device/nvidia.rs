@@ -150,6 +150,12 @@ pub struct Nvidia {
     record: usize,
     /// The event that orders copies between GPUs after this GPU's work (`Endpoint::mark`).
     mark: sys::CUevent,
+    /// Rows this GPU sends after running a split launch's edges first (`edges.rs`): the
+    /// stream the copies run on, the point after the edge kernels they wait for, and the
+    /// point after the copies that the GPUs' later work waits for (`Endpoint`).
+    push: sys::CUstream,
+    edges: sys::CUevent,
+    sent: sys::CUevent,
     /// The end of the launch left running with each error record (`defer`).
     done: [sys::CUevent; 2],
     /// Launches' results and reduction partials. A launch with results left running
@@ -210,6 +216,9 @@ impl Nvidia {
             let event =
                 || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(fail);
             let (mark, done) = (event()?, [event()?, event()?]);
+            let (edges, sent) = (event()?, event()?);
+            let push =
+                result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail)?;
             profiler.note_startup(format!("nvidia:{num} context"), start.elapsed());
             Ok(Nvidia {
                 data: Discrete::new(CudaMemory {
@@ -227,6 +236,9 @@ impl Nvidia {
                 errors,
                 record: 0,
                 mark,
+                push,
+                edges,
+                sent,
                 done,
                 scratch,
                 spare_scratch: None,
@@ -307,7 +319,19 @@ impl Nvidia {
             context: self.context,
             stream: self.data.memory.sync,
             mark: self.mark,
+            push: self.push,
+            edges: self.edges,
+            sent: self.sent,
         }
+    }
+
+    /// Records the point after the edge launches of a split launch's part on this GPU,
+    /// which the rows they wrote wait for before leaving (`peer::push_after`). The context is
+    /// current.
+    pub(crate) fn mark_edges(&self) -> Result<(), RunErrorKind> {
+        // SAFETY: this GPU's event and stream.
+        unsafe { result::event::record(self.edges, self.data.memory.sync) }
+            .map_err(|e| driver_error("recording an event", e))
     }
 
     /// Records this GPU's mark after the work queued on its synchronous stream so far: the

@@ -118,6 +118,11 @@ pub(crate) struct Endpoint {
     pub(crate) stream: sys::CUstream,
     /// Its event for ordering copies between GPUs after work on `stream` (`push_after`).
     pub(crate) mark: sys::CUevent,
+    /// Rows sent early (`push_after`'s `early`): the stream the copies run on, the event
+    /// after the edge kernels that wrote them, and the event after the copies.
+    pub(crate) push: sys::CUstream,
+    pub(crate) edges: sys::CUevent,
+    pub(crate) sent: sys::CUevent,
 }
 
 /// Copies `bytes` from `from` on one GPU to `to` on another (or the same), after the work
@@ -184,11 +189,17 @@ pub(crate) struct PeerCopy {
 }
 
 /// Queues `copies` between GPUs behind the work already queued on the GPUs' synchronous
-/// streams, without waiting for anything: each copy runs on its source's stream once the
-/// destination's work so far is done (which may still read the rows' old contents), and the
-/// destination's later work waits for it (events, not host waits). The host goes on while
-/// the GPUs finish the launch that wrote the rows, and the copies follow it on the GPUs.
-/// The copies of one call are independent: none reads rows another writes.
+/// streams, without waiting for anything: each copy runs once the destination's work so far
+/// is done (which may still read the rows' old contents), and the destination's later work
+/// waits for it (events, not host waits). The host goes on while the GPUs finish the launch
+/// that wrote the rows, and the copies follow it on the GPUs. The copies of one call are
+/// independent: none reads rows another writes.
+///
+/// A source's copies run on its synchronous stream, after the launch that wrote the rows;
+/// a source in `early` ran the iterations that wrote them first (`edges.rs`) and marked the
+/// point after them (`Nvidia::mark_edges`): its copies run on its push stream from that
+/// point, beside the rest of its launch, and its own later work waits for them too (they
+/// read rows it may write next).
 ///
 /// The destinations in `marked` had their marks recorded before the launch that wrote the
 /// rows (`Nvidia::mark_work`), whose part there does not touch the rows: their copies wait
@@ -201,8 +212,10 @@ pub(crate) struct PeerCopy {
 pub(crate) unsafe fn push_after(
     copies: &[PeerCopy],
     marked: &[sys::CUcontext],
+    early: &[sys::CUcontext],
 ) -> Result<(), RunErrorKind> {
     let fail = |e| driver_error("copying between GPUs", e);
+    let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
     let distinct = |ends: &mut dyn Iterator<Item = Endpoint>| {
         let mut seen: Vec<Endpoint> = Vec::new();
         for e in ends {
@@ -214,6 +227,7 @@ pub(crate) unsafe fn push_after(
     };
     let sources = distinct(&mut copies.iter().map(|c| c.from_end));
     let destinations = distinct(&mut copies.iter().map(|c| c.to_end));
+    let is_early = |e: &Endpoint| early.contains(&e.context);
     for c in copies {
         grant_access(c.to_end, c.from_end).map_err(fail)?;
     }
@@ -223,24 +237,32 @@ pub(crate) unsafe fn push_after(
         result::ctx::set_current(d.context).map_err(fail)?;
         result::event::record(d.mark, d.stream).map_err(fail)?;
     }
-    for c in copies {
-        result::ctx::set_current(c.from_end.context).map_err(fail)?;
-        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
-        result::stream::wait_event(c.from_end.stream, c.to_end.mark, wait).map_err(fail)?;
-        copy_peer_async(
-            c.to_end,
-            c.to,
-            c.from_end,
-            c.from,
-            c.bytes,
-            c.from_end.stream,
-        )
-        .map_err(fail)?;
+    for s in sources.iter().filter(|s| is_early(s)) {
+        result::ctx::set_current(s.context).map_err(fail)?;
+        result::stream::wait_event(s.push, s.edges, wait).map_err(fail)?;
     }
-    // The sources' marks again, now after their copies, for the destinations to wait on.
+    for c in copies {
+        let from = c.from_end;
+        let stream = if is_early(&from) {
+            from.push
+        } else {
+            from.stream
+        };
+        result::ctx::set_current(from.context).map_err(fail)?;
+        result::stream::wait_event(stream, c.to_end.mark, wait).map_err(fail)?;
+        copy_peer_async(c.to_end, c.to, from, c.from, c.bytes, stream).map_err(fail)?;
+    }
+    // The point after each source's copies (its mark again, or `sent` after early copies),
+    // for the destinations, and an early source's own later work, to wait on.
+    let after = |s: &Endpoint| if is_early(s) { s.sent } else { s.mark };
     for s in &sources {
         result::ctx::set_current(s.context).map_err(fail)?;
-        result::event::record(s.mark, s.stream).map_err(fail)?;
+        if is_early(s) {
+            result::event::record(s.sent, s.push).map_err(fail)?;
+            result::stream::wait_event(s.stream, s.sent, wait).map_err(fail)?;
+        } else {
+            result::event::record(s.mark, s.stream).map_err(fail)?;
+        }
     }
     for d in &destinations {
         result::ctx::set_current(d.context).map_err(fail)?;
@@ -249,8 +271,7 @@ pub(crate) unsafe fn push_after(
                 .iter()
                 .any(|c| c.from_end.context == s.context && c.to_end.context == d.context);
             if feeds {
-                let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
-                result::stream::wait_event(d.stream, s.mark, wait).map_err(fail)?;
+                result::stream::wait_event(d.stream, after(s), wait).map_err(fail)?;
             }
         }
     }

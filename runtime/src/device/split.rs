@@ -43,6 +43,7 @@ use acc_abi::split::{blocks, DeviceList, LoopSplit, RowSpan};
 
 use super::compute::Launch;
 use super::discrete::Handle;
+use super::edges::{self, Edges, EdgesFirst};
 use super::ops::{placed, storage, DataOpArg, QueueArg, NO_SECTION};
 use super::ops::{ACTION_COPY, ACTION_COPYIN, ACTION_COPYOUT, ACTION_CREATE};
 use super::peer::PeerCopy;
@@ -52,6 +53,7 @@ use crate::array;
 use crate::error::{RunError, RunErrorKind};
 use crate::gang_loop::LaunchArgs;
 use crate::host::host_state;
+use crate::kernels::GpuKernel;
 use crate::launch::{combine, RegionDesc};
 use crate::presence::Section;
 use crate::rows::{Directory, Holders, Place, Transfer};
@@ -237,6 +239,50 @@ pub(super) fn combine_parts(desc: &RegionDesc, parts: &[Vec<u64>], args: &mut [u
 }
 
 impl Part {
+    /// Starts this part on `gpu` (`Nvidia::launch_start`). With `edges`, the edge iterations
+    /// go first, as launches of their own without clauses (the part's data is present on the
+    /// GPU: `Devices::edges_first`), and the mark after them is recorded; then the rest of the
+    /// block with the part's clauses, whose pending launch stands for all of them (they are
+    /// before it on the stream and share its error record).
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn start(
+        &mut self,
+        gpu: &mut super::Nvidia,
+        ctx: *mut Ctx,
+        l: &Launch<'_>,
+        q: QueueArg,
+        kernel: &GpuKernel,
+        edges: Option<&Edges>,
+    ) -> Result<Option<super::nvidia::Pending>, RunError> {
+        let Some(edges) = edges else {
+            return gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel);
+        };
+        let bounds = match l.desc.split.as_ref().map(|p| &p.split) {
+            Some(Ok(split)) => (split.lo_param, split.hi_param),
+            _ => return gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel),
+        };
+        let block = (self.args[bounds.0], self.args[bounds.1]);
+        for r in edges.first() {
+            let mut args = self.args.clone();
+            (args[bounds.0], args[bounds.1]) = (r.start as u64, r.end as u64);
+            let mut launch = Launch {
+                args: &mut args,
+                ops: &[],
+                ..self.launch(l, None)
+            };
+            gpu.launch_start(ctx, &mut launch, q, kernel)?;
+        }
+        gpu.mark_edges().map_err(|kind| l.error(kind))?;
+        (self.args[bounds.0], self.args[bounds.1]) =
+            (edges.interior.start as u64, edges.interior.end as u64);
+        let started = gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel);
+        (self.args[bounds.0], self.args[bounds.1]) = block;
+        started
+    }
+
     /// This part's launch of `l`'s construct: its own arguments and clauses, and `waits`.
     fn launch<'a>(&'a mut self, l: &'a Launch<'_>, waits: Option<&'a [i64]>) -> Launch<'a> {
         Launch {
@@ -472,28 +518,12 @@ impl Devices {
         })
     }
 
-    /// After the parts of a launch wrote their rows, sends the other devices' copies of those
-    /// rows that the writes made stale (halo rows a neighbour acquired before) from the
-    /// writer, so that the next launch finds them current instead of fetching them while the
-    /// devices wait. A device gets its rows only where they are few beside the block
-    /// (`PUSH_SHARE`), as halos are; a device that holds much of a block (a whole array
-    /// gathered for an unsplit construct) fetches it when it needs it.
-    ///
-    /// `queued` (GPUs whose parts are started, not yet waited for): the copies follow the
-    /// writers' kernels and the destinations' work so far on the GPUs' queues
-    /// (`peer::push_after`), so the host does not wait. Otherwise the parts are done and each
-    /// copy is made and recorded in the profile at `site` as any copy between devices is.
-    /// Returns what was sent, for `record_pushed` once the writes are recorded.
-    ///
-    /// # Safety
-    /// The split arrays' storages are live.
-    unsafe fn push_stale_rows(
-        &mut self,
-        parts: &[Part],
-        site: u32,
-        queued: bool,
-        marked: &[usize],
-    ) -> Result<Vec<Pushed>, RunErrorKind> {
+    /// The rows the parts of a launch write that other devices hold stale copies of
+    /// afterwards (halo rows a neighbour acquired before), for `push_stale_rows`. A device
+    /// gets its rows only where they are few beside the block (`PUSH_SHARE`), as halos are;
+    /// a device that holds much of a block (a whole array gathered for an unsplit construct)
+    /// fetches it when it needs it.
+    fn stale_pushes(&self, parts: &[Part]) -> Vec<Pushed> {
         let mut pushed = Vec::new();
         for part in parts {
             for (id, rows) in &part.wrote {
@@ -524,6 +554,31 @@ impl Devices {
                 }
             }
         }
+        pushed
+    }
+
+    /// After the parts of a launch wrote their rows, sends `pushed` (`stale_pushes`) from
+    /// the writers, so that the next launch finds them current instead of fetching them while
+    /// the devices wait.
+    ///
+    /// `queued` (GPUs whose parts are started, not yet waited for): the copies follow the
+    /// writers' kernels and the destinations' work so far on the GPUs' queues
+    /// (`peer::push_after`), so the host does not wait; those from the devices in `early`
+    /// follow their edge launches only (`edges.rs`). Otherwise the parts are done and each
+    /// copy is made and recorded in the profile at `site` as any copy between devices is.
+    /// Returns what was sent, for `record_pushed` once the writes are recorded.
+    ///
+    /// # Safety
+    /// The split arrays' storages are live.
+    unsafe fn push_stale_rows(
+        &mut self,
+        parts: &[Part],
+        mut pushed: Vec<Pushed>,
+        site: u32,
+        queued: bool,
+        marked: &[usize],
+        early: &[usize],
+    ) -> Result<Vec<Pushed>, RunErrorKind> {
         match self.kind {
             DeviceKind::Emulated | DeviceKind::Nvidia if !queued => {
                 for p in &pushed {
@@ -550,11 +605,15 @@ impl Devices {
                         })
                     })
                 };
-                let mut early = Vec::new();
+                let mut marks = Vec::new();
                 for &d in marked.iter().filter(|&&d| !touches(d)) {
-                    early.push(self.gpu(d)?.endpoint().context);
+                    marks.push(self.gpu(d)?.endpoint().context);
                 }
-                let sent = super::peer::push_after(&copies, &early);
+                let mut edges_first = Vec::new();
+                for &d in early {
+                    edges_first.push(self.gpu(d)?.endpoint().context);
+                }
+                let sent = super::peer::push_after(&copies, &marks, &edges_first);
                 let current = self.num;
                 self.gpu(current)?;
                 sent?;
@@ -1013,7 +1072,8 @@ impl Devices {
             return true;
         }
         if push && !queued {
-            match self.push_stale_rows(&parts, l.site, false, &[]) {
+            let stale = self.stale_pushes(&parts);
+            match self.push_stale_rows(&parts, stale, l.site, false, &[], &[]) {
                 Ok(p) => pushed = Some(p),
                 Err(kind) => {
                     super::report(
@@ -1164,12 +1224,28 @@ impl Devices {
                 }
             }
         }
+        // The rows the parts will send, known before they start: a part that sends rows may
+        // run the iterations writing them first (`edges.rs`).
+        let pushes = if queued {
+            self.stale_pushes(parts)
+        } else {
+            Vec::new()
+        };
+        let edges: Vec<Option<Edges>> = parts
+            .iter()
+            .map(|part| self.edges_first(l, part, parts.len(), &pushes, kernel.prints.is_none()))
+            .collect();
+        let early: Vec<usize> = parts
+            .iter()
+            .zip(&edges)
+            .filter(|(_, e)| e.is_some())
+            .map(|(part, _)| part.device)
+            .collect();
         let mut pending = Vec::new();
         for (i, part) in parts.iter_mut().enumerate() {
             let device = part.device;
-            let mut launch = part.launch(l, None);
             let started = match self.gpu(device) {
-                Ok(gpu) => gpu.launch_start(ctx, &mut launch, q, &kernel),
+                Ok(gpu) => part.start(gpu, ctx, l, q, &kernel, edges[i].as_ref()),
                 Err(kind) => Err(RunError {
                     kind,
                     site: Some(l.site),
@@ -1190,7 +1266,7 @@ impl Devices {
         }
         let mut pushed = Vec::new();
         if queued && (*ctx).status == STATUS_OK {
-            match self.push_stale_rows(parts, l.site, true, &marked) {
+            match self.push_stale_rows(parts, pushes, l.site, true, &marked, &early) {
                 Ok(p) => pushed = p,
                 Err(kind) => {
                     let e = RunError {
@@ -1267,6 +1343,75 @@ impl Devices {
         }
         let _ = self.current_device();
         Some(pushed)
+    }
+
+    /// Whether `part` (one of `count`) runs the iterations that write the rows it sends
+    /// (`pushes`) first, and which they are (`edges.rs`): only for a launch without results
+    /// whose kernel prints nothing (the parts' order of iterations is not seen), whose part has
+    /// all its data present on its GPU (its clauses only count references), and where it pays
+    /// (`EdgesFirst::pays`, from the bytes the part writes).
+    ///
+    /// # Safety
+    /// The launch's arrays are live.
+    unsafe fn edges_first(
+        &self,
+        l: &Launch<'_>,
+        part: &Part,
+        count: usize,
+        pushes: &[Pushed],
+        silent: bool,
+    ) -> Option<Edges> {
+        let mode = self.opts.edges_first;
+        let sent: Vec<&Pushed> = pushes.iter().filter(|p| p.from == part.device).collect();
+        if mode == EdgesFirst::Off || sent.is_empty() || l.desc.has_results() || !silent {
+            return None;
+        }
+        let gpu = self.nvidia.get(part.device)?.as_ref()?;
+        if !part.ops.iter().all(|op| gpu.holds(op.array)) {
+            return None;
+        }
+        let split = l.desc.split.as_ref()?.split.as_ref().ok()?;
+        let launch_args = LaunchArgs::new(l.args, &l.desc.params);
+        // Each split array the part sends rows of: its write span and rows.
+        let mut spans = Vec::new();
+        for a in &split.arrays {
+            let host = *l.args.get(a.param)? as usize as *mut ArrayHeader;
+            if sent.iter().any(|p| p.host == host) {
+                spans.push((host, &a.writes, row_count(host)));
+            }
+        }
+        let mut written = 0u64;
+        for (id, rows) in &part.wrote {
+            if let Some(s) = self.split.get(id) {
+                let host = s.host();
+                let row_bytes = array::shape(host)[1..].iter().fold(
+                    array::elem_size((*host).elem).unwrap_or(1) as u64,
+                    |b, &d| b.saturating_mul(d.max(0) as u64),
+                );
+                written = written.saturating_add((rows.end - rows.start).saturating_mul(row_bytes));
+            }
+        }
+        if !mode.pays(written, count) {
+            return None;
+        }
+        let misses = |a: i64, b: i64| {
+            if a >= b {
+                return true;
+            }
+            let Some((first, last)) = split.values(a, b, &launch_args) else {
+                return false;
+            };
+            sent.iter().all(|p| {
+                spans
+                    .iter()
+                    .filter(|(host, ..)| *host == p.host)
+                    .all(|(_, writes, rows)| {
+                        let w = touched(writes.rows(first, last, *rows as i64), None, *rows);
+                        w.is_none_or(|w| w.end <= p.rows.start || p.rows.end <= w.start)
+                    })
+            })
+        };
+        edges::edges(part.block.0..part.block.1, misses)
     }
 
     /// The devices' parts of a split launch; `None` when it must run whole instead.
