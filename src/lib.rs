@@ -19,7 +19,9 @@ mod error;
 #[cfg(feature = "internals")]
 pub use acc_lang as lang;
 pub use acc_lang::{Diagnostic, Severity, SourceFile};
-pub use acc_runtime::device::{gpu_count, AutocompareOptions, DeviceKind, DeviceOptions};
+pub use acc_runtime::device::{
+    gpu_count, AutocompareOptions, DeviceKind, DeviceOptions, EdgesFirst,
+};
 /// A construct's profile numbers ([`Engine::profile_totals`], [`ProfileSite`]).
 pub use acc_runtime::profile::SiteStats;
 pub use acc_runtime::Picture;

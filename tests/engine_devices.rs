@@ -142,3 +142,26 @@ fn errors_in_device_code_name_their_site_and_the_runtime_stays_usable() {
     .expect("runs after the error");
     assert_eq!(out.contents(), "[2.0, 2.0, 2.0, 2.0]\n");
 }
+
+/// On two GPUs or more (run on the device: `cargo test --test engine_devices -- --ignored`):
+/// with edges first forced on (`ACC_EDGES_FIRST=on`; under `auto` these small arrays never
+/// take that path), GPUs that send halo rows run the iterations writing them first and send
+/// the rows while the rest of their blocks runs, and the results are the sequential ones
+/// (the expected output is Python's, `tests/conformance/directive_devices_edges.out`).
+#[test]
+#[ignore = "needs two NVIDIA GPUs"]
+fn split_loops_that_send_their_edges_first_give_the_sequential_results_on_gpus() {
+    assert!(acc::gpu_count() >= 2, "fewer than two GPUs");
+    let dir = format!("{}/tests/conformance", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(format!("{dir}/directive_devices_edges.acc")).unwrap();
+    let want = std::fs::read_to_string(format!("{dir}/directive_devices_edges.out")).unwrap();
+    let out = SharedBuffer::new();
+    let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
+    e.set_devices(
+        DeviceOptions::new()
+            .device(DeviceKind::Nvidia, 0)
+            .edges_first(acc::EdgesFirst::On),
+    );
+    e.run("directive_devices_edges.acc", &src).expect("runs");
+    assert_eq!(String::from_utf8(out.take()).unwrap(), want);
+}

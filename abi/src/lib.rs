@@ -450,9 +450,12 @@ impl OutputHeader {
     }
 }
 
-/// The module global (`.u32`, device memory) that kernels' `while` loops poll and the host
-/// sets to stop them.
-pub const STOP_WORD: &str = "acc_stop";
+/// Where the stop word is: a `u32` at this byte offset from the error record a kernel is
+/// given (just past the `KernelErrorRecord`, in the same page-locked host memory), which
+/// kernels' `while` loops poll and the host sets to stop them. The host writes it with a
+/// plain store: stopping a kernel needs no work queued on the GPU, which could wait behind
+/// the very kernel it should stop (docs/ABI.md).
+pub const STOP_WORD_OFFSET: usize = std::mem::size_of::<KernelErrorRecord>();
 
 #[cfg(test)]
 mod tests {

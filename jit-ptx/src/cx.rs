@@ -1,6 +1,6 @@
 //! What the generation of one module shares (`Cx`): the IR module, the options, the
 //! routines generated so far and their signatures, the module-scope pieces the functions use
-//! (shared memory, the row barrier, the stop word, constants) and the print statements.
+//! (shared memory, the row barrier, constants) and the print statements.
 
 use std::collections::HashMap;
 
@@ -22,8 +22,6 @@ pub(crate) struct Cx<'m> {
     pub options: PtxOptions,
     pub uses_scratch: bool,
     pub uses_row_barrier: bool,
-    /// Some `while` loop polls the stop word (`Fx::poll_stop`), which the module declares.
-    pub uses_stop_word: bool,
     /// The print statements generated so far: entry `i` has id `first_print + i`.
     pub prints: Vec<crate::DevicePrint>,
     pub first_print: u32,
@@ -48,7 +46,6 @@ impl<'m> Cx<'m> {
             options,
             uses_scratch: false,
             uses_row_barrier: false,
-            uses_stop_word: false,
             prints: Vec::new(),
             first_print: 0,
             functions: HashMap::new(),

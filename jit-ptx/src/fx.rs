@@ -86,7 +86,7 @@ pub(crate) enum FnKind {
     Routine,
 }
 
-pub(crate) use acc_abi::{KernelFailure as FailKind, STOP_WORD};
+pub(crate) use acc_abi::{KernelFailure as FailKind, STOP_WORD_OFFSET};
 
 /// How many trips of a `while` loop run between two reads of the stop word.
 pub(crate) const STOP_POLL_EVERY: u32 = 1024;
@@ -897,9 +897,12 @@ impl<'c, 'm> Fx<'c, 'm> {
     /// a `while` loop, every `STOP_POLL_EVERY` trips: a loop with no other exit and no path
     /// back into it from cold code keeps the trips as fast as before.)
     pub(crate) fn poll_stop(&mut self, site: u32) {
-        self.cx.uses_stop_word = true;
         let (word, stop) = (self.fresh(Class::B32), self.fresh(Class::Pred));
-        self.ins(format!("ld.volatile.global.u32 {word}, [{STOP_WORD}]"));
+        let err = self.sp.err;
+        // (`volatile`: a relaxed load at system scope, which sees the host's store.)
+        self.ins(format!(
+            "ld.volatile.global.u32 {word}, [{err}+{STOP_WORD_OFFSET}]"
+        ));
         self.ins(format!("setp.ne.u32 {stop}, {word}, 0"));
         let l = self.label("stop");
         self.ins(format!("@{stop} bra {l}"));

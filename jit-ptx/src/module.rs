@@ -29,9 +29,6 @@ pub(crate) fn emit(module: &ir::Module, options: &PtxOptions, first_print: u32) 
     if cx.uses_scratch || cx.uses_row_barrier {
         text += ".extern .shared .align 8 .b8 acc_shared[];\n";
     }
-    if cx.uses_stop_word {
-        text += &format!(".visible .global .align 4 .u32 {};\n", crate::fx::STOP_WORD);
-    }
     for g in &cx.globals {
         text += g;
     }

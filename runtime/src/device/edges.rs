@@ -58,12 +58,15 @@ const AUTO_BYTES_PER_PART: u64 = 12 << 20;
 const MAX_EDGE: i64 = 16;
 
 /// A part's block `lo..hi` cut so that the iterations writing the rows it sends run first:
-/// `low` and `high` (either may be empty), then `interior`.
+/// `low` and `high` (either may be empty), then `interior`; `bounds` are the kernel's
+/// parameters that take a launch's first iteration and one past its last
+/// (`LoopSplit::lo_param`, `hi_param`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Edges {
     pub(crate) low: Range<i64>,
     pub(crate) high: Range<i64>,
     pub(crate) interior: Range<i64>,
+    pub(crate) bounds: (usize, usize),
 }
 
 impl Edges {
@@ -82,7 +85,11 @@ impl Edges {
 /// then the interior between them must miss every sent row as a whole (a hull of strided
 /// writes may reach across a half). `None` where no such cut exists with edges of at most
 /// `MAX_EDGE` iterations and a quarter of the block each, or where nothing needs to go first.
-pub(crate) fn edges(block: Range<i64>, misses: impl Fn(i64, i64) -> bool) -> Option<Edges> {
+pub(crate) fn edges(
+    block: Range<i64>,
+    misses: impl Fn(i64, i64) -> bool,
+    bounds: (usize, usize),
+) -> Option<Edges> {
     let (lo, hi) = (block.start, block.end);
     let n = hi - lo;
     if n < 4 {
@@ -99,6 +106,7 @@ pub(crate) fn edges(block: Range<i64>, misses: impl Fn(i64, i64) -> bool) -> Opt
         low: lo..lo + a,
         high: hi - b..hi,
         interior: lo + a..hi - b,
+        bounds,
     })
 }
 
@@ -106,6 +114,12 @@ pub(crate) fn edges(block: Range<i64>, misses: impl Fn(i64, i64) -> bool) -> Opt
 #[allow(clippy::single_range_in_vec_init)] // a list of one range of rows sent
 mod tests {
     use super::*;
+
+    const BOUNDS: (usize, usize) = (3, 4);
+
+    fn edges(block: Range<i64>, misses: impl Fn(i64, i64) -> bool) -> Option<Edges> {
+        super::edges(block, misses, BOUNDS)
+    }
 
     /// Iterations `a..b` writing rows `coef * i + offset` (for `i` in `a..b`) miss `sent`.
     fn writes_miss(coef: i64, offset: i64, sent: Vec<Range<i64>>) -> impl Fn(i64, i64) -> bool {
@@ -138,7 +152,8 @@ mod tests {
         // Two rows per iteration (rows 2i and 2i+1 as a hull of one row per iteration).
         let e = edges(0..40, writes_miss(2, 0, vec![0..4])).unwrap();
         assert_eq!((e.low, e.interior), (0..2, 2..40));
-        // A loop that runs backwards (row 99 - i).
+        // Rows that fall as the iterations rise (row 99 - i; a `RowSpan` never does this, the
+        // cut does not rely on it).
         let e = edges(0..100, writes_miss(-1, 99, vec![0..1])).unwrap();
         assert_eq!((e.high, e.interior), (99..100, 0..99));
     }

@@ -67,8 +67,9 @@ use modules::Loaded;
 use pinned::Pinned;
 use scratch::Scratch;
 
-/// Bytes of the error record kernels fill (`acc_abi::KernelErrorRecord`).
-const ERROR_RECORD: usize = std::mem::size_of::<KernelErrorRecord>();
+/// Bytes of the error record kernels fill (`acc_abi::KernelErrorRecord`) and, past it, the
+/// stop word their `while` loops poll (`acc_abi::STOP_WORD_OFFSET`).
+const ERROR_RECORD: usize = acc_abi::STOP_WORD_OFFSET + 8;
 
 /// Bytes of the scratch buffer for launches' results and reduction partials.
 const SCRATCH: usize = 64 * 1024;
@@ -172,10 +173,6 @@ pub struct Nvidia {
     strings: [Arc<[String]>; 2],
     /// The output buffers of kernels that print.
     output: output::DeviceOutput,
-    /// The stop words of the loaded modules that have one, by module key.
-    stop_words: HashMap<u64, sys::CUdeviceptr>,
-    /// The stream that sets stop words while kernels run (made on first use).
-    stop_stream: Option<sys::CUstream>,
     /// When the stop words were set in this run (a wait saw the run's interrupt word).
     stop_sent: Option<Instant>,
     /// A wait of this run was abandoned after a stop: the rest of the run waits for nothing
@@ -246,8 +243,6 @@ impl Nvidia {
                 context: cx,
                 strings: [Arc::from(Vec::new()), Arc::from(Vec::new())],
                 output: output::DeviceOutput::default(),
-                stop_words: HashMap::new(),
-                stop_stream: None,
                 stop_sent: None,
                 abandoned: false,
                 unsettled: false,

@@ -188,12 +188,12 @@ pub(crate) struct PeerCopy {
     pub(crate) bytes: usize,
 }
 
-/// Queues `copies` between GPUs behind the work already queued on the GPUs' synchronous
-/// streams, without waiting for anything: each copy runs once the destination's work so far
-/// is done (which may still read the rows' old contents), and the destination's later work
-/// waits for it (events, not host waits). The host goes on while the GPUs finish the launch
-/// that wrote the rows, and the copies follow it on the GPUs. The copies of one call are
-/// independent: none reads rows another writes.
+/// Queues `copies` between GPUs behind work already queued on the GPUs, without waiting for
+/// anything: each copy runs once the destination's work so far is done (which may still read
+/// the rows' old contents), and the destination's later work waits for it (events, not host
+/// waits). The host goes on while the GPUs finish the launch that wrote the rows, and the
+/// copies follow it on the GPUs, or follow its edge launches only (`early`, below). The
+/// copies of one call are independent: none reads rows another writes.
 ///
 /// A source's copies run on its synchronous stream, after the launch that wrote the rows;
 /// a source in `early` ran the iterations that wrote them first (`edges.rs`) and marked the
@@ -228,42 +228,57 @@ pub(crate) unsafe fn push_after(
     let sources = distinct(&mut copies.iter().map(|c| c.from_end));
     let destinations = distinct(&mut copies.iter().map(|c| c.to_end));
     let is_early = |e: &Endpoint| early.contains(&e.context);
-    for c in copies {
-        grant_access(c.to_end, c.from_end).map_err(fail)?;
-    }
-    // Each destination's work so far, then the copies on their sources' streams: a source's
-    // mark may be recorded here too, before it waits for anything, so there is no cycle.
-    for d in destinations.iter().filter(|d| !marked.contains(&d.context)) {
-        result::ctx::set_current(d.context).map_err(fail)?;
-        result::event::record(d.mark, d.stream).map_err(fail)?;
-    }
-    for s in sources.iter().filter(|s| is_early(s)) {
-        result::ctx::set_current(s.context).map_err(fail)?;
-        result::stream::wait_event(s.push, s.edges, wait).map_err(fail)?;
-    }
-    for c in copies {
-        let from = c.from_end;
-        let stream = if is_early(&from) {
-            from.push
-        } else {
-            from.stream
-        };
-        result::ctx::set_current(from.context).map_err(fail)?;
-        result::stream::wait_event(stream, c.to_end.mark, wait).map_err(fail)?;
-        copy_peer_async(c.to_end, c.to, from, c.from, c.bytes, stream).map_err(fail)?;
-    }
+    let queue_copies = || -> Result<(), RunErrorKind> {
+        for c in copies {
+            grant_access(c.to_end, c.from_end).map_err(fail)?;
+        }
+        // Each destination's work so far, then the copies on their sources' streams: a
+        // source's mark may be recorded here too, before it waits for anything, so there is
+        // no cycle.
+        for d in destinations.iter().filter(|d| !marked.contains(&d.context)) {
+            result::ctx::set_current(d.context).map_err(fail)?;
+            result::event::record(d.mark, d.stream).map_err(fail)?;
+        }
+        for s in sources.iter().filter(|s| is_early(s)) {
+            result::ctx::set_current(s.context).map_err(fail)?;
+            result::stream::wait_event(s.push, s.edges, wait).map_err(fail)?;
+        }
+        for c in copies {
+            let from = c.from_end;
+            let stream = if is_early(&from) {
+                from.push
+            } else {
+                from.stream
+            };
+            result::ctx::set_current(from.context).map_err(fail)?;
+            result::stream::wait_event(stream, c.to_end.mark, wait).map_err(fail)?;
+            copy_peer_async(c.to_end, c.to, from, c.from, c.bytes, stream).map_err(fail)?;
+        }
+        Ok(())
+    };
+    let queued = queue_copies();
     // The point after each source's copies (its mark again, or `sent` after early copies),
-    // for the destinations, and an early source's own later work, to wait on.
+    // for the destinations, and an early source's own later work, to wait on. An early
+    // source's stream waits for its push stream even after a failure above, so that nothing
+    // it runs later (a free, a write of the rows) overtakes a copy that was queued.
     let after = |s: &Endpoint| if is_early(s) { s.sent } else { s.mark };
+    let mut ordered = Ok(());
     for s in &sources {
-        result::ctx::set_current(s.context).map_err(fail)?;
-        if is_early(s) {
-            result::event::record(s.sent, s.push).map_err(fail)?;
-            result::stream::wait_event(s.stream, s.sent, wait).map_err(fail)?;
-        } else {
-            result::event::record(s.mark, s.stream).map_err(fail)?;
+        let step = || -> Result<(), result::DriverError> {
+            result::ctx::set_current(s.context)?;
+            if is_early(s) {
+                result::event::record(s.sent, s.push)?;
+                result::stream::wait_event(s.stream, s.sent, wait)
+            } else {
+                result::event::record(s.mark, s.stream)
+            }
+        };
+        if queued.is_ok() || is_early(s) {
+            ordered = ordered.and(step().map_err(fail));
         }
     }
+    queued?;
+    ordered?;
     for d in &destinations {
         result::ctx::set_current(d.context).map_err(fail)?;
         for s in &sources {

@@ -242,8 +242,10 @@ impl Part {
     /// Starts this part on `gpu` (`Nvidia::launch_start`). With `edges`, the edge iterations
     /// go first, as launches of their own without clauses (the part's data is present on the
     /// GPU: `Devices::edges_first`), and the mark after them is recorded; then the rest of the
-    /// block with the part's clauses, whose pending launch stands for all of them (they are
-    /// before it on the stream and share its error record).
+    /// block with the part's clauses, whose pending launch stands for all of them once it is
+    /// started (they are before it on the stream and share its error record). Where a step
+    /// after an edge launch fails, the edge launches are waited for before the failure is
+    /// returned, so that nothing of the part runs on unwatched.
     ///
     /// # Safety
     /// As `Devices::launch`.
@@ -260,27 +262,49 @@ impl Part {
         let Some(edges) = edges else {
             return gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel);
         };
-        let bounds = match l.desc.split.as_ref().map(|p| &p.split) {
-            Some(Ok(split)) => (split.lo_param, split.hi_param),
-            _ => return gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel),
-        };
-        let block = (self.args[bounds.0], self.args[bounds.1]);
+        let (lo, hi) = edges.bounds;
+        let block = (self.args[lo], self.args[hi]);
+        let mut started: Result<(), RunError> = Ok(());
+        let mut last = None;
         for r in edges.first() {
             let mut args = self.args.clone();
-            (args[bounds.0], args[bounds.1]) = (r.start as u64, r.end as u64);
+            (args[lo], args[hi]) = (r.start as u64, r.end as u64);
             let mut launch = Launch {
                 args: &mut args,
                 ops: &[],
                 ..self.launch(l, None)
             };
-            gpu.launch_start(ctx, &mut launch, q, kernel)?;
+            match gpu.launch_start(ctx, &mut launch, q, kernel) {
+                Ok(p) => last = p.map(|p| (args, p)),
+                Err(e) => {
+                    started = Err(e);
+                    break;
+                }
+            }
         }
-        gpu.mark_edges().map_err(|kind| l.error(kind))?;
-        (self.args[bounds.0], self.args[bounds.1]) =
-            (edges.interior.start as u64, edges.interior.end as u64);
-        let started = gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel);
-        (self.args[bounds.0], self.args[bounds.1]) = block;
-        started
+        if started.is_ok() {
+            started = gpu.mark_edges().map_err(|kind| l.error(kind));
+        }
+        let interior = started.and_then(|()| {
+            (self.args[lo], self.args[hi]) =
+                (edges.interior.start as u64, edges.interior.end as u64);
+            let interior = gpu.launch_start(ctx, &mut self.launch(l, None), q, kernel);
+            (self.args[lo], self.args[hi]) = block;
+            interior
+        });
+        if interior.is_err() {
+            if let Some((mut args, p)) = last {
+                let mut launch = Launch {
+                    args: &mut args,
+                    ops: &[],
+                    ..self.launch(l, None)
+                };
+                if let Err(e) = gpu.launch_finish(ctx, &mut launch, p) {
+                    super::report(ctx, e);
+                }
+            }
+        }
+        interior
     }
 
     /// This part's launch of `l`'s construct: its own arguments and clauses, and `waits`.
@@ -1169,7 +1193,8 @@ impl Devices {
     }
 
     /// The parts of a split launch on GPUs (one part or more), all at once: each GPU's part is
-    /// started as it would start alone (clauses, kernel), and only then does the host wait for each, in
+    /// started as it would start alone (clauses, kernel; its edge iterations first where it
+    /// sends rows and that pays, `Part::start`), and only then does the host wait for each, in
     /// device order, taking its output, errors and results: the GPUs compute side by side.
     /// With `queued`, the rows the parts write that other GPUs hold stale copies of are sent
     /// between the starts and the waits (`push_stale_rows`), and returned. A launch left
@@ -1367,7 +1392,13 @@ impl Devices {
             return None;
         }
         let gpu = self.nvidia.get(part.device)?.as_ref()?;
-        if !part.ops.iter().all(|op| gpu.holds(op.array)) {
+        // (Data only partly present would be entered by the rest of the block's clauses,
+        // after the edges ran.)
+        if !part
+            .ops
+            .iter()
+            .all(|op| gpu.is_present(op).unwrap_or(false))
+        {
             return None;
         }
         let split = l.desc.split.as_ref()?.split.as_ref().ok()?;
@@ -1411,7 +1442,11 @@ impl Devices {
                     })
             })
         };
-        edges::edges(part.block.0..part.block.1, misses)
+        edges::edges(
+            part.block.0..part.block.1,
+            misses,
+            (split.lo_param, split.hi_param),
+        )
     }
 
     /// The devices' parts of a split launch; `None` when it must run whole instead.

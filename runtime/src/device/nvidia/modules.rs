@@ -8,8 +8,6 @@ use std::time::Instant;
 
 use cudarc::driver::{result, sys};
 
-use acc_abi::STOP_WORD;
-
 use super::{driver_error, Nvidia};
 use crate::error::RunErrorKind;
 use crate::kernels::GpuKernel;
@@ -61,7 +59,6 @@ impl Nvidia {
         if *users == 0 {
             let module = *module;
             self.modules.remove(&key);
-            self.stop_words.remove(&key);
             self.unload_later.push(module);
             self.unload_idle_modules();
         }
@@ -128,10 +125,6 @@ impl Nvidia {
                     .profiler
                     .note_startup(what, start.elapsed());
                 self.modules.insert(key, (m, 0));
-                // SAFETY: a loaded module; modules without `while` loops have no stop word.
-                if let Ok((at, 4)) = unsafe { result::module::get_global(m, stop_word_name()) } {
-                    self.stop_words.insert(key, at);
-                }
                 m
             }
         };
@@ -183,9 +176,4 @@ fn load_module(ptx: &str) -> Result<sys::CUmodule, RunErrorKind> {
     }
     // SAFETY: the call succeeded.
     Ok(unsafe { module.assume_init() })
-}
-
-/// `STOP_WORD` as the driver takes it.
-fn stop_word_name() -> CString {
-    CString::new(STOP_WORD).unwrap_or_default()
 }

@@ -77,6 +77,16 @@ impl Pinned {
         unsafe { std::ptr::write_volatile(self.host as *mut T, value) }
     }
 
+    /// Writes the `u32` at byte `at` (4-aligned, inside the buffer) with a store the GPU sees
+    /// while kernels run (the stop word: `acc_abi::STOP_WORD_OFFSET`).
+    pub(super) fn set_word(&mut self, at: usize, value: u32) {
+        assert!(at.is_multiple_of(4) && at + 4 <= self.bytes);
+        // SAFETY: inside the buffer, aligned; volatile because kernels read it behind the
+        // compiler's back.
+        unsafe { std::ptr::write_volatile(self.host.add(at) as *mut u32, value) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub(super) fn set_slots(&mut self, at: usize, values: &[u64]) {
         for (i, &v) in values.iter().enumerate() {
             // SAFETY: as `slots`.

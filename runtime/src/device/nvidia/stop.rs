@@ -88,27 +88,14 @@ impl Nvidia {
         }
     }
 
-    /// Sets the stop word of every loaded module to `word`, on a stream of its own: a copy
-    /// engine writes it while the kernels run.
+    /// Sets the stop word beside each error record to `word` (`acc_abi::STOP_WORD_OFFSET`):
+    /// a store to page-locked host memory that running kernels read. No work is queued on
+    /// the GPU for it: such work could wait behind the kernel it should stop (another
+    /// engine's work on the same GPU can stand between them), and then nothing would stop.
     fn set_stop_words(&mut self, word: u32) {
-        if self.stop_words.is_empty() {
-            return;
+        for record in &mut self.errors {
+            record.set_word(acc_abi::STOP_WORD_OFFSET, word);
         }
-        let stream = match self.stop_stream {
-            Some(s) => s,
-            None => match result::stream::create(result::stream::StreamKind::NonBlocking) {
-                Ok(s) => *self.stop_stream.insert(s),
-                Err(_) => return,
-            },
-        };
-        for &at in self.stop_words.values() {
-            // SAFETY: a 4-byte global of a loaded module; the source is waited for below.
-            unsafe {
-                let _ = result::memcpy_htod_async(at, std::slice::from_ref(&word), stream);
-            }
-        }
-        // SAFETY: this device's stream.
-        let _ = unsafe { result::stream::synchronize(stream) };
     }
 
     /// Gives up on this device's running work after a stop. Its kernels run on, and stream
