@@ -165,3 +165,30 @@ fn split_loops_that_send_their_edges_first_give_the_sequential_results_on_gpus()
     e.run("directive_devices_edges.acc", &src).expect("runs");
     assert_eq!(String::from_utf8(out.take()).unwrap(), want);
 }
+
+/// Emulated devices run a part's edge iterations first as GPUs do (`ACC_EDGES_FIRST=on`): the
+/// same output (Python's), and more launches, one per edge of each part that sends rows.
+#[test]
+fn emulated_devices_run_the_edges_first_as_launches_of_their_own() {
+    let dir = format!("{}/tests/conformance", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(format!("{dir}/directive_devices_edges.acc")).unwrap();
+    let want = std::fs::read_to_string(format!("{dir}/directive_devices_edges.out")).unwrap();
+    let launches = |mode: acc::EdgesFirst| {
+        let out = SharedBuffer::new();
+        let mut e = Engine::with_output(Box::new(out.clone())).expect("engine");
+        let mut opts = DeviceOptions::new()
+            .device(DeviceKind::Emulated, 0)
+            .emulated_devices(3)
+            .edges_first(mode);
+        opts.profile.profile = true;
+        e.set_devices(opts);
+        e.run("directive_devices_edges.acc", &src).expect("runs");
+        assert_eq!(String::from_utf8(out.take()).unwrap(), want, "{mode:?}");
+        e.profile_totals().launches.count
+    };
+    let (off, on) = (
+        launches(acc::EdgesFirst::Off),
+        launches(acc::EdgesFirst::On),
+    );
+    assert!(on > off, "{on} launches with edges first, {off} without");
+}

@@ -116,6 +116,10 @@ pub struct LoopSplit {
     pub counted: Counted,
     /// Every array parameter the region uses, in parameter order.
     pub arrays: Vec<ArraySplit>,
+    /// The order of a block's iterations can be seen: the region prints, or calls a function
+    /// (which may). Such a block runs its iterations in one launch, in order (the runtime
+    /// does not run its edge iterations first).
+    pub ordered: bool,
 }
 
 impl LoopSplit {
@@ -216,6 +220,7 @@ mod tests {
                 inclusive: true,
             },
             arrays: Vec::new(),
+            ordered: false,
         };
         assert_eq!(split.trip_count(&NoArgs), Some(4));
         assert_eq!(split.values(1, 3, &NoArgs), Some((4, 7)));

@@ -124,6 +124,11 @@ fn check_device_count(devices: usize) {
 }
 
 fn devices_scripts_pass_on(devices: usize) {
+    devices_scripts_pass_with(devices, "auto");
+}
+
+/// The same with `ACC_EDGES_FIRST=edges_first` (LANGUAGE.md 7.11, "Edges first").
+fn devices_scripts_pass_with(devices: usize, edges_first: &str) {
     check_device_count(devices);
     let scripts = scripts();
     assert!(
@@ -133,11 +138,14 @@ fn devices_scripts_pass_on(devices: usize) {
     );
     let mut command = acc(devices);
     command
+        .env("ACC_EDGES_FIRST", edges_first)
         .arg("test")
         .arg("--device")
         .arg("emulated")
         .args(&scripts);
-    let what = format!("ACC_EMULATED_DEVICES={devices} acc test --device emulated");
+    let what = format!(
+        "ACC_EMULATED_DEVICES={devices} ACC_EDGES_FIRST={edges_first} acc test --device emulated"
+    );
     assert_eq!(
         passes(command, &what),
         format!("{} passed, 0 failed", scripts.len()),
@@ -158,4 +166,13 @@ fn devices_scripts_pass_on_two_emulated_devices() {
 #[test]
 fn devices_scripts_pass_on_three_emulated_devices() {
     devices_scripts_pass_on(3);
+}
+
+/// Every part that sends halo rows runs the iterations writing them first (emulated devices
+/// do as GPUs do, so that the cut is tested here; under `auto` these small arrays never take
+/// that path).
+#[test]
+fn devices_scripts_pass_on_two_and_three_emulated_devices_with_edges_first() {
+    devices_scripts_pass_with(2, "on");
+    devices_scripts_pass_with(3, "on");
 }

@@ -104,7 +104,32 @@ fn cut_loop(r: &mut Region, l: &SplitLoop, lo: usize, hi: usize) -> Result<LoopS
         hi_param: hi,
         counted,
         arrays,
+        ordered: prints_or_calls(&r.body),
     })
+}
+
+/// Whether a body prints or calls a function (which may print): then the order of its
+/// iterations can be seen (`LoopSplit::ordered`).
+fn prints_or_calls(body: &crate::ir::Block) -> bool {
+    use crate::ir::visit::{walk_expr, walk_stmt, Visitor};
+    struct Finder(bool);
+    impl<'a> Visitor<'a> for Finder {
+        fn stmt(&mut self, s: &'a Stmt) {
+            self.0 |= matches!(s, Stmt::Print(..) | Stmt::Printf(..));
+            if !self.0 {
+                walk_stmt(self, s);
+            }
+        }
+        fn expr(&mut self, e: &'a Expr) {
+            self.0 |= matches!(e.kind, ExprKind::Call(..));
+            if !self.0 {
+                walk_expr(self, e);
+            }
+        }
+    }
+    let mut finder = Finder(false);
+    finder.block(body);
+    finder.0
 }
 
 fn int(v: i64) -> Expr {

@@ -513,6 +513,7 @@ mod tests {
                     inclusive: true,
                 },
                 arrays: Vec::new(),
+                ordered: false,
             }),
         });
         desc

@@ -1065,11 +1065,25 @@ impl Devices {
             if (*ctx).status != STATUS_OK {
                 return true;
             }
-            for part in &mut parts {
+            // Emulated devices run a part's edge iterations first where a GPU would
+            // (`edges.rs`), so that CI runs the cut and the edge launches.
+            let pushes = if push && self.kind == DeviceKind::Emulated {
+                self.stale_pushes(&parts)
+            } else {
+                Vec::new()
+            };
+            let count = parts.len();
+            let edges: Vec<Option<Edges>> = parts
+                .iter()
+                .map(|part| self.edges_first(l, part, count, &pushes))
+                .collect();
+            for (part, edges) in parts.iter_mut().zip(&edges) {
                 let saved = self.num;
                 self.num = part.device;
-                let mut launch = part.launch(l, None);
-                self.launch_on_device(ctx, &mut launch);
+                match edges {
+                    None => self.launch_on_device(ctx, &mut part.launch(l, None)),
+                    Some(e) => self.launch_edges_first(ctx, l, part, e),
+                }
                 self.num = saved;
                 let _ = self.current_device();
                 if (*ctx).status != STATUS_OK {
@@ -1124,6 +1138,41 @@ impl Devices {
         // (A launch left running with its results has none yet: `catch_up` combines them.)
         combine_parts(desc, &results, l.args);
         true
+    }
+
+    /// `part` on the current device (an emulated one) as a GPU runs it with `edges`
+    /// (`Part::start`): the edge iterations first, without clauses, then the rest of the
+    /// block with the part's clauses; a failure ends it.
+    ///
+    /// # Safety
+    /// As `Devices::launch`.
+    unsafe fn launch_edges_first(
+        &mut self,
+        ctx: *mut Ctx,
+        l: &Launch<'_>,
+        part: &mut Part,
+        edges: &Edges,
+    ) {
+        let (lo, hi) = edges.bounds;
+        for r in edges.first() {
+            let mut args = part.args.clone();
+            (args[lo], args[hi]) = (r.start as u64, r.end as u64);
+            self.launch_on_device(
+                ctx,
+                &mut Launch {
+                    args: &mut args,
+                    ops: &[],
+                    ..part.launch(l, None)
+                },
+            );
+            if (*ctx).status != STATUS_OK {
+                return;
+            }
+        }
+        let block = (part.args[lo], part.args[hi]);
+        (part.args[lo], part.args[hi]) = (edges.interior.start as u64, edges.interior.end as u64);
+        self.launch_on_device(ctx, &mut part.launch(l, None));
+        (part.args[lo], part.args[hi]) = block;
     }
 
     /// Waits for queue `id` on every part's device, in device order, taking each device's
@@ -1258,7 +1307,7 @@ impl Devices {
         };
         let edges: Vec<Option<Edges>> = parts
             .iter()
-            .map(|part| self.edges_first(l, part, parts.len(), &pushes, kernel.prints.is_none()))
+            .map(|part| self.edges_first(l, part, parts.len(), &pushes))
             .collect();
         let early: Vec<usize> = parts
             .iter()
@@ -1372,9 +1421,10 @@ impl Devices {
 
     /// Whether `part` (one of `count`) runs the iterations that write the rows it sends
     /// (`pushes`) first, and which they are (`edges.rs`): only for a launch without results
-    /// whose kernel prints nothing (the parts' order of iterations is not seen), whose part has
-    /// all its data present on its GPU (its clauses only count references), and where it pays
-    /// (`EdgesFirst::pays`, from the bytes the part writes).
+    /// whose order of iterations cannot be seen (`LoopSplit::ordered`: it neither prints nor
+    /// calls a function), whose part has all its data present on its device (its clauses only
+    /// count references), and where it pays (`EdgesFirst::pays`, from the bytes the part
+    /// writes).
     ///
     /// # Safety
     /// The launch's arrays are live.
@@ -1384,24 +1434,30 @@ impl Devices {
         part: &Part,
         count: usize,
         pushes: &[Pushed],
-        silent: bool,
     ) -> Option<Edges> {
         let mode = self.opts.edges_first;
         let sent: Vec<&Pushed> = pushes.iter().filter(|p| p.from == part.device).collect();
-        if mode == EdgesFirst::Off || sent.is_empty() || l.desc.has_results() || !silent {
+        if mode == EdgesFirst::Off || sent.is_empty() || l.desc.has_results() {
             return None;
         }
-        let gpu = self.nvidia.get(part.device)?.as_ref()?;
         // (Data only partly present would be entered by the rest of the block's clauses,
         // after the edges ran.)
-        if !part
-            .ops
-            .iter()
-            .all(|op| gpu.is_present(op).unwrap_or(false))
-        {
+        let present = |op: &DataOpArg| match self.kind {
+            DeviceKind::Nvidia => (self.nvidia.get(part.device))
+                .and_then(|g| g.as_ref())
+                .is_some_and(|g| g.is_present(op).unwrap_or(false)),
+            DeviceKind::Emulated => {
+                (self.emulated.get(part.device)).is_some_and(|e| e.is_present(op).unwrap_or(false))
+            }
+            DeviceKind::Host | DeviceKind::Multicore => false,
+        };
+        if !part.ops.iter().all(present) {
             return None;
         }
         let split = l.desc.split.as_ref()?.split.as_ref().ok()?;
+        if split.ordered {
+            return None;
+        }
         let launch_args = LaunchArgs::new(l.args, &l.desc.params);
         // Each split array the part sends rows of: its write span and rows.
         let mut spans = Vec::new();
