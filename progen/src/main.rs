@@ -20,8 +20,9 @@ const USAGE: &str =
   binary.
   A device is what `acc --device` takes (host, multicore, emulated, emulated:1, nvidia, …);
   emulated@K (or emulated:D@K) runs on a machine of K emulated devices
-  (ACC_EMULATED_DEVICES=K), so that --devices host,emulated@1,emulated@2,emulated@3 compares
-  the devices(…) splits over 1, 2 and 3 devices. Programs carry devices(…) clauses now and
+  (ACC_EMULATED_DEVICES=K, and ACC_EDGES_FIRST=on: halo rows' iterations first, as on GPUs),
+  so that --devices host,emulated@1,emulated@2,emulated@3 compares the devices(…) splits over
+  1, 2 and 3 devices. Programs carry devices(…) clauses now and
   then; --no-devices leaves them out (the programs are otherwise the same).";
 
 struct Args {

@@ -45,7 +45,9 @@ pub enum Verdict {
 /// One device of the comparison, as `--devices` names it: `TYPE[:NUM]` (what `acc --device`
 /// takes) and, for `emulated`, `@N` for a machine of N emulated devices
 /// (`ACC_EMULATED_DEVICES=N`), so that `emulated@1,emulated@2,emulated@3` compare one program
-/// split over one, two and three devices (`devices(…)`).
+/// split over one, two and three devices (`devices(…)`). Such a machine also runs each part's
+/// edge iterations first wherever it sends rows (`ACC_EDGES_FIRST=on`), as GPUs do with large
+/// arrays: generated arrays are small, and under the default the edges never go first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceSpec {
     /// The `--device` argument.
@@ -124,13 +126,14 @@ impl Runner {
         out
     }
 
-    /// Runs `acc FILE --device DEVICE` with the timeout (and `ACC_EMULATED_DEVICES=N` for
-    /// `DEVICE@N`).
+    /// Runs `acc FILE --device DEVICE` with the timeout (and `ACC_EMULATED_DEVICES=N`,
+    /// `ACC_EDGES_FIRST=on` for `DEVICE@N`).
     pub fn run_file(&self, path: &Path, device: &str) -> Outcome {
         let spec = DeviceSpec::parse(device).unwrap_or_else(|e| panic!("bad device: {e}"));
         let mut cmd = Command::new(&self.acc);
         if let Some(n) = spec.emulated_devices {
-            cmd.env("ACC_EMULATED_DEVICES", n.to_string());
+            cmd.env("ACC_EMULATED_DEVICES", n.to_string())
+                .env("ACC_EDGES_FIRST", "on");
         }
         let mut child = cmd
             .arg(path)

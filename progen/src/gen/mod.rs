@@ -19,6 +19,7 @@ use crate::tree::{Expr, Node, Piece, Program, Ty};
 mod atomics;
 mod data;
 mod elementwise;
+mod halo;
 mod output;
 mod private;
 mod reduce;
@@ -65,6 +66,12 @@ pub fn generate(seed: u64, cfg: &Config) -> Program {
     let units = 1 + g.rng.below(cfg.max_units);
     for u in 0..units {
         nodes.push(g.unit(u));
+    }
+    // (Its own draws: the rest of the program is the same with a sweep or without, and with
+    // devices clauses or without.)
+    let mut sweep = Rng::new(seed ^ 0x6a09_e667_f3bc_c909);
+    if sweep.chance(12) {
+        nodes.push(g.halo_sweep(units, &mut sweep));
     }
     if cfg.errors && g.rng.chance(6) {
         nodes.push(g.error_unit(units));
