@@ -22,7 +22,8 @@
 //!   illegal address, leaves the context unusable: the runtime says so).
 //!
 //! - Stopping (`stop`): waits poll their stream and watch the run's interrupt word; kernels'
-//!   `while` loops poll their module's stop word; work that does not stop is abandoned.
+//!   `while` loops poll the stop word beside their error record (page-locked host memory);
+//!   work that does not stop is abandoned.
 //!
 //! This file is the device itself (launches, waits, data ops); `memory` (copies, streams,
 //! transfers, staging), `modules` (code), `grid` (launch shapes), `scratch` (results),

@@ -1,7 +1,7 @@
 //! Stopping a GPU's running work when the run is interrupted or out of time: waits poll
-//! their stream while watching the run's interrupt word; kernels' `while` loops poll their
-//! module's stop word, which the waits set; work that does not stop is abandoned, and the
-//! device settles before its next use (docs/ABI.md).
+//! their stream while watching the run's interrupt word; kernels' `while` loops poll the stop
+//! word beside their error record, which the waits set with a plain store; work that does not
+//! stop is abandoned, and the device settles before its next use (docs/ABI.md).
 
 use std::time::Instant;
 
