@@ -892,17 +892,25 @@ impl<'c, 'm> Fx<'c, 'm> {
         c
     }
 
-    /// Reads the stop word that the host sets when the run is interrupted or out of time;
-    /// a set word ends the thread with a `Stopped` failure at `site`. (Between two trips of
-    /// a `while` loop, every `STOP_POLL_EVERY` trips: a loop with no other exit and no path
-    /// back into it from cold code keeps the trips as fast as before.)
-    pub(crate) fn poll_stop(&mut self, site: u32) {
-        let (word, stop) = (self.fresh(Class::B32), self.fresh(Class::Pred));
+    /// Starts reading into `word` the stop word that the host sets when the run is
+    /// interrupted or out of time (page-locked host memory beside the error record,
+    /// `STOP_WORD_OFFSET`), for `check_stop`. A `while` loop reads it after a round of
+    /// `STOP_POLL_EVERY` trips and checks it after the next round, so that the read's latency
+    /// (a round trip to host memory) hides behind the trips, and a loop that ends within a
+    /// round reads nothing; a stop is seen within two rounds.
+    pub(crate) fn read_stop(&mut self, word: Reg) {
         let err = self.sp.err;
         // (`volatile`: a relaxed load at system scope, which sees the host's store.)
         self.ins(format!(
             "ld.volatile.global.u32 {word}, [{err}+{STOP_WORD_OFFSET}]"
         ));
+    }
+
+    /// Checks the stop word `read_stop` read: a set word ends the thread with a `Stopped`
+    /// failure at `site`. (Between two rounds of a `while` loop's trips: a loop with no other
+    /// exit and no path back into it from cold code keeps the trips as fast as before.)
+    pub(crate) fn check_stop(&mut self, word: Reg, site: u32) {
+        let stop = self.fresh(Class::Pred);
         self.ins(format!("setp.ne.u32 {stop}, {word}, 0"));
         let l = self.label("stop");
         self.ins(format!("@{stop} bra {l}"));

@@ -91,14 +91,18 @@ impl Fx<'_, '_> {
                 }
             }
             Stmt::While { cond, body, site } => {
-                // A `while` loop may never end: every `STOP_POLL_EVERY` trips it reads the
-                // stop word (`Fx::poll_stop`). It is two loops: the inner one runs the trips,
-                // counting them down; the outer one polls and starts the count again.
+                // A `while` loop may never end: every `STOP_POLL_EVERY` trips it checks the
+                // stop word (`Fx::check_stop`, `read_stop`). It is two loops: the inner one
+                // runs the trips, counting them down; the outer one checks the word read after
+                // the last round (0 before the first), starts reading it again, and starts the
+                // count again.
                 let outer = self.label("while");
                 let top = self.label("trip");
                 let latch = self.label("latch");
                 let exit = self.label("wend");
                 let count = self.fresh(Class::B32);
+                let word = self.fresh(Class::B32);
+                self.ins(format!("mov.u32 {word}, 0"));
                 self.place(&outer);
                 self.ins(format!("mov.u32 {count}, {}", crate::fx::STOP_POLL_EVERY));
                 self.place(&top);
@@ -115,7 +119,8 @@ impl Fx<'_, '_> {
                 self.ins(format!("sub.u32 {count}, {count}, 1"));
                 self.ins(format!("setp.ne.u32 {more}, {count}, 0"));
                 self.ins(format!("@{more} bra {top}"));
-                self.poll_stop(site.0);
+                self.check_stop(word, site.0);
+                self.read_stop(word);
                 self.ins(format!("bra {outer}"));
                 self.place(&exit);
             }
