@@ -167,10 +167,11 @@ impl Devices {
     /// `ctx` is a live context; `l.args` matches `l.desc.params`; the ops' arrays are live.
     pub unsafe fn launch(&mut self, ctx: *mut Ctx, mut l: Launch<'_>, cond: bool) {
         let site = l.site;
-        // Only a synchronous split construct may queue behind one left running; anything
-        // else comes after it (`deferred.rs`).
-        let may_follow =
-            cond && l.desc.split.is_some() && l.waits.is_none() && l.queue == super::ASYNC_SYNC;
+        // Only a synchronous split construct, or one a GPU may leave running, may queue behind
+        // one left running; anything else comes after it (`deferred.rs`).
+        let synchronous = cond && l.waits.is_none() && l.queue == super::ASYNC_SYNC;
+        let whole = synchronous && l.desc.split.is_none() && self.may_leave_running(&l);
+        let may_follow = (synchronous && l.desc.split.is_some()) || whole;
         if !may_follow {
             self.catch_up(ctx);
             if (*ctx).status != crate::abi::STATUS_OK {
@@ -195,6 +196,7 @@ impl Devices {
         match cond {
             false => self.launch_shared_memory(ctx, &mut l, DeviceKind::Host),
             true if self.launch_split(ctx, &mut l) => {}
+            true if whole && self.launch_left_running(ctx, &mut l) => {}
             // Arrays a `devices` region holds split are brought whole to where it runs.
             // (after a split launch left running, which a whole one does not queue behind).
             true => {
@@ -217,6 +219,48 @@ impl Devices {
         let now = Instant::now();
         self.profiler
             .record(self.place(site, None), EventKind::RegionExit, now, now);
+    }
+
+    /// Whether a synchronous construct that is not split may be left running on the current
+    /// GPU (`launch_left_running`): a GPU, no `--autocompare`, `--profile`, `--trace` or
+    /// `ACC_SYNCHRONOUS`, results none or taken late, and no array a `devices` region holds
+    /// split (which a construct left running there may be using).
+    ///
+    /// # Safety
+    /// `l`'s array slots hold live headers.
+    unsafe fn may_leave_running(&self, l: &Launch<'_>) -> bool {
+        self.kind == DeviceKind::Nvidia
+            && self.autocompare.is_none()
+            && !self.opts.synchronous
+            && !self.opts.profile.is_on()
+            && (l.late || !l.desc.has_results())
+            && (self.split.is_empty()
+                || l.desc.params.iter().zip(l.args.iter()).all(|(p, &a)| {
+                    let a = a as usize as *mut ArrayHeader;
+                    !p.is_array()
+                        || a.is_null()
+                        || !self.split.contains_key(&(*super::ops::storage(a)).id)
+                }))
+    }
+
+    /// A synchronous construct on the current GPU as the one part of a split launch
+    /// (`launch_on_gpus`), so that it queues behind a launch left running and may be left
+    /// running itself (`deferred.rs`). False, having done nothing, where it must go the
+    /// ordinary way (no kernel, data that is the host's): the caller catches up first.
+    ///
+    /// # Safety
+    /// As `launch`.
+    unsafe fn launch_left_running(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) -> bool {
+        let mut parts = [super::split::Part::whole(self.num, l)];
+        if self
+            .launch_on_gpus(ctx, l, QueueArg::Sync, &mut parts, false, true)
+            .is_none()
+        {
+            return false;
+        }
+        let [part] = parts;
+        super::split::combine_parts(l.desc, &[part.into_args()], l.args);
+        true
     }
 
     /// A compute construct on the current device.

@@ -196,7 +196,7 @@ fn allocating(op: &DataOpArg) -> DataOpArg {
 const PUSH_SHARE: u64 = 2;
 
 /// Rows a writer sent to a device whose copy of them its write had made stale.
-struct Pushed {
+pub(super) struct Pushed {
     id: u64,
     host: *mut ArrayHeader,
     from: usize,
@@ -205,7 +205,7 @@ struct Pushed {
 }
 
 /// One device's part of a split launch.
-struct Part {
+pub(super) struct Part {
     device: usize,
     /// The split loop's normalized iterations `lo..hi` and its variable's values.
     block: (i64, i64),
@@ -305,6 +305,25 @@ impl Part {
             }
         }
         interior
+    }
+
+    /// A launch that is not split as the one part of one, on device `num` (the current one).
+    pub(super) fn whole(num: usize, l: &Launch<'_>) -> Part {
+        Part {
+            device: num,
+            block: (0, 0),
+            values: (0, 0),
+            args: l.args.to_vec(),
+            ops: l.ops.to_vec(),
+            acquire: Vec::new(),
+            wrote: Vec::new(),
+            told: false,
+        }
+    }
+
+    /// The part's argument slots, its results in them once it is done.
+    pub(super) fn into_args(self) -> Vec<u64> {
+        self.args
     }
 
     /// This part's launch of `l`'s construct: its own arguments and clauses, and `waits`.
@@ -1255,7 +1274,7 @@ impl Devices {
     ///
     /// # Safety
     /// As `Devices::launch`.
-    unsafe fn launch_on_gpus(
+    pub(super) unsafe fn launch_on_gpus(
         &mut self,
         ctx: *mut Ctx,
         l: &Launch<'_>,
