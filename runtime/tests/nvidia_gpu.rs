@@ -443,6 +443,55 @@ fn gpu_memory_properties() {
     assert_eq!(c.devices().gpu_memory(gpu_count()), None);
 }
 
+/// One context's life on GPU 0: the saxpy kernel's module loaded, four async queues' streams
+/// made, a launch on each, the wait, the context dropped.
+fn a_context_that_uses_four_queues() {
+    let (mut c, _) = gpu_context();
+    let n = 1 << 12;
+    let x = new_array(ELEM_F32, &[n]).unwrap();
+    let y = new_array(ELEM_F32, &[n]).unwrap();
+    unsafe {
+        let desc = saxpy_region(&mut c);
+        let ctx = c.ctx_ptr();
+        let d = c.devices();
+        for q in 1..=4 {
+            let mut args = [x as u64, y as u64, u64::from(1.0f32.to_bits())];
+            let ops = [op(x, ACTION_COPYIN), op(y, ACTION_COPY)];
+            d.launch(ctx, launch(&desc, &mut args, &ops, q), true);
+        }
+        d.wait(ctx, &[1, 2, 3, 4], false, ASYNC_SYNC, 4);
+        assert_eq!((*ctx).status, STATUS_OK, "{:?}", c.finish());
+        release(x);
+        release(y);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
+fn dropped_contexts_give_their_modules_streams_and_events_back() {
+    // An embedding program makes and drops engines for as long as it runs. Each context loads
+    // its own module and makes its own streams and events; if it kept them, the GPU's free
+    // memory would fall by the module's code and the streams' state with every context.
+    let (mut probe, _) = gpu_context();
+    let free = |probe: &mut Context| probe.devices().gpu_memory(0).expect("GPU 0").1;
+    for _ in 0..20 {
+        a_context_that_uses_four_queues();
+    }
+    let before = free(&mut probe);
+    let rounds = 300;
+    for _ in 0..rounds {
+        a_context_that_uses_four_queues();
+    }
+    let after = free(&mut probe);
+    let lost = before.saturating_sub(after);
+    eprintln!("free GPU memory {before} -> {after} after {rounds} contexts: {lost} bytes lost");
+    assert!(
+        lost < 16 << 20,
+        "{lost} bytes of GPU memory lost over {rounds} contexts ({} each)",
+        lost / rounds
+    );
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run on the GPU machine with --ignored"]
 fn large_transfers_and_sections_round_trip() {

@@ -44,6 +44,19 @@ pub(crate) struct CudaMemory {
     pub(super) downloads_dropped: bool,
 }
 
+impl Drop for CudaMemory {
+    fn drop(&mut self) {
+        // After `Nvidia::drop`, with the context current: the streams go once their work is
+        // done (`Nvidia`'s drop says why that is enough).
+        for &s in std::iter::once(&self.sync).chain(self.queues.values()) {
+            // SAFETY: this device's streams, destroyed once.
+            unsafe {
+                let _ = result::stream::destroy(s);
+            }
+        }
+    }
+}
+
 impl Drop for Staging {
     fn drop(&mut self) {
         for (b, &e) in self.events.iter().enumerate() {
