@@ -80,6 +80,22 @@ fn requires_mpi(script: &Path) -> bool {
     })
 }
 
+/// The environment a script's leading comment lines ask for, `// env: NAME=VALUE` each (a
+/// script about device numbers names its number of emulated devices, so that it gives its
+/// output whatever `ACC_EMULATED_DEVICES` the suite runs under).
+fn script_env(text: &str) -> Result<Vec<(&str, &str)>, String> {
+    text.lines()
+        .take_while(|l| l.starts_with("//"))
+        .filter_map(|l| l.strip_prefix("// env:"))
+        .map(|pair| {
+            pair.trim()
+                .split_once('=')
+                .filter(|(name, _)| !name.is_empty())
+                .ok_or_else(|| format!("`// env:` needs NAME=VALUE, found {:?}", pair.trim()))
+        })
+        .collect()
+}
+
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
         let Ok(entries) = std::fs::read_dir(path) else {
@@ -140,7 +156,8 @@ enum Expect {
 fn run_one(script: &Path, device: Option<&str>) -> Result<(), String> {
     let text = std::fs::read_to_string(script).map_err(|e| format!("cannot read: {e}"))?;
     let expect = expectation(script, &text, device)?;
-    let (status, stdout, stderr) = run_script(script, device)?;
+    let env = script_env(&text)?;
+    let (status, stdout, stderr) = run_script(script, device, &env)?;
     match expect {
         Expect::Error(wanted, output) => {
             if status == Some(0) {
@@ -202,6 +219,7 @@ impl Drop for Scratch {
 fn run_script(
     script: &Path,
     device: Option<&str>,
+    env: &[(&str, &str)],
 ) -> Result<(Option<i32>, String, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find acc itself: {e}"))?;
     // The script by its full path, since it runs in the scratch directory.
@@ -209,7 +227,11 @@ fn run_script(
         .map_err(|e| format!("cannot resolve {}: {e}", script.display()))?;
     let scratch = Scratch::new()?;
     let mut command = Command::new(exe);
-    command.arg("run").arg(&full).current_dir(&scratch.0);
+    command
+        .arg("run")
+        .arg(&full)
+        .current_dir(&scratch.0)
+        .envs(env.iter().copied());
     if let Some(d) = device {
         command.arg("--device").arg(d);
     }
@@ -270,4 +292,29 @@ fn first_difference(expected: &str, actual: &str) -> String {
 
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::script_env;
+
+    #[test]
+    fn env_lines_are_read_from_the_leading_comments_only() {
+        let text = "// expect-error: x\n// env: ACC_EMULATED_DEVICES=2\n// env: A=b=c\nlet x = 1\n// env: LATE=1\n";
+        assert_eq!(
+            script_env(text),
+            Ok(vec![("ACC_EMULATED_DEVICES", "2"), ("A", "b=c")])
+        );
+        assert_eq!(script_env("let x = 1\n"), Ok(vec![]));
+    }
+
+    #[test]
+    fn an_env_line_without_a_name_and_value_is_an_error() {
+        let err = script_env("// env: JUSTANAME\n").unwrap_err();
+        assert!(
+            err.contains("NAME=VALUE") && err.contains("JUSTANAME"),
+            "{err}"
+        );
+        assert!(script_env("// env: =3\n").is_err());
+    }
 }
