@@ -243,26 +243,6 @@ impl Devices {
                 }))
     }
 
-    /// A synchronous construct on the current GPU as the one part of a split launch
-    /// (`launch_on_gpus`), so that it queues behind a launch left running and may be left
-    /// running itself (`deferred.rs`). False, having done nothing, where it must go the
-    /// ordinary way (no kernel, data that is the host's): the caller catches up first.
-    ///
-    /// # Safety
-    /// As `launch`.
-    unsafe fn launch_left_running(&mut self, ctx: *mut Ctx, l: &mut Launch<'_>) -> bool {
-        let mut parts = [super::split::Part::whole(self.num, l)];
-        if self
-            .launch_on_gpus(ctx, l, QueueArg::Sync, &mut parts, false, true)
-            .is_none()
-        {
-            return false;
-        }
-        let [part] = parts;
-        super::split::combine_parts(l.desc, &[part.into_args()], l.args);
-        true
-    }
-
     /// A compute construct on the current device.
     ///
     /// # Safety
