@@ -189,6 +189,17 @@ fn built_ins_on_1_2_and_3_ranks() {
                 expected.push(format!("received {}", (1..n).sum::<i64>()));
             }
             expected.push("[7.0, 7.0] true".into());
+            expected.push(format!("{left} {}", left + 2));
+            let (mine, theirs) = (10 * r64, 10 * left);
+            expected.push(format!(
+                "[{}, {}, {}, {}, {}, {}]",
+                mine,
+                mine + 1,
+                theirs,
+                theirs + 1,
+                theirs + 2,
+                theirs + 3
+            ));
             assert_eq!(
                 rank_lines(&stdout, r),
                 expected,

@@ -142,6 +142,73 @@ unsafe fn outgoing(ctx: *mut Ctx, op: &DataOpArg) -> Result<Vec<u8>, acc_runtime
     pack(op).map_err(at)
 }
 
+/// The section's host bytes when they are one run of its array (a row, a whole array): MPI
+/// sends from them and receives into them without a copy (`sending`, `receive`).
+///
+/// # Safety
+/// `op` is a record of a live array, which outlives the slice.
+unsafe fn one_run<'a>(op: &DataOpArg) -> Result<Option<&'a mut [u8]>, RunErrorKind> {
+    Ok(match byte_runs(op)?[..] {
+        [(o, n)] => Some(std::slice::from_raw_parts_mut((*op.array).data.add(o), n)),
+        _ => None,
+    })
+}
+
+/// The bytes a send of `op` sends, after bringing them from the device copy where present:
+/// the host array's own bytes where they are one run, else packed into `packed`.
+///
+/// # Safety
+/// As `one_run`.
+unsafe fn sending<'a>(
+    ctx: *mut Ctx,
+    op: &DataOpArg,
+    packed: &'a mut Vec<u8>,
+) -> Result<&'a [u8], acc_runtime::RunError> {
+    devices(ctx).mpi_stage(op, true)?;
+    Ok(match one_run(op).map_err(at)? {
+        Some(bytes) => bytes,
+        None => {
+            *packed = pack(op).map_err(at)?;
+            packed
+        }
+    })
+}
+
+/// Receives `op`'s section with `recv` (given the bytes to fill), then brings it on to the
+/// device copy where present: straight into the host array's bytes where they are one run
+/// that `sent` (what the same call sends) does not overlap, else through a buffer. Returns
+/// the bytes received.
+///
+/// # Safety
+/// As `one_run`.
+unsafe fn receive(
+    ctx: *mut Ctx,
+    op: &DataOpArg,
+    sent: &[u8],
+    recv: impl FnOnce(&mut [u8]) -> Result<(), String>,
+) -> Result<usize, acc_runtime::RunError> {
+    let failed = |m| at(size_help(mpi_error(m)));
+    match one_run(op).map_err(at)? {
+        Some(bytes) if !overlap(bytes, sent) => {
+            recv(bytes).map_err(failed)?;
+            devices(ctx).mpi_stage(op, false)?;
+            Ok(bytes.len())
+        }
+        _ => {
+            let mut got = vec![0; section_bytes(op).map_err(at)?];
+            recv(&mut got).map_err(failed)?;
+            incoming(ctx, op, &got)?;
+            Ok(got.len())
+        }
+    }
+}
+
+/// Whether two byte ranges share a byte.
+fn overlap(a: &[u8], b: &[u8]) -> bool {
+    let (a, b) = (a.as_ptr_range(), b.as_ptr_range());
+    a.start < b.end && b.start < a.end
+}
+
 /// Received bytes into the section, and on to its device copy where present.
 unsafe fn incoming(
     ctx: *mut Ctx,
@@ -293,9 +360,10 @@ pub unsafe extern "C" fn acc_mpi_send(ctx: *mut Ctx, rec: *const DataOpArg, dest
                 byte_runs(rec).map_err(at)?;
                 return Ok(0);
             }
-            let data = outgoing(ctx, rec)?;
+            let mut packed = Vec::new();
+            let data = sending(ctx, rec, &mut packed)?;
             transport::get()
-                .send(&data, dest)
+                .send(data, dest)
                 .map_err(|m| at(mpi_error(m)))?;
             Ok(data.len() as u64)
         })
@@ -313,15 +381,12 @@ pub unsafe extern "C" fn acc_mpi_recv(ctx: *mut Ctx, rec: *const DataOpArg, src:
             return;
         }
         call(ctx, rec.site, || {
-            let mut data = vec![0; section_bytes(rec).map_err(at)?];
+            section_bytes(rec).map_err(at)?;
             if src == NO_RANK {
                 return Ok(0);
             }
-            transport::get()
-                .recv(&mut data, src)
-                .map_err(|m| at(size_help(mpi_error(m))))?;
-            incoming(ctx, rec, &data)?;
-            Ok(data.len() as u64)
+            let got = receive(ctx, rec, &[], |buf| transport::get().recv(buf, src))?;
+            Ok(got as u64)
         })
     })
 }
@@ -343,26 +408,27 @@ pub unsafe extern "C" fn acc_mpi_sendrecv(
             return;
         }
         call(ctx, send.site, || {
-            let mut got = vec![0; section_bytes(recv).map_err(at)?];
+            section_bytes(recv).map_err(at)?;
+            let mut packed = Vec::new();
             let data = if dest == NO_RANK {
                 byte_runs(send).map_err(at)?;
-                Vec::new()
+                &[][..]
             } else {
-                outgoing(ctx, send)?
+                sending(ctx, send, &mut packed)?
             };
             let t = transport::get();
-            let sent = match (dest == NO_RANK, src == NO_RANK) {
-                (true, true) => Ok(()),
-                (true, false) => t.recv(&mut got, src),
-                (false, true) => t.send(&data, dest),
-                (false, false) => t.sendrecv(&data, dest, &mut got, src),
+            let got = match (dest == NO_RANK, src == NO_RANK) {
+                (_, true) => {
+                    if dest != NO_RANK {
+                        t.send(data, dest)
+                            .map_err(|m| at(size_help(mpi_error(m))))?;
+                    }
+                    0
+                }
+                (true, false) => receive(ctx, recv, data, |buf| t.recv(buf, src))?,
+                (false, false) => receive(ctx, recv, data, |buf| t.sendrecv(data, dest, buf, src))?,
             };
-            sent.map_err(|m| at(size_help(mpi_error(m))))?;
-            if src == NO_RANK {
-                return Ok(data.len() as u64);
-            }
-            incoming(ctx, recv, &got)?;
-            Ok((data.len() + got.len()) as u64)
+            Ok((data.len() + got) as u64)
         })
     })
 }
