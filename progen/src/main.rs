@@ -105,6 +105,17 @@ fn main() {
         let exe = std::env::current_exe().expect("own path");
         exe.with_file_name(if cfg!(windows) { "acc.exe" } else { "acc" })
     });
+    // The programs run in a scratch folder: a relative path would not find acc there.
+    let acc = match std::path::absolute(&acc) {
+        Ok(a) if a.is_file() => a,
+        _ => {
+            eprintln!(
+                "acc-progen: no acc at {} (build it with `cargo build --release -p acc-repl`, or give --acc PATH)",
+                acc.display()
+            );
+            std::process::exit(2);
+        }
+    };
     let runner = Runner::new(acc, args.devices.clone(), Duration::from_secs(args.timeout));
     let next = AtomicU64::new(args.seed);
     let (differ, invalid) = (AtomicUsize::new(0), AtomicUsize::new(0));
