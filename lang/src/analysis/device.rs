@@ -2,7 +2,7 @@
 //! code may not contain: array creation, host-only built-ins and runtime routines, data
 //! directives and compute constructs (in functions without `acc routine`, which `validate` did
 //! not see as device code), writes to global scalars and rebinding of global arrays from
-//! routines, and recursion.
+//! routines, rebinding a region's arrays from outside, and recursion.
 
 use super::loops::{self, LoopContext, Root};
 use super::visit::{self, Visitor};
@@ -11,7 +11,7 @@ use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
 use crate::hir::{
     Construct, Directive, Expr, ExprKind, FnId, Place, PlaceKind, RoutineLevel, Stmt, StmtKind,
-    VarKind,
+    VarId, VarKind,
 };
 use crate::span::Span;
 
@@ -23,6 +23,7 @@ pub(super) fn check_region(cx: &mut Cx, body: &Stmt) {
         relocate: None,
         origin: None,
         bound: None,
+        declared: Vec::new(),
     };
     scan.stmt(body);
 }
@@ -115,6 +116,7 @@ pub(super) fn routines(cx: &mut Cx) -> Vec<RoutineInfo> {
                 relocate: (!is_new).then_some(origin.span),
                 origin: origin_label,
                 bound: None,
+                declared: Vec::new(),
             };
             visit::walk_block(&mut scan, &function.body);
         }
@@ -239,6 +241,9 @@ struct DeviceScan<'c, 'p> {
     /// The initializer being visited of `let name = …`, and `name`: an array created there
     /// is named in the help.
     bound: Option<(Span, String)>,
+    /// The variables declared in the device code being checked: a region body may rebind an
+    /// array of its own, never one from outside.
+    declared: Vec<VarId>,
 }
 
 impl DeviceScan<'_, '_> {
@@ -356,6 +361,7 @@ impl Visitor for DeviceScan<'_, '_> {
     fn stmt(&mut self, s: &Stmt) {
         let outer = self.bound.take();
         if let StmtKind::Let { var, init } = &s.kind {
+            self.declared.push(*var);
             let name = self
                 .cx
                 .program
@@ -409,6 +415,21 @@ impl Visitor for DeviceScan<'_, '_> {
                     p.span,
                     format!("assigns global array `{var}`"),
                     format!("in device code `{var}` is the region's copy of the array: assign its elements (`{var}[i] = …`), or rebind it on the host"),
+                );
+            }
+        }
+        // A region's arrays from outside are its copies (the device's, on a discrete device),
+        // and its launch holds them: rebinding one would be seen by no one, and would drop
+        // the launch's reference.
+        if let (None, PlaceKind::Var(v)) = (self.function, &p.kind) {
+            let info = self.cx.program.vars.get(v.index());
+            if let Some(info) = info.filter(|i| i.ty.is_array() && !self.declared.contains(v)) {
+                let var = info.name.clone();
+                self.report(
+                    format!("a compute region rebinds array `{var}`"),
+                    p.span,
+                    format!("assigns array `{var}`"),
+                    format!("in a compute region `{var}` is the region's copy of the array: assign its elements (`{var}[i] = …`), or rebind it on the host before or after the region"),
                 );
             }
         }

@@ -86,7 +86,18 @@ impl<'c, 'a> Body<'c, 'a> {
 
     /// Lower statements as the whole body: one scope, released at the end.
     pub fn function_body(&mut self, stmts: &[hir::Stmt]) {
+        self.function_body_owning(stmts, &[]);
+    }
+
+    /// A function body whose outermost scope owns `params` (array parameters it retains on
+    /// entry).
+    pub fn function_body_owning(&mut self, stmts: &[hir::Stmt], params: &[LocalId]) {
         self.push_scope(ScopeKind::Block);
+        for &l in params {
+            let e = self.local(l);
+            self.emit(Stmt::Retain(e));
+            self.own(l);
+        }
         for s in stmts {
             self.top_level = self.context == Context::Main;
             self.stmt(s);

@@ -196,9 +196,22 @@ fn lower_function(cx: &mut Cx, f: &hir::Function) -> ir::Function {
     let analysis = cx.analysis;
     let routine = analysis.routine(f.id);
     let loops = routine.map_or(&[][..], |r| &r.loops[..]);
+    // A parameter is borrowed from the caller; one the body rebinds (`a = b`, which releases
+    // what `a` held) is retained on entry and owned like a local.
+    let rebound = scan::rebound(&f.body.stmts);
+    let owns: Vec<bool> = f
+        .params
+        .iter()
+        .map(|p| cx.var_ty(*p).is_array() && rebound.contains(p))
+        .collect();
     let mut b = Body::new(cx, Context::Function, loops);
-    let params = f.params.iter().map(|&p| b.declare(p)).collect();
-    b.function_body(&f.body.stmts);
+    let params: Vec<_> = f.params.iter().map(|&p| b.declare(p)).collect();
+    let owned: Vec<_> = params
+        .iter()
+        .zip(&owns)
+        .filter_map(|(&l, &own)| own.then_some(l))
+        .collect();
+    b.function_body_owning(&f.body.stmts, &owned);
     let (locals, body) = b.finish();
     ir::Function {
         entry_site: None,

@@ -1,6 +1,6 @@
 //! Questions about checked expressions that decide how they are lowered: does lowering one
-//! emit statements, may evaluating it run user code or assign variables, and which global
-//! arrays can a call rebind.
+//! emit statements, may evaluating it run user code or assign variables, and which variables
+//! a body rebinds (a global array a call can free, a parameter the function must own).
 
 use std::collections::HashSet;
 
@@ -101,30 +101,35 @@ impl Later {
 /// The global arrays some function rebinds (`g = …`): only those can be freed by a call while
 /// a caller holds a borrowed reference to them.
 pub(super) fn rebound_globals(program: &hir::Program) -> HashSet<VarId> {
-    let mut out = HashSet::new();
-    let is_global_array = |v: VarId| {
+    let is_global_array = |v: &VarId| {
         program
             .vars
             .get(v.index())
             .is_some_and(|i| i.kind == VarKind::Global && i.ty.is_array())
     };
+    let mut out = HashSet::new();
     for f in &program.functions {
-        stmts(&f.body.stmts, &mut |s| {
-            if let StmtKind::Assign {
-                place:
-                    hir::Place {
-                        kind: PlaceKind::Var(v),
-                        ..
-                    },
-                ..
-            } = &s.kind
-            {
-                if is_global_array(*v) {
-                    out.insert(*v);
-                }
-            }
-        });
+        out.extend(rebound(&f.body.stmts).into_iter().filter(is_global_array));
     }
+    out
+}
+
+/// The variables `list` assigns as a whole (`v = …`, not `v[i] = …`).
+pub(super) fn rebound(list: &[hir::Stmt]) -> HashSet<VarId> {
+    let mut out = HashSet::new();
+    stmts(list, &mut |s| {
+        if let StmtKind::Assign {
+            place:
+                hir::Place {
+                    kind: PlaceKind::Var(v),
+                    ..
+                },
+            ..
+        } = &s.kind
+        {
+            out.insert(*v);
+        }
+    });
     out
 }
 

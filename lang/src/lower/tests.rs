@@ -913,7 +913,11 @@ mod mutations {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        // `ACC_MUTATIONS=N` runs N cases (a longer hunt than CI's 400).
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("ACC_MUTATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(400),
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn mutated_scripts_lower_and_balance(
