@@ -62,6 +62,14 @@ fn region(out: &mut String, source: &SourceFile, program: &Program, r: &RegionIn
             at(r.span)
         );
     }
+    if r.one_gang_default {
+        let _ = writeln!(
+            out,
+            "{}:   runs as one gang: no loop is shared over gangs (with `num_gangs(n)`, each of \
+             n gangs would run all of it)",
+            at(r.span)
+        );
+    }
     let data: Vec<String> = r
         .vars
         .iter()

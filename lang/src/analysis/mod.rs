@@ -115,6 +115,9 @@ pub struct RegionInfo {
     pub adjustments: Vec<Adjustment>,
     /// `devices(…)` (LANGUAGE.md 7.11): how the construct's work is cut over devices.
     pub split: Option<split::SplitInfo>,
+    /// A `parallel` construct that shares no loop over gangs (no gang loop, no gang routine):
+    /// `launch.num_gangs` is 1 wherever the clauses give none (7.1), and some gave none.
+    pub one_gang_default: bool,
 }
 
 /// A launch size that does not apply as written (LANGUAGE.md 8, `--info`).

@@ -330,7 +330,16 @@ impl HostWalk<'_, '_> {
             }
         }
 
-        let launch = self.launch(d);
+        let mut launch = self.launch(d);
+        let mut one_gang_default = false;
+        if self.shares_no_loop_over_gangs(d, &loops, &callees) {
+            for l in [&mut launch.nvidia, &mut launch.host, &mut launch.multicore] {
+                if l.num_gangs.is_none() {
+                    l.num_gangs = Some(Size::Const(1));
+                    one_gang_default = true;
+                }
+            }
+        }
         let (parts, together) =
             super::kernels::parts(d, &loops, &vars, launch.nvidia.async_queue.is_some());
         let adjustments = adjustments(d, runs_as_one_gang(d, &loops, &parts));
@@ -351,7 +360,30 @@ impl HostWalk<'_, '_> {
             adjustments,
             together,
             split,
+            one_gang_default,
         }
+    }
+
+    /// A `parallel` construct with no gang loop and no call of a gang routine: every gang
+    /// would run all of it (gang-redundant), repeating its effects as many times as there
+    /// are gangs, a count that differs between devices. Where `num_gangs` is not given it
+    /// runs as one gang (OpenACC leaves the default to the implementation, which may depend
+    /// on the code), so that it does the same on every device.
+    fn shares_no_loop_over_gangs(&self, d: &Directive, loops: &[LoopInfo], calls: &[FnId]) -> bool {
+        let gang_loop = loops
+            .iter()
+            .any(|l| matches!(l.schedule, Schedule::Parallel(levels) if levels.gang));
+        let gang_routine = calls.iter().any(|f| {
+            self.cx
+                .program
+                .functions
+                .get(f.index())
+                .and_then(|f| f.routine.as_ref())
+                .is_some_and(|r| r.level == crate::hir::RoutineLevel::Gang)
+        });
+        matches!(d.construct, Construct::Parallel | Construct::ParallelLoop)
+            && !gang_loop
+            && !gang_routine
     }
 
     /// The directive line of the innermost enclosing `acc data` construct that makes `v`

@@ -762,3 +762,65 @@ fn regions_in_source_order_with_their_function() {
     // The array parameter is a region variable, implicitly copied.
     assert_eq!(implicit(&an.regions[0], "v"), Implicit::Copy);
 }
+
+/// A `parallel` construct that shares no loop over gangs runs as one gang where `num_gangs` is
+/// not given (7.1); a gang loop, a gang routine or the clause keeps the count as it was.
+#[test]
+fn parallel_without_gang_work_runs_one_gang() {
+    let gangs = |src: &str| {
+        let a = analysis(src);
+        let r = only_region(&a);
+        let size = |l: &Launch| match l.num_gangs {
+            Some(Size::Const(v)) => Some(v),
+            Some(Size::Expr(_)) => Some(-1),
+            None => None,
+        };
+        (
+            r.one_gang_default,
+            [
+                size(&r.launch.nvidia),
+                size(&r.launch.host),
+                size(&r.launch.multicore),
+            ],
+        )
+    };
+    let pre = "let a = zeros(8)\n";
+    let one = (true, [Some(1); 3]);
+    let chosen = (false, [None; 3]);
+    for body in [
+        "acc parallel loop worker\nfor i in 0..8 { a[i] = 1.0 }\n",
+        "acc parallel loop vector\nfor i in 0..8 { a[i] = 1.0 }\n",
+        "acc parallel loop seq\nfor i in 0..8 { a[i] = 1.0 }\n",
+        "acc parallel { a[0] = 1.0 }\n",
+        "acc parallel {\n  acc loop worker\n  for i in 0..8 { a[i] = 1.0 }\n}\n",
+    ] {
+        assert_eq!(gangs(&format!("{pre}{body}")), one, "{body}");
+    }
+    for body in [
+        "acc parallel loop\nfor i in 0..8 { a[i] = 1.0 }\n",
+        "acc parallel loop gang\nfor i in 0..8 { a[i] = 1.0 }\n",
+        "acc parallel {\n  acc loop\n  for i in 0..8 { a[i] = 1.0 }\n}\n",
+        "acc parallel {\n  if true {\n    acc loop gang\n    for i in 0..8 { a[i] = 1.0 }\n  }\n}\n",
+        "acc routine gang\nfn fill_it(a: f64[]) {\n  acc loop gang\n  for i in 0..8 { a[i] = 1.0 }\n}\nacc parallel { fill_it(a) }\n",
+    ] {
+        assert_eq!(gangs(&format!("{pre}{body}")), chosen, "{body}");
+    }
+    // The clause wins where it is given, and the default fills the other device types.
+    assert_eq!(
+        gangs(&format!(
+            "{pre}acc parallel num_gangs(4) {{ a[0] = 1.0 }}\n"
+        )),
+        (false, [Some(4); 3])
+    );
+    assert_eq!(
+        gangs(&format!(
+            "{pre}acc parallel device_type(host) num_gangs(4) {{ a[0] = 1.0 }}\n"
+        )),
+        (true, [Some(1), Some(4), Some(1)])
+    );
+    // `serial` and `kernels` have rules of their own (7.1, 7.6).
+    assert_eq!(
+        gangs(&format!("{pre}acc serial {{ a[0] = 1.0 }}\n")),
+        chosen
+    );
+}
