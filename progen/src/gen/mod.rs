@@ -350,6 +350,11 @@ impl Gen {
                         &["gang vector"],
                         &["gang worker"],
                         &["gang worker vector"],
+                        // No gang loop: the construct runs as one gang (7.1).
+                        &["worker"],
+                        &["vector"],
+                        &["worker vector"],
+                        &["seq"],
                     ],
                     2 => &[
                         &["", ""],
@@ -360,6 +365,8 @@ impl Gen {
                         &["", "vector"],
                         &["gang", "worker vector"],
                         &["gang vector", ""],
+                        &["worker", "vector"],
+                        &["seq", "vector"],
                     ],
                     _ => &[
                         &["", "", ""],
@@ -368,6 +375,7 @@ impl Gen {
                         &["gang", "", "vector"],
                         &["gang", "worker", "seq"],
                         &["gang worker", "vector", ""],
+                        &["seq", "worker", "vector"],
                     ],
                 };
                 let s = self.rng.pick(shapes);
