@@ -2,7 +2,7 @@
 
 use acc_lang::builtins::Builtin;
 use acc_lang::hir::Const;
-use acc_lang::ir::{Expr, ExprKind, ScalarType, SiteId, StringId, Ty};
+use acc_lang::ir::{Expr, ExprKind, PrintArg, ScalarType, SiteId, StringId, Ty};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
@@ -200,13 +200,9 @@ impl Tx<'_, '_> {
             HostCall => return self.host_call(args, ty),
             Imshow | Plot => return self.picture(b, args),
             Print => {
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        self.call_rt("acc_print_space", &[ctx])?;
-                    }
-                    self.print_value(a)?;
-                }
-                return self.call_rt("acc_print_newline", &[ctx]);
+                let args: Vec<_> = args.iter().cloned().map(PrintArg::Value).collect();
+                self.print(&args)?;
+                return Ok(None);
             }
             Printf | Assert | Param => {
                 return Err(JitError::Unsupported(format!(

@@ -607,30 +607,41 @@ impl Tx<'_, '_> {
     }
 
     /// `print(values…)`.
-    fn print(&mut self, args: &[PrintArg]) -> Result<(), JitError> {
-        for (i, a) in args.iter().enumerate() {
+    /// `print`: every argument is evaluated before anything is printed, as a call's arguments
+    /// are, so that a call among them that prints, or an error in one, comes first.
+    pub(super) fn print(&mut self, args: &[PrintArg]) -> Result<(), JitError> {
+        enum Piece {
+            Text(acc_lang::ir::StringId),
+            Value(Value, String),
+        }
+        let mut pieces = Vec::with_capacity(args.len());
+        for a in args {
+            pieces.push(match a {
+                PrintArg::Str(s) => Piece::Text(*s),
+                PrintArg::Value(e) => {
+                    let printer = match e.ty {
+                        Ty::Array { .. } => "acc_print_array".to_string(),
+                        Ty::Scalar(s) => format!("acc_print_{}", s.name()),
+                    };
+                    Piece::Value(self.expr(e)?, printer)
+                }
+            });
+        }
+        for (i, piece) in pieces.into_iter().enumerate() {
             if i > 0 {
                 self.call_rt("acc_print_space", &[self.ctx])?;
             }
-            match a {
-                PrintArg::Str(s) => {
-                    let (p, l) = self.string(*s)?;
+            match piece {
+                Piece::Text(s) => {
+                    let (p, l) = self.string(s)?;
                     self.call_rt("acc_print_str", &[self.ctx, p, l])?;
                 }
-                PrintArg::Value(e) => self.print_value(e)?,
+                Piece::Value(v, printer) => {
+                    self.call_rt(&printer, &[self.ctx, v])?;
+                }
             }
         }
         self.call_rt("acc_print_newline", &[self.ctx])?;
-        Ok(())
-    }
-
-    pub(super) fn print_value(&mut self, e: &Expr) -> Result<(), JitError> {
-        let v = self.expr(e)?;
-        let name = match e.ty {
-            Ty::Array { .. } => "acc_print_array".to_string(),
-            Ty::Scalar(s) => format!("acc_print_{}", s.name()),
-        };
-        self.call_rt(&name, &[self.ctx, v])?;
         Ok(())
     }
 

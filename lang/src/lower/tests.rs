@@ -913,7 +913,9 @@ mod mutations {
     }
 
     proptest! {
-        // `ACC_MUTATIONS=N` runs N cases (a longer hunt than CI's 400).
+        // `ACC_MUTATIONS=N` runs N cases (a longer hunt than CI's 400); `ACC_MUTATION_DUMP=DIR`
+        // writes each program the interpreter ran to its end, with its output, for
+        // `fuzz/interp_vs_acc.py` (docs/FUZZING.md).
         #![proptest_config(ProptestConfig {
             cases: std::env::var("ACC_MUTATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(400),
             ..ProptestConfig::default()
@@ -947,10 +949,19 @@ mod mutations {
                 if let Err(e) = verified(&m) {
                     panic!("ill-formed IR: {e}\n{text}\n{m}");
                 }
-                if let Err(e) = interp::run_limited(&m, SMALL, 200_000) {
-                    if e.starts_with("bug") {
-                        panic!("{e}\n{text}\n{m}");
+                match interp::run_limited(&m, SMALL, 200_000) {
+                    Err(e) if e.starts_with("bug") => panic!("{e}\n{text}\n{m}"),
+                    Ok(out) => {
+                        if let Some(dir) = std::env::var_os("ACC_MUTATION_DUMP") {
+                            use std::hash::{Hash, Hasher};
+                            let mut h = std::collections::hash_map::DefaultHasher::new();
+                            text.hash(&mut h);
+                            let base = std::path::Path::new(&dir).join(format!("m{:016x}", h.finish()));
+                            let _ = std::fs::write(base.with_extension("acc"), &text);
+                            let _ = std::fs::write(base.with_extension("out"), &out);
+                        }
                     }
+                    Err(_) => {}
                 }
             }
         }
