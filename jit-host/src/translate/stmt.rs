@@ -606,8 +606,7 @@ impl Tx<'_, '_> {
         self.b.ins().select(b_nan, a, m)
     }
 
-    /// `print(values…)`.
-    /// `print`: every argument is evaluated before anything is printed, as a call's arguments
+    /// `print(values…)`: every argument is evaluated before anything is printed, as a call's arguments
     /// are, so that a call among them that prints, or an error in one, comes first.
     pub(super) fn print(&mut self, args: &[PrintArg]) -> Result<(), JitError> {
         enum Piece {
